@@ -1,0 +1,1 @@
+"""Executors of plans: the CPU emulator and the CUDA-graph runtime."""

@@ -1,0 +1,72 @@
+"""Calls one ATen op with the arguments a plan states (`pygraph.library` / `pygraph.host`)."""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from ..ir import dtypes
+from ..ir.plan import Device, Operand
+
+
+def resolve(op_name: str) -> torch._ops.OpOverload:
+    """`"aten.add.Tensor"` -> `torch.ops.aten.add.Tensor`, or an error naming the op."""
+    namespace, name, overload = op_name.split(".")
+    try:
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload)
+    except AttributeError:
+        raise ValueError(f"ATen has no op {op_name}") from None
+
+
+class AtenCall:
+    """A bound call: resolved once, then run any number of times on the operands' current tensors."""
+
+    def __init__(self, op_name: str, aten_args: Sequence[Any], device: torch.device) -> None:
+        self.op = resolve(op_name)
+        schema = self.op._schema.arguments
+        if len(aten_args) != len(schema):
+            raise ValueError(f"{op_name} takes {len(schema)} arguments, the plan gives {len(aten_args)}")
+        self.positional: list[Any] = []
+        self.keyword: dict[str, Any] = {}
+        for spec, value in zip(schema, aten_args, strict=True):
+            value = _convert(value, str(spec.type), device)
+            if spec.kwarg_only:
+                self.keyword[spec.name] = value
+            else:
+                self.positional.append(value)
+
+    def __call__(self, operands: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        args = [_substitute(a, operands) for a in self.positional]
+        kwargs = {k: _substitute(v, operands) for k, v in self.keyword.items()}
+        out = self.op(*args, **kwargs)
+        return list(out) if isinstance(out, (tuple, list)) else [out]
+
+
+def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
+    if isinstance(value, list):
+        element = schema_type.removesuffix("?").removesuffix("[]")
+        return [_convert(v, element, device) for v in value]
+    if isinstance(value, Device):
+        return device
+    if isinstance(value, dtypes.DType):
+        return getattr(torch, value.name)
+    if isinstance(value, int) and not isinstance(value, bool):
+        if "ScalarType" in schema_type:
+            return getattr(torch, dtypes.BY_SCALAR_TYPE[value].name)
+        if "MemoryFormat" in schema_type:
+            return [torch.contiguous_format, torch.preserve_format, torch.channels_last, torch.channels_last_3d][value]
+        if "Layout" in schema_type:
+            return torch.strided
+    if isinstance(value, str) and "Device" in schema_type:
+        return device
+    return value
+
+
+def _substitute(value: Any, operands: Sequence[torch.Tensor]) -> Any:
+    if isinstance(value, Operand):
+        return operands[value.index]
+    if isinstance(value, list):
+        return [_substitute(v, operands) for v in value]
+    return value

@@ -1,0 +1,106 @@
+"""ATen op names as pygraph sees them, and the op sets that decide an op's class.
+
+Pointwise ops are those the kernel generator can emit (`pygraph.passes.pointwise.POINTWISE`); every
+other ATen op that computes tensors is a library op unless listed here as a view, a no-op or a host op.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ._mlir import ir
+
+# Ops whose result shares the input's storage: lowered to `pygraph.view` (layout algebra only).
+VIEW_OPS = frozenset(
+    {
+        "aten.view.default",
+        "aten._unsafe_view.default",
+        "aten.reshape.default",
+        "aten.permute.default",
+        "aten.transpose.int",
+        "aten.t.default",
+        "aten.numpy_T.default",
+        "aten.expand.default",
+        "aten.expand_as.default",
+        "aten.unsqueeze.default",
+        "aten.squeeze.default",
+        "aten.squeeze.dim",
+        "aten.squeeze.dims",
+        "aten.slice.Tensor",
+        "aten.select.int",
+        "aten.narrow.default",
+        "aten.alias.default",
+        "aten.detach.default",
+        "aten.as_strided.default",
+        "aten.flatten.using_ints",
+        "aten.unflatten.int",
+        "aten.split.Tensor",
+        "aten.split_with_sizes.default",
+        "aten.unbind.int",
+        "aten.chunk.default",
+        "aten.view_as.default",
+    }
+)
+
+# Ops that do nothing at run time (export's checks of metadata pygraph already fixed).
+NOP_OPS = frozenset(
+    {
+        "aten._assert_tensor_metadata.default",
+        "aten._assert_scalar.default",
+        "aten.sym_constrain_range_for_size.default",
+        "aten._assert_async.msg",
+    }
+)
+
+# Ops whose output shape depends on the data, or that read a value back to the host.
+HOST_OPS = frozenset(
+    {
+        "aten.nonzero.default",
+        "aten.masked_select.default",
+        "aten.unique.default",
+        "aten._unique2.default",
+        "aten.unique_consecutive.default",
+        "aten._local_scalar_dense.default",
+        "aten.item.default",
+        "aten.repeat_interleave.Tensor",
+    }
+)
+
+# Reductions: library calls for now; fusion with producers and consumers comes with generated reductions.
+REDUCTION_OPS = frozenset(
+    {
+        "aten.sum.default",
+        "aten.sum.dim_IntList",
+        "aten.mean.default",
+        "aten.mean.dim",
+        "aten.amax.default",
+        "aten.amin.default",
+        "aten.max.default",
+        "aten.min.default",
+        "aten.var.correction",
+        "aten.var_mean.correction",
+        "aten.prod.default",
+        "aten.prod.dim_int",
+        "aten._softmax.default",
+        "aten.softmax.int",
+        "aten._log_softmax.default",
+        "aten.log_softmax.int",
+        "aten.layer_norm.default",
+        "aten.native_layer_norm.default",
+        "aten.rms_norm.default",
+    }
+)
+
+
+def aten_name(op: Any) -> str | None:
+    """`aten.<name>.<overload>` for a torch-dialect op (named, or `torch.operator "torch.aten..."`), else None."""
+    name = op.operation.name
+    if name == "torch.operator":
+        name = ir.StringAttr(op.operation.attributes["name"]).value
+    for namespace in ("aten", "prims"):
+        prefix = f"torch.{namespace}."
+        if name.startswith(prefix):
+            parts = name[len(prefix) :].split(".")
+            overload = parts[1] if len(parts) > 1 else "default"
+            return f"{namespace}.{parts[0]}.{overload}"
+    return None

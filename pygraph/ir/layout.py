@@ -1,0 +1,226 @@
+"""Strided layouts in pure Python: the algebra of views, and conversion to and from `#pygraph.layout`.
+
+A layout is what PyTorch's TensorImpl holds besides the storage: sizes, strides, a storage offset
+(in elements) and a dtype. View ops only compute a new layout; this module follows ATen's rules
+(`computeStride` for `view`) so that pygraph's views are exactly eager's.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from . import dtypes
+from ._mlir import ir
+from .attrs import i64, i64_array, int_list
+
+
+@dataclass(frozen=True)
+class Layout:
+    shape: tuple[int, ...]
+    strides: tuple[int, ...]
+    offset: int
+    dtype: dtypes.DType
+
+    @staticmethod
+    def contiguous(shape: Sequence[int], dtype: dtypes.DType, offset: int = 0) -> Layout:
+        return Layout(tuple(shape), contiguous_strides(shape), offset, dtype)
+
+    @property
+    def rank(self) -> int:
+        return len(self.shape)
+
+    @property
+    def numel(self) -> int:
+        return math.prod(self.shape)
+
+    def span(self) -> tuple[int, int]:
+        """[first, last] element index touched in the storage (empty tensors touch nothing: (offset, offset - 1))."""
+        if self.numel == 0:
+            return self.offset, self.offset - 1
+        last = self.offset + sum((n - 1) * s for n, s in zip(self.shape, self.strides, strict=True))
+        return self.offset, last
+
+    def storage_elements(self) -> int:
+        """Elements of storage the layout needs, from element 0."""
+        return self.span()[1] + 1
+
+    def nbytes(self) -> int:
+        return self.numel * self.dtype.itemsize
+
+    def is_contiguous(self) -> bool:
+        return all(n == 1 or s == c for n, s, c in zip(self.shape, self.strides, contiguous_strides(self.shape), strict=True))
+
+    def is_dense(self) -> bool:
+        """Non-overlapping and covering a contiguous range of storage (any order of dims)."""
+        dims = sorted((s, n) for n, s in zip(self.shape, self.strides, strict=True) if n != 1)
+        expected = 1
+        for stride, size in dims:
+            if stride != expected:
+                return False
+            expected *= size
+        return True
+
+    def with_dtype(self, dtype: dtypes.DType) -> Layout:
+        return Layout(self.shape, self.strides, self.offset, dtype)
+
+    # -- views (each returns the layout eager would give) --
+
+    def view(self, shape: Sequence[int]) -> Layout | None:
+        """`aten.view`: None when the strides cannot express it without a copy."""
+        shape = infer_size(shape, self.numel)
+        strides = _view_strides(self.shape, self.strides, shape)
+        return None if strides is None else Layout(tuple(shape), strides, self.offset, self.dtype)
+
+    def permute(self, dims: Sequence[int]) -> Layout:
+        dims = [d % self.rank for d in dims] if self.rank else []
+        if sorted(dims) != list(range(self.rank)):
+            raise ValueError(f"permute dims {list(dims)} are not a permutation of {self.rank} dims")
+        return Layout(tuple(self.shape[d] for d in dims), tuple(self.strides[d] for d in dims), self.offset, self.dtype)
+
+    def transpose(self, a: int, b: int) -> Layout:
+        if self.rank == 0:
+            return self
+        order = list(range(self.rank))
+        a, b = a % self.rank, b % self.rank
+        order[a], order[b] = order[b], order[a]
+        return self.permute(order)
+
+    def expand(self, shape: Sequence[int]) -> Layout:
+        shape = list(shape)
+        lead = len(shape) - self.rank
+        if lead < 0:
+            raise ValueError(f"expand to {shape} has fewer dims than {list(self.shape)}")
+        sizes, strides = [], []
+        for i, want in enumerate(shape):
+            j = i - lead
+            have, stride = (self.shape[j], self.strides[j]) if j >= 0 else (1, 0)
+            if want == -1:
+                want = have
+            if have == want:
+                sizes.append(have)
+                strides.append(stride)
+            elif have == 1:
+                sizes.append(want)
+                strides.append(0)
+            else:
+                raise ValueError(f"cannot expand size {have} to {want} in dim {i}")
+        return Layout(tuple(sizes), tuple(strides), self.offset, self.dtype)
+
+    def unsqueeze(self, dim: int) -> Layout:
+        dim = dim % (self.rank + 1)
+        stride = self.shape[dim] * self.strides[dim] if dim < self.rank else 1
+        return Layout(
+            self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:], self.offset, self.dtype
+        )
+
+    def squeeze(self, dims: Sequence[int] | None = None) -> Layout:
+        if self.rank == 0:
+            return self
+        drop = set(range(self.rank)) if dims is None else {d % self.rank for d in dims}
+        keep = [i for i in range(self.rank) if not (i in drop and self.shape[i] == 1)]
+        return Layout(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.offset, self.dtype)
+
+    def slice(self, dim: int, start: int | None, end: int | None, step: int) -> Layout:
+        dim = dim % self.rank
+        size = self.shape[dim]
+        start, end, _ = slice(start, end, step).indices(size) if step > 0 else (0, 0, 1)
+        if step <= 0:
+            raise ValueError("slice step must be positive")
+        length = max(0, (end - start + step - 1) // step)
+        shape = list(self.shape)
+        strides = list(self.strides)
+        shape[dim] = length
+        strides[dim] = self.strides[dim] * step
+        offset = self.offset + (start * self.strides[dim] if length else 0)
+        return Layout(tuple(shape), tuple(strides), offset, self.dtype)
+
+    def select(self, dim: int, index: int) -> Layout:
+        dim = dim % self.rank
+        size = self.shape[dim]
+        if not -size <= index < size:
+            raise ValueError(f"index {index} is out of range for dim {dim} of size {size}")
+        index %= size
+        return Layout(
+            self.shape[:dim] + self.shape[dim + 1 :],
+            self.strides[:dim] + self.strides[dim + 1 :],
+            self.offset + index * self.strides[dim],
+            self.dtype,
+        )
+
+    def as_strided(self, shape: Sequence[int], strides: Sequence[int], offset: int | None) -> Layout:
+        return Layout(tuple(shape), tuple(strides), self.offset if offset is None else offset, self.dtype)
+
+    # -- MLIR --
+
+    def to_attr(self) -> ir.Attribute:
+        from .dialect import LayoutAttr
+
+        element = ir.Type.parse(self.dtype.mlir)
+        return LayoutAttr.get(i64_array(self.shape), i64_array(self.strides), i64(self.offset), ir.TypeAttr.get(element))
+
+    @staticmethod
+    def from_attr(attr: ir.Attribute) -> Layout:
+        from .dialect import LayoutAttr
+
+        attr = LayoutAttr(attr)
+        dtype = dtypes.from_mlir(str(ir.TypeAttr(attr.dtype).value))
+        return Layout(
+            tuple(int_list(attr.shape)), tuple(int_list(attr.strides)), ir.IntegerAttr(attr.offset).value, dtype
+        )
+
+    def __str__(self) -> str:
+        return f"{self.dtype.name}{list(self.shape)} strides {list(self.strides)} offset {self.offset}"
+
+
+def contiguous_strides(shape: Sequence[int]) -> tuple[int, ...]:
+    strides, running = [], 1
+    for size in reversed(shape):
+        strides.append(running)
+        running *= max(size, 1)
+    return tuple(reversed(strides))
+
+
+def infer_size(shape: Sequence[int], numel: int) -> list[int]:
+    """Resolves one -1 in a view shape, as `at::infer_size` does."""
+    shape = list(shape)
+    if shape.count(-1) > 1:
+        raise ValueError(f"only one dimension can be inferred in {shape}")
+    known = math.prod(s for s in shape if s != -1)
+    if -1 in shape:
+        if known == 0 or numel % known:
+            raise ValueError(f"shape {shape} is invalid for {numel} elements")
+        shape[shape.index(-1)] = numel // known
+    elif known != numel:
+        raise ValueError(f"shape {shape} is invalid for {numel} elements")
+    return shape
+
+
+def _view_strides(old_shape: Sequence[int], old_strides: Sequence[int], new_shape: Sequence[int]) -> tuple[int, ...] | None:
+    """ATen's `computeStride`: strides for viewing (old_shape, old_strides) as new_shape, or None."""
+    if math.prod(old_shape) == 0:
+        return tuple(old_strides) if list(old_shape) == list(new_shape) else contiguous_strides(new_shape)
+    if not old_shape:
+        return contiguous_strides(new_shape)
+    new_strides = [0] * len(new_shape)
+    view_d = len(new_shape) - 1
+    chunk_base_stride = old_strides[-1] if old_strides else 1
+    tensor_numel, view_numel = 1, 1
+    for tensor_d in range(len(old_shape) - 1, -1, -1):
+        tensor_numel *= old_shape[tensor_d]
+        if tensor_d == 0 or (
+            old_shape[tensor_d - 1] != 1 and old_strides[tensor_d - 1] != tensor_numel * chunk_base_stride
+        ):
+            while view_d >= 0 and (view_numel < tensor_numel or new_shape[view_d] == 1):
+                new_strides[view_d] = view_numel * chunk_base_stride
+                view_numel *= new_shape[view_d]
+                view_d -= 1
+            if view_numel != tensor_numel:
+                return None
+            if tensor_d > 0:
+                chunk_base_stride = old_strides[tensor_d - 1]
+                tensor_numel, view_numel = 1, 1
+    if view_d != -1:
+        return None
+    return tuple(new_strides)

@@ -1,0 +1,416 @@
+"""Reads plan-level IR into plain Python objects, the form the emulator and the CUDA backend execute.
+
+Reading also checks what the IR verifier cannot see across ops (symbols, kernel signatures, arena
+bounds, values used across segments), so a hand-edited `.plan.mlir` fails here with a located message
+rather than in the backend. Graph edges are derived from the buffers each node reads and writes
+(`dependencies`), so the plan states them without a separate, stale-prone list.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from . import dialect as d
+from . import dtypes
+from ._mlir import func, ir
+from .attrs import int_list, str_list
+from .layout import Layout
+
+ARENA_ALIGNMENT = 256  # bytes; cudaMalloc's alignment, enough for every vector width
+
+
+class PlanError(Exception):
+    pass
+
+
+def _error(op: Any, message: str) -> PlanError:
+    return PlanError(f"{op.location}: {message}")
+
+
+# -------------------------------------------------------------------------------------- plan objects
+
+
+@dataclass(frozen=True)
+class Operand:
+    """An ATen argument that is the call's operand `index`."""
+
+    index: int
+
+
+@dataclass(frozen=True)
+class Device:
+    """An ATen device argument; the backend substitutes its own device."""
+
+    kind: str
+
+
+@dataclass
+class Buffer:
+    id: int
+    kind: str  # "arg" | "alloc" | "view" | "constant" | "result"
+    layout: Layout
+    root: int  # id of the buffer that owns the storage (itself for roots)
+    arena_offset: int = -1  # alloc: byte offset in the arena
+    value: Any = None  # constant: a numpy array
+
+
+@dataclass
+class Argument:
+    buffer: int
+    role: str  # "input" | "parameter" | "buffer" | "constant"
+    name: str
+    io: str  # how the runtime reaches it each call
+    device: str
+
+
+@dataclass
+class Output:
+    buffer: int
+    io: str
+
+
+@dataclass
+class Node:
+    index: int
+    kind: str  # "kernel" | "library" | "copy" | "fill"
+    reads: list[int]
+    writes: list[int]
+    location: str
+    # kernel
+    kernel: str = ""
+    grid: tuple[int, int, int] = (1, 1, 1)
+    args: list[int] = field(default_factory=list)
+    # library (and host steps)
+    op: str = ""
+    aten_args: list[Any] = field(default_factory=list)
+    results: list[int] = field(default_factory=list)
+    # fill
+    byte: int = 0
+
+
+@dataclass
+class Segment:
+    id: int
+    mode: str  # "graph" | "eager"
+    nodes: list[Node]
+    info: dict[str, Any]
+    yields: list[int]  # buffer ids yielded ...
+    results: list[int]  # ... and the ids they get after the segment
+
+
+@dataclass
+class HostStep:
+    node: Node  # kind "host": op, aten_args, results, reads
+    reason: str
+
+
+@dataclass
+class TritonKernel:
+    name: str
+    source: str
+    entry: str
+    signature: list[str]
+    num_warps: int
+    num_stages: int
+
+
+@dataclass
+class Plan:
+    buffers: list[Buffer]
+    arguments: list[Argument]
+    outputs: list[Output]
+    steps: list[Segment | HostStep]
+    kernels: dict[str, TritonKernel]
+    arena_bytes: int
+
+    def root(self, buffer: int) -> Buffer:
+        return self.buffers[self.buffers[buffer].root]
+
+    @property
+    def segments(self) -> list[Segment]:
+        return [s for s in self.steps if isinstance(s, Segment)]
+
+
+# -------------------------------------------------------------------------------------------- reading
+
+
+def read_plan(module: ir.Module) -> Plan:
+    return _Reader(module).read()
+
+
+class _Reader:
+    def __init__(self, module: ir.Module) -> None:
+        self.module = module
+        self.ids: dict[ir.Value, int] = {}
+        self.buffers: list[Buffer] = []
+
+    def read(self) -> Plan:
+        kernels: dict[str, TritonKernel] = {}
+        main = None
+        for op in self.module.body.operations:
+            if isinstance(op, d.TritonKernelOp):
+                kernels[op.sym_name.value] = TritonKernel(
+                    op.sym_name.value,
+                    op.source.value,
+                    op.entry.value,
+                    str_list(op.signature),
+                    ir.IntegerAttr(op.num_warps).value,
+                    ir.IntegerAttr(op.num_stages).value,
+                )
+            elif isinstance(op, func.FuncOp) and "sym_visibility" not in op.attributes:
+                if main is not None:
+                    raise _error(op, "a plan has exactly one public function")
+                main = op
+            elif isinstance(op, func.FuncOp):
+                raise _error(op, f"function @{op.sym_name.value} was not lowered: run codegen-triton")
+        if main is None:
+            raise PlanError("the module has no public function to execute")
+        self.kernels = kernels
+        arena_bytes = ir.IntegerAttr(main.attributes[d.ARENA_BYTES]).value if d.ARENA_BYTES in main.attributes else 0
+        arguments = self._arguments(main)
+        steps: list[Segment | HostStep] = []
+        outputs: list[Output] = []
+        block = main.regions[0].blocks[0]
+        for op in block.operations:
+            if isinstance(op, d.SegmentOp):
+                steps.append(self._segment(op, len(steps)))
+            elif isinstance(op, d.HostOp):
+                steps.append(HostStep(self._aten_node(op, 0, "host"), op.reason.value))
+            elif isinstance(op, d.BUFFER_OPS):
+                self._buffer(op)
+            elif isinstance(op, func.ReturnOp):
+                results = _result_attrs(main)
+                outputs = [
+                    Output(self._id(v, op), ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy")
+                    for i, v in enumerate(op.operands)
+                ]
+            elif isinstance(op, d.NODE_OPS):
+                raise _error(op, f"'{op.operation.name}' must be inside a pygraph.segment (run form-segments)")
+            else:
+                raise _error(op, f"'{op.operation.name}' is not a plan-level op")
+        for buf in self.buffers:
+            if buf.kind == "alloc":
+                self._check_arena(buf, arena_bytes, main)
+        return Plan(self.buffers, arguments, outputs, steps, kernels, arena_bytes)
+
+    def _arguments(self, main: Any) -> list[Argument]:
+        args = []
+        attrs = _arg_attrs(main)
+        for i, value in enumerate(main.regions[0].blocks[0].arguments):
+            a = attrs[i]
+            for key in (d.ROLE, d.NAME, d.LAYOUT):
+                if key not in a:
+                    raise _error(main, f"argument {i} has no {key}")
+            layout = Layout.from_attr(a[d.LAYOUT])
+            buf = self._new(value, "arg", layout)
+            args.append(
+                Argument(
+                    buf.id,
+                    ir.StringAttr(a[d.ROLE]).value,
+                    ir.StringAttr(a[d.NAME]).value,
+                    ir.StringAttr(a[d.IO]).value if d.IO in a else "direct",
+                    ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "",
+                )
+            )
+        return args
+
+    def _new(self, value: ir.Value, kind: str, layout: Layout, root: int | None = None, **kw: Any) -> Buffer:
+        buf = Buffer(len(self.buffers), kind, layout, len(self.buffers) if root is None else root, **kw)
+        self.buffers.append(buf)
+        self.ids[value] = buf.id
+        return buf
+
+    def _id(self, value: ir.Value, user: Any) -> int:
+        try:
+            return self.ids[value]
+        except KeyError:
+            raise _error(user, "uses a value that is not a plan buffer") from None
+
+    def _buffer(self, op: Any) -> None:
+        layout = Layout.from_attr(op.layout)
+        if isinstance(op, d.AllocOp):
+            self._new(op.buf, "alloc", layout, arena_offset=ir.IntegerAttr(op.arena_offset).value)
+        elif isinstance(op, d.ViewOp):
+            source = self.buffers[self._id(op.source, op)]
+            if layout.dtype != source.layout.dtype:
+                raise _error(op, f"view changes dtype from {source.layout.dtype.name} to {layout.dtype.name}")
+            root = self.buffers[source.root]
+            if root.kind != "arg" and layout.storage_elements() > root.layout.storage_elements():
+                raise _error(op, f"view {layout} reaches past its storage ({root.layout.storage_elements()} elements)")
+            self._new(op.buf, "view", layout, root=source.root)
+        else:
+            import numpy as np
+
+            value = np.array(ir.DenseElementsAttr(op.value)) if not _is_splat(op.value) else None
+            if value is None:
+                value = np.full(layout.shape, np.array(ir.DenseElementsAttr(op.value).get_splat_value().value))
+            self._new(op.buf, "constant", layout, value=value)
+
+    def _check_arena(self, buf: Buffer, arena_bytes: int, main: Any) -> None:
+        if buf.arena_offset < 0:
+            raise PlanError(f"{main.location}: an arena buffer ({buf.layout}) has no offset: run plan-memory")
+        if buf.arena_offset % ARENA_ALIGNMENT:
+            raise PlanError(f"arena offset {buf.arena_offset} is not a multiple of {ARENA_ALIGNMENT}")
+        end = buf.arena_offset + buf.layout.storage_elements() * buf.layout.dtype.itemsize
+        if end > arena_bytes:
+            raise PlanError(f"arena buffer at {buf.arena_offset} ({buf.layout}) ends at byte {end}, past the arena ({arena_bytes})")
+
+    def _segment(self, op: Any, index: int) -> Segment:
+        nodes: list[Node] = []
+        yields: list[int] = []
+        for inner in op.body.blocks[0].operations:
+            if isinstance(inner, d.YieldOp):
+                yields = [self._id(v, inner) for v in inner.values]
+            elif isinstance(inner, d.BUFFER_OPS):
+                self._buffer(inner)
+            else:
+                nodes.append(self._node(inner, len(nodes)))
+        results = []
+        for value, yielded in zip(op.results_, yields, strict=True):
+            self.ids[value] = yielded  # a segment result is the buffer it yields
+            results.append(yielded)
+        info = {n.name: _attr_value(n.attr) for n in op.info}
+        return Segment(index, op.mode.value, nodes, info, yields, results)
+
+    def _node(self, op: Any, index: int) -> Node:
+        loc = str(op.location)
+        if isinstance(op, d.KernelOp):
+            name = ir.FlatSymbolRefAttr(op.kernel).value
+            kernel = self.kernels.get(name)
+            if kernel is None:
+                raise _error(op, f"kernel @{name} is not defined")
+            args = [self._id(v, op) for v in op.args]
+            if len(kernel.signature) != len(args):
+                raise _error(op, f"kernel @{name} takes {len(kernel.signature)} pointers, the launch passes {len(args)}")
+            access = str_list(op.access)
+            for i, (arg, sig) in enumerate(zip(args, kernel.signature, strict=True)):
+                want = f"*{self.buffers[arg].layout.dtype.triton}"
+                if sig != want:
+                    raise _error(op, f"argument {i} of @{name} is {sig} but the buffer is {want}")
+            reads = [a for a, m in zip(args, access, strict=True) if "r" in m]
+            writes = [a for a, m in zip(args, access, strict=True) if "w" in m]
+            return Node(index, "kernel", reads, writes, loc, kernel=name, grid=tuple(int_list(op.grid)), args=args)
+        if isinstance(op, d.LibraryOp):
+            return self._aten_node(op, index, "library")
+        if isinstance(op, d.CopyOp):
+            src, dst = self._id(op.source, op), self._id(op.target, op)
+            for b in (src, dst):
+                if not self.buffers[b].layout.is_dense():
+                    raise _error(op, f"copy needs dense buffers, got {self.buffers[b].layout}")
+            if self.buffers[src].layout.nbytes() != self.buffers[dst].layout.nbytes():
+                raise _error(op, "copy between buffers of different sizes")
+            return Node(index, "copy", [src], [dst], loc)
+        if isinstance(op, d.FillOp):
+            dst = self._id(op.target, op)
+            if not self.buffers[dst].layout.is_dense():
+                raise _error(op, f"fill needs a dense buffer, got {self.buffers[dst].layout}")
+            return Node(index, "fill", [], [dst], loc, byte=ir.IntegerAttr(op.byte).value)
+        raise _error(op, f"'{op.operation.name}' cannot be a node of a segment")
+
+    def _aten_node(self, op: Any, index: int, kind: str) -> Node:
+        inputs = [self._id(v, op) for v in op.inputs]
+        results = [
+            self._new(v, "result", Layout.from_attr(layout)).id for v, layout in zip(op.results_, op.layouts, strict=True)
+        ]
+        aten_args = [_aten_arg(a) for a in op.args]
+        return Node(index, kind, inputs, results, str(op.location), op=op.op.value, aten_args=aten_args, results=results)
+
+
+def _is_splat(attr: ir.Attribute) -> bool:
+    return ir.DenseElementsAttr(attr).is_splat
+
+
+def _aten_arg(attr: ir.Attribute) -> Any:
+    if isinstance(attr, ir.IntegerAttr) and isinstance(attr.type, ir.IndexType):
+        return Operand(attr.value)
+    if isinstance(attr, d.DeviceAttr):
+        return Device(ir.StringAttr(attr.kind).value)
+    if isinstance(attr, ir.TypeAttr):
+        return dtypes.from_mlir(str(attr.value))
+    if isinstance(attr, ir.ArrayAttr):
+        return [_aten_arg(a) for a in attr]
+    return _attr_value(attr)
+
+
+def _attr_value(attr: ir.Attribute) -> Any:
+    if isinstance(attr, ir.UnitAttr):
+        return None
+    if isinstance(attr, ir.BoolAttr):
+        return attr.value
+    if isinstance(attr, ir.IntegerAttr):
+        return attr.value
+    if isinstance(attr, ir.FloatAttr):
+        return attr.value
+    if isinstance(attr, ir.StringAttr):
+        return attr.value
+    if isinstance(attr, ir.ArrayAttr):
+        return [_attr_value(a) for a in attr]
+    if isinstance(attr, ir.DictAttr):
+        return {n.name: _attr_value(n.attr) for n in attr}
+    return str(attr)
+
+
+def _arg_attrs(fn: Any) -> list[dict[str, ir.Attribute]]:
+    n = len(fn.regions[0].blocks[0].arguments)
+    if "arg_attrs" not in fn.attributes:
+        return [{} for _ in range(n)]
+    return [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(fn.attributes["arg_attrs"])]
+
+
+def _result_attrs(fn: Any) -> list[dict[str, ir.Attribute]]:
+    n = len(ir.FunctionType(ir.TypeAttr(fn.attributes["function_type"]).value).results)
+    if "res_attrs" not in fn.attributes:
+        return [{} for _ in range(n)]
+    return [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(fn.attributes["res_attrs"])]
+
+
+# ------------------------------------------------------------------------------------- dependencies
+
+
+def byte_range(plan: Plan, buffer: int) -> tuple[str, int, int]:
+    """(storage key, first byte, end byte) a buffer touches; arena buffers share one storage."""
+    buf = plan.buffers[buffer]
+    root = plan.buffers[buf.root]
+    first, last = buf.layout.span()
+    size = buf.layout.dtype.itemsize
+    if root.kind == "arg":
+        return "external", 0, 1 << 62  # arguments may alias each other: any write conflicts
+    base = root.arena_offset if root.kind == "alloc" else 0
+    key = "arena" if root.kind == "alloc" else f"b{root.id}"
+    return key, base + first * size, base + (last + 1) * size
+
+
+def _conflict(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
+    return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
+
+
+def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:
+    """For each node, the earlier nodes it must wait for: read/write hazards on overlapping bytes, and
+    program order among library nodes (their recordings share the vendor library's workspace).
+    Transitively implied edges are dropped."""
+    ranges = [([byte_range(plan, b) for b in n.reads], [byte_range(plan, b) for b in n.writes]) for n in segment.nodes]
+    reach: list[int] = []  # bitset of all (transitive) predecessors
+    preds: list[list[int]] = []
+    last_library = -1
+    for j, node in enumerate(segment.nodes):
+        reads_j, writes_j = ranges[j]
+        direct = []
+        for i in range(j - 1, -1, -1):
+            reads_i, writes_i = ranges[i]
+            hazard = (
+                any(_conflict(w, r) for w in writes_i for r in reads_j)
+                or any(_conflict(r, w) for r in reads_i for w in writes_j)
+                or any(_conflict(w, v) for w in writes_i for v in writes_j)
+            )
+            if hazard or (i == last_library and node.kind == "library"):
+                direct.append(i)
+        kept = [i for i in direct if not any((reach[k] >> i) & 1 for k in direct if k != i)]
+        bits = 0
+        for i in kept:
+            bits |= reach[i] | (1 << i)
+        reach.append(bits)
+        preds.append(sorted(kept))
+        if node.kind == "library":
+            last_library = j
+    return preds

@@ -1,0 +1,75 @@
+"""Every environment variable pygraph reads, declared once.
+
+A knob reads its variable each time it is asked (so tests and users can set the environment late)
+unless a value was set from Python; `scope()` sets values for a block and restores them after.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+
+class _Knob:
+    def __init__(self, env: str, default: Any, doc: str) -> None:
+        self.env, self.default, self.doc = env, default, doc
+
+    def __set_name__(self, owner: type, name: str) -> None:
+        self.name = name
+
+    def __get__(self, obj: Any, owner: type | None = None) -> Any:
+        if obj is None:
+            return self
+        if self.name in obj._overrides:
+            return obj._overrides[self.name]
+        raw = os.environ.get(self.env)
+        return self.default if raw in (None, "") else self.parse(raw)
+
+    def __set__(self, obj: Any, value: Any) -> None:
+        obj._overrides[self.name] = value
+
+    def parse(self, raw: str) -> Any:
+        return raw
+
+
+class _PathKnob(_Knob):
+    def parse(self, raw: str) -> Path:
+        return Path(raw).expanduser()
+
+
+class _IntKnob(_Knob):
+    def parse(self, raw: str) -> int:
+        return int(raw)
+
+
+class Knobs:
+    dump_dir = _PathKnob("PYGRAPH_DUMP_DIR", None, "write every stage (NAME.torch.mlir, ...) of each compilation here")
+    override_dir = _PathKnob("PYGRAPH_OVERRIDE_DIR", None, "read a stage from NAME.<stage>.mlir here instead of producing it")
+    cache_dir = _PathKnob(
+        "PYGRAPH_CACHE_DIR", Path("~/.cache/pygraph").expanduser(), "generated kernel sources and cubins, cost cache"
+    )
+    verify = _IntKnob("PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass")
+    debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
+
+    def __init__(self) -> None:
+        self._overrides: dict[str, Any] = {}
+
+    @contextlib.contextmanager
+    def scope(self, **values: Any) -> Iterator[None]:
+        """Set knobs for the duration of a block (tests)."""
+        saved = dict(self._overrides)
+        self._overrides.update(values)
+        try:
+            yield
+        finally:
+            self._overrides = saved
+
+    @classmethod
+    def describe(cls) -> list[tuple[str, str]]:
+        return [(k.env, k.doc) for k in vars(cls).values() if isinstance(k, _Knob)]
+
+
+knobs = Knobs()

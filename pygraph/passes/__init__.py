@@ -1,0 +1,32 @@
+"""The pass registry: every pass by its command-line name, imported only when asked for.
+
+Keep the table alphabetical; `tests/test_registry.py` checks that each name matches its class and
+has a FileCheck test `tests/filecheck/passes/<name>.mlir`.
+"""
+
+from __future__ import annotations
+
+import importlib
+
+from .base import Pass
+
+_REGISTRY: dict[str, str] = {
+    "classify-ops": "pygraph.passes.classify_ops:ClassifyOps",
+    "codegen-triton": "pygraph.passes.codegen_triton:CodegenTriton",
+    "form-segments": "pygraph.passes.form_segments:FormSegments",
+    "fuse-pointwise": "pygraph.passes.fuse_pointwise:FusePointwise",
+    "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",
+    "plan-memory": "pygraph.passes.plan_memory:PlanMemory",
+}
+
+
+def pass_names() -> list[str]:
+    return list(_REGISTRY)
+
+
+def get_pass(name: str) -> type[Pass]:
+    try:
+        module_name, class_name = _REGISTRY[name].split(":")
+    except KeyError:
+        raise KeyError(f"unknown pass '{name}' (known: {', '.join(_REGISTRY)})") from None
+    return getattr(importlib.import_module(module_name), class_name)

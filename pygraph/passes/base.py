@@ -1,0 +1,120 @@
+"""What every pass shares: the `Pass` base class, errors with locations, and option parsing.
+
+A pass is a dataclass whose class attribute `name` is its command-line flag and whose fields are its
+options (`-p 'name{field=value}'`). `run(module)` rewrites the module in place; a pass that finds
+something it cannot handle raises `PassError` naming the ops, which drivers turn into MLIR
+diagnostics (so `--verify-diagnostics` can check them).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import sys
+from collections.abc import Iterator
+from typing import Any, ClassVar
+
+from ..ir._mlir import func, ir
+
+
+class PassError(Exception):
+    """A pass could not handle some ops: each entry is (location, message)."""
+
+    def __init__(self, errors: list[tuple[ir.Location, str]]) -> None:
+        self.errors = errors
+        super().__init__("\n".join(f"{describe_location(loc)}: {msg}" for loc, msg in errors))
+
+    @staticmethod
+    def at(op: Any, message: str) -> PassError:
+        return PassError([(op.location, message)])
+
+    def emit(self) -> None:
+        """Reports each error as an MLIR diagnostic at its location."""
+        for loc, message in self.errors:
+            loc.emit_error(message)
+
+
+@dataclasses.dataclass
+class Pass:
+    name: ClassVar[str]
+    # One line for --list-passes; the class docstring says more.
+    summary: ClassVar[str] = ""
+
+    def run(self, module: ir.Module) -> None:
+        raise NotImplementedError
+
+    @classmethod
+    def from_options(cls, options: dict[str, str]) -> Pass:
+        fields = {f.name: f for f in dataclasses.fields(cls)}
+        values: dict[str, Any] = {}
+        for key, raw in options.items():
+            field = fields.get(key.replace("-", "_"))
+            if field is None:
+                known = ", ".join(sorted(fields)) or "none"
+                raise ValueError(f"pass '{cls.name}' has no option '{key}' (options: {known})")
+            values[field.name] = _parse_option(cls.name, key, raw, field.type)
+        return cls(**values)
+
+    def spelling(self) -> str:
+        """The pipeline text that recreates this pass with its options."""
+        opts = [
+            f"{f.name.replace('_', '-')}={_format_option(getattr(self, f.name))}"
+            for f in dataclasses.fields(self)
+            if getattr(self, f.name) != f.default
+        ]
+        return f"{self.name}{{{' '.join(opts)}}}" if opts else self.name
+
+
+def _parse_option(pass_name: str, key: str, raw: str, type_name: Any) -> Any:
+    type_name = str(type_name)
+    try:
+        if type_name == "bool":
+            if raw.lower() not in ("true", "false", "1", "0"):
+                raise ValueError
+            return raw.lower() in ("true", "1")
+        if type_name == "int":
+            return int(raw)
+        if type_name == "float":
+            return float(raw)
+    except ValueError:
+        raise ValueError(f"option '{key}' of pass '{pass_name}' expects {type_name}, got '{raw}'") from None
+    return raw
+
+
+def _format_option(value: Any) -> str:
+    return str(value).lower() if isinstance(value, bool) else str(value)
+
+
+def describe_location(loc: ir.Location) -> str:
+    """`file:line` of the user's code where possible, with the FX node name (`linear_1`) if known."""
+    text = str(loc)
+    return text[len("loc(") : -1] if text.startswith("loc(") else text
+
+
+def functions(module: ir.Module) -> Iterator[Any]:
+    for op in module.body.operations:
+        if isinstance(op, func.FuncOp):
+            yield op
+
+
+def main_function(module: ir.Module) -> Any:
+    """The public function of the module (the model's forward)."""
+    public = [f for f in functions(module) if "sym_visibility" not in f.attributes]
+    if len(public) != 1:
+        raise PassError([(module.operation.location, f"expected one public function, found {len(public)}")])
+    return public[0]
+
+
+def walk(op: Any) -> list[Any]:
+    """All ops nested in `op` (pre-order), as OpViews; a list, so callers may mutate the IR while iterating."""
+    found: list[Any] = []
+
+    def visit(o: Any) -> ir.WalkResult:
+        found.append(o.opview if hasattr(o, "opview") else o)
+        return ir.WalkResult.ADVANCE
+
+    op.operation.walk(visit, ir.WalkOrder.PRE_ORDER)
+    return found[1:]
+
+
+def warn(message: str) -> None:
+    print(f"pygraph: warning: {message}", file=sys.stderr)
