@@ -286,7 +286,7 @@ class _Reader:
             access = str_list(op.access)
             for i, (arg, sig) in enumerate(zip(args, kernel.signature, strict=True)):
                 want = f"*{self.buffers[arg].layout.dtype.triton}"
-                if sig != want:
+                if sig.split(":")[0] != want:
                     raise _error(op, f"argument {i} of @{name} is {sig} but the buffer is {want}")
             reads = [a for a, m in zip(args, access, strict=True) if "r" in m]
             writes = [a for a, m in zip(args, access, strict=True) if "w" in m]

@@ -1,0 +1,53 @@
+"""Turns a plan's `pygraph.triton_kernel` into a Triton JITFunction (Triton reads a kernel's source
+from its file, so each source is written once to the cache, named by its hash, and imported)."""
+
+from __future__ import annotations
+
+import hashlib
+import importlib.util
+import sys
+
+from triton.runtime.jit import JITFunction
+
+from ..ir.plan import TritonKernel
+from ..knobs import knobs
+
+_loaded: dict[str, JITFunction] = {}
+
+
+def source_hash(kernel: TritonKernel) -> str:
+    return hashlib.sha256(kernel.source.encode()).hexdigest()[:24]
+
+
+def load_kernel(kernel: TritonKernel) -> JITFunction:
+    key = source_hash(kernel)
+    if key not in _loaded:
+        directory = knobs.cache_dir / "sources"
+        directory.mkdir(parents=True, exist_ok=True)
+        path = directory / f"k_{key}.py"
+        if not path.exists():
+            tmp = path.with_suffix(f".{id(kernel)}.tmp")
+            tmp.write_text(kernel.source)
+            tmp.replace(path)
+        module_name = f"pygraph_kernels.k_{key}"
+        spec = importlib.util.spec_from_file_location(module_name, path)
+        module = importlib.util.module_from_spec(spec)
+        sys.modules[module_name] = module
+        spec.loader.exec_module(module)
+        fn = getattr(module, kernel.entry, None)
+        if not isinstance(fn, JITFunction):
+            raise ValueError(f"kernel @{kernel.name}: its source defines no @triton.jit function '{kernel.entry}'")
+        _loaded[key] = fn
+    return _loaded[key]
+
+
+def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], list]]:
+    """Triton's (signature, attrs) for compiling `kernel`: pointer types and 16-byte alignment promises."""
+    fn = load_kernel(kernel)
+    types, attrs = {}, {}
+    for i, (name, entry) in enumerate(zip(fn.arg_names, kernel.signature, strict=True)):
+        pointer, _, align = entry.partition(":")
+        types[name] = pointer
+        if align == "16":
+            attrs[(i,)] = [["tt.divisibility", 16]]
+    return types, attrs
