@@ -46,12 +46,20 @@ class _IntKnob(_Knob):
 
 
 class Knobs:
-    dump_dir = _PathKnob("PYGRAPH_DUMP_DIR", None, "write every stage (NAME.torch.mlir, ...) of each compilation here")
-    override_dir = _PathKnob("PYGRAPH_OVERRIDE_DIR", None, "read a stage from NAME.<stage>.mlir here instead of producing it")
-    cache_dir = _PathKnob(
-        "PYGRAPH_CACHE_DIR", Path("~/.cache/pygraph").expanduser(), "generated kernel sources and cubins, cost cache"
+    dump_dir = _PathKnob(
+        "PYGRAPH_DUMP_DIR", None, "write every stage (NAME.torch.mlir, ...) of each compilation here"
     )
-    verify = _IntKnob("PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass")
+    override_dir = _PathKnob(
+        "PYGRAPH_OVERRIDE_DIR", None, "read a stage from NAME.<stage>.mlir here instead of producing it"
+    )
+    cache_dir = _PathKnob(
+        "PYGRAPH_CACHE_DIR",
+        Path("~/.cache/pygraph").expanduser(),
+        "generated kernel sources and cubins, cost cache",
+    )
+    verify = _IntKnob(
+        "PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass"
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

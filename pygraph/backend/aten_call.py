@@ -56,7 +56,12 @@ def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
         if "ScalarType" in schema_type:
             return getattr(torch, dtypes.BY_SCALAR_TYPE[value].name)
         if "MemoryFormat" in schema_type:
-            return [torch.contiguous_format, torch.preserve_format, torch.channels_last, torch.channels_last_3d][value]
+            return [
+                torch.contiguous_format,
+                torch.preserve_format,
+                torch.channels_last,
+                torch.channels_last_3d,
+            ][value]
         if "Layout" in schema_type:
             return torch.strided
     if isinstance(value, str) and "Device" in schema_type:

@@ -30,4 +30,9 @@ def empty(layout: Layout, device: torch.device) -> torch.Tensor:
 def layout_of(tensor: torch.Tensor) -> Layout:
     from ..ir import dtypes
 
-    return Layout(tuple(tensor.shape), tuple(tensor.stride()), tensor.storage_offset(), dtypes.from_name(str(tensor.dtype)))
+    return Layout(
+        tuple(tensor.shape),
+        tuple(tensor.stride()),
+        tensor.storage_offset(),
+        dtypes.from_name(str(tensor.dtype)),
+    )

@@ -36,7 +36,9 @@ def load_kernel(kernel: TritonKernel) -> JITFunction:
         spec.loader.exec_module(module)
         fn = getattr(module, kernel.entry, None)
         if not isinstance(fn, JITFunction):
-            raise ValueError(f"kernel @{kernel.name}: its source defines no @triton.jit function '{kernel.entry}'")
+            raise ValueError(
+                f"kernel @{kernel.name}: its source defines no @triton.jit function '{kernel.entry}'"
+            )
         _loaded[key] = fn
     return _loaded[key]
 

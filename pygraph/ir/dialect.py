@@ -17,7 +17,6 @@ attribute below is always present. Ops are built with `create()`, which keeps em
 (the generated constructors drop them).
 """
 
-
 from collections.abc import Sequence
 from typing import Any
 
@@ -64,6 +63,21 @@ def _fail(op: Any, message: str) -> bool:
     return False
 
 
+def _requires(*names: str) -> Any:
+    """Python verifiers run before IRDL checks attributes: report a missing one instead of failing."""
+
+    def wrap(verify: Any) -> Any:
+        def checked(self: Any) -> bool:
+            missing = [n for n in names if n not in self.operation.attributes]
+            if missing:
+                return _fail(self, f"requires attribute {', '.join(repr(n) for n in missing)}")
+            return verify(self)
+
+        return checked
+
+    return wrap
+
+
 def _check_layout(op: Any, attr: ir.Attribute, what: str = "layout") -> bool:
     if not isinstance(attr, LayoutAttr):
         return _fail(op, f"{what} must be a #pygraph.layout")
@@ -102,6 +116,7 @@ class AllocOp(PyGraph.Operation, name="alloc"):
     arena_offset: ir.IntegerAttr
     buf: ext.Result[BufType]
 
+    @_requires("layout", "arena_offset")
     def verify_invariants(self) -> bool:
         return _check_layout(self, self.layout)
 
@@ -113,6 +128,7 @@ class ViewOp(PyGraph.Operation, name="view"):
     layout: LayoutAttr
     buf: ext.Result[BufType]
 
+    @_requires("layout")
     def verify_invariants(self) -> bool:
         return _check_layout(self, self.layout)
 
@@ -124,6 +140,7 @@ class ConstantOp(PyGraph.Operation, name="constant"):
     layout: LayoutAttr
     buf: ext.Result[BufType]
 
+    @_requires("value", "layout")
     def verify_invariants(self) -> bool:
         return _check_layout(self, self.layout)
 
@@ -136,6 +153,7 @@ class KernelOp(PyGraph.Operation, name="kernel"):
     grid: ir.ArrayAttr
     access: ir.ArrayAttr
 
+    @_requires("kernel", "grid", "access")
     def verify_invariants(self) -> bool:
         if len(self.access) != len(self.args):
             return _fail(self, f"has {len(self.args)} arguments but {len(self.access)} access modes")
@@ -159,6 +177,7 @@ class LibraryOp(PyGraph.Operation, name="library"):
     layouts: ir.ArrayAttr
     results_: Sequence[ext.Result[BufType]]
 
+    @_requires("op", "args", "layouts")
     def verify_invariants(self) -> bool:
         return _verify_aten_call(self)
 
@@ -173,6 +192,7 @@ class HostOp(PyGraph.Operation, name="host"):
     reason: ir.StringAttr
     results_: Sequence[ext.Result[BufType]]
 
+    @_requires("op", "args", "layouts", "reason")
     def verify_invariants(self) -> bool:
         return _verify_aten_call(self)
 
@@ -184,9 +204,9 @@ def _verify_aten_call(op: Any) -> bool:
         if not _check_layout(op, layout, f"layout of result {i}"):
             return False
     for arg in _walk_attrs(op.args):
-        if isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType):
-            if not 0 <= arg.value < len(op.inputs):
-                return _fail(op, f"argument refers to operand {arg.value} of {len(op.inputs)}")
+        is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
+        if is_operand and not 0 <= arg.value < len(op.inputs):
+            return _fail(op, f"argument refers to operand {arg.value} of {len(op.inputs)}")
     return True
 
 
@@ -223,6 +243,7 @@ class SegmentOp(PyGraph.Operation, name="segment"):
     results_: Sequence[ext.Result[BufType]]
     body: ext.Region
 
+    @_requires("mode", "info")
     def verify_invariants(self) -> bool:
         if self.mode.value not in ("graph", "eager"):
             return _fail(self, f'mode must be "graph" or "eager", not "{self.mode.value}"')

@@ -50,7 +50,10 @@ class Layout:
         return self.numel * self.dtype.itemsize
 
     def is_contiguous(self) -> bool:
-        return all(n == 1 or s == c for n, s, c in zip(self.shape, self.strides, contiguous_strides(self.shape), strict=True))
+        return all(
+            n == 1 or s == c
+            for n, s, c in zip(self.shape, self.strides, contiguous_strides(self.shape), strict=True)
+        )
 
     def is_dense(self) -> bool:
         """Non-overlapping and covering a contiguous range of storage (any order of dims)."""
@@ -77,7 +80,9 @@ class Layout:
         dims = [d % self.rank for d in dims] if self.rank else []
         if sorted(dims) != list(range(self.rank)):
             raise ValueError(f"permute dims {list(dims)} are not a permutation of {self.rank} dims")
-        return Layout(tuple(self.shape[d] for d in dims), tuple(self.strides[d] for d in dims), self.offset, self.dtype)
+        return Layout(
+            tuple(self.shape[d] for d in dims), tuple(self.strides[d] for d in dims), self.offset, self.dtype
+        )
 
     def transpose(self, a: int, b: int) -> Layout:
         if self.rank == 0:
@@ -112,7 +117,10 @@ class Layout:
         dim = dim % (self.rank + 1)
         stride = self.shape[dim] * self.strides[dim] if dim < self.rank else 1
         return Layout(
-            self.shape[:dim] + (1,) + self.shape[dim:], self.strides[:dim] + (stride,) + self.strides[dim:], self.offset, self.dtype
+            self.shape[:dim] + (1,) + self.shape[dim:],
+            self.strides[:dim] + (stride,) + self.strides[dim:],
+            self.offset,
+            self.dtype,
         )
 
     def squeeze(self, dims: Sequence[int] | None = None) -> Layout:
@@ -120,7 +128,9 @@ class Layout:
             return self
         drop = set(range(self.rank)) if dims is None else {d % self.rank for d in dims}
         keep = [i for i in range(self.rank) if not (i in drop and self.shape[i] == 1)]
-        return Layout(tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.offset, self.dtype)
+        return Layout(
+            tuple(self.shape[i] for i in keep), tuple(self.strides[i] for i in keep), self.offset, self.dtype
+        )
 
     def slice(self, dim: int, start: int | None, end: int | None, step: int) -> Layout:
         dim = dim % self.rank
@@ -133,7 +143,7 @@ class Layout:
         strides = list(self.strides)
         shape[dim] = length
         strides[dim] = self.strides[dim] * step
-        offset = self.offset + (start * self.strides[dim] if length else 0)
+        offset = self.offset + start * self.strides[dim]
         return Layout(tuple(shape), tuple(strides), offset, self.dtype)
 
     def select(self, dim: int, index: int) -> Layout:
@@ -158,7 +168,9 @@ class Layout:
         from .dialect import LayoutAttr
 
         element = ir.Type.parse(self.dtype.mlir)
-        return LayoutAttr.get(i64_array(self.shape), i64_array(self.strides), i64(self.offset), ir.TypeAttr.get(element))
+        return LayoutAttr.get(
+            i64_array(self.shape), i64_array(self.strides), i64(self.offset), ir.TypeAttr.get(element)
+        )
 
     @staticmethod
     def from_attr(attr: ir.Attribute) -> Layout:
@@ -167,7 +179,10 @@ class Layout:
         attr = LayoutAttr(attr)
         dtype = dtypes.from_mlir(str(ir.TypeAttr(attr.dtype).value))
         return Layout(
-            tuple(int_list(attr.shape)), tuple(int_list(attr.strides)), ir.IntegerAttr(attr.offset).value, dtype
+            tuple(int_list(attr.shape)),
+            tuple(int_list(attr.strides)),
+            ir.IntegerAttr(attr.offset).value,
+            dtype,
         )
 
     def __str__(self) -> str:
@@ -197,7 +212,9 @@ def infer_size(shape: Sequence[int], numel: int) -> list[int]:
     return shape
 
 
-def _view_strides(old_shape: Sequence[int], old_strides: Sequence[int], new_shape: Sequence[int]) -> tuple[int, ...] | None:
+def _view_strides(
+    old_shape: Sequence[int], old_strides: Sequence[int], new_shape: Sequence[int]
+) -> tuple[int, ...] | None:
     """ATen's `computeStride`: strides for viewing (old_shape, old_strides) as new_shape, or None."""
     if math.prod(old_shape) == 0:
         return tuple(old_strides) if list(old_shape) == list(new_shape) else contiguous_strides(new_shape)

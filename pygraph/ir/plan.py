@@ -167,7 +167,9 @@ class _Reader:
         if main is None:
             raise PlanError("the module has no public function to execute")
         self.kernels = kernels
-        arena_bytes = ir.IntegerAttr(main.attributes[d.ARENA_BYTES]).value if d.ARENA_BYTES in main.attributes else 0
+        arena_bytes = (
+            ir.IntegerAttr(main.attributes[d.ARENA_BYTES]).value if d.ARENA_BYTES in main.attributes else 0
+        )
         arguments = self._arguments(main)
         steps: list[Segment | HostStep] = []
         outputs: list[Output] = []
@@ -182,11 +184,16 @@ class _Reader:
             elif isinstance(op, func.ReturnOp):
                 results = _result_attrs(main)
                 outputs = [
-                    Output(self._id(v, op), ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy")
+                    Output(
+                        self._id(v, op),
+                        ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy",
+                    )
                     for i, v in enumerate(op.operands)
                 ]
             elif isinstance(op, d.NODE_OPS):
-                raise _error(op, f"'{op.operation.name}' must be inside a pygraph.segment (run form-segments)")
+                raise _error(
+                    op, f"'{op.operation.name}' must be inside a pygraph.segment (run form-segments)"
+                )
             else:
                 raise _error(op, f"'{op.operation.name}' is not a plan-level op")
         for buf in self.buffers:
@@ -237,14 +244,18 @@ class _Reader:
                 raise _error(op, f"view changes dtype from {source.layout.dtype.name} to {layout.dtype.name}")
             root = self.buffers[source.root]
             if root.kind != "arg" and layout.storage_elements() > root.layout.storage_elements():
-                raise _error(op, f"view {layout} reaches past its storage ({root.layout.storage_elements()} elements)")
+                raise _error(
+                    op, f"view {layout} reaches past its storage ({root.layout.storage_elements()} elements)"
+                )
             self._new(op.buf, "view", layout, root=source.root)
         else:
             import numpy as np
 
             value = np.array(ir.DenseElementsAttr(op.value)) if not _is_splat(op.value) else None
             if value is None:
-                value = np.full(layout.shape, np.array(ir.DenseElementsAttr(op.value).get_splat_value().value))
+                value = np.full(
+                    layout.shape, np.array(ir.DenseElementsAttr(op.value).get_splat_value().value)
+                )
             self._new(op.buf, "constant", layout, value=value)
 
     def _check_arena(self, buf: Buffer, arena_bytes: int, main: Any) -> None:
@@ -254,7 +265,9 @@ class _Reader:
             raise PlanError(f"arena offset {buf.arena_offset} is not a multiple of {ARENA_ALIGNMENT}")
         end = buf.arena_offset + buf.layout.storage_elements() * buf.layout.dtype.itemsize
         if end > arena_bytes:
-            raise PlanError(f"arena buffer at {buf.arena_offset} ({buf.layout}) ends at byte {end}, past the arena ({arena_bytes})")
+            raise PlanError(
+                f"arena buffer at {buf.arena_offset} ({buf.layout}) ends at byte {end}, past the arena ({arena_bytes})"
+            )
 
     def _segment(self, op: Any, index: int) -> Segment:
         nodes: list[Node] = []
@@ -270,7 +283,7 @@ class _Reader:
         for value, yielded in zip(op.results_, yields, strict=True):
             self.ids[value] = yielded  # a segment result is the buffer it yields
             results.append(yielded)
-        info = {n.name: _attr_value(n.attr) for n in op.info}
+        info = {n.name: attr_value(n.attr) for n in op.info}
         return Segment(index, op.mode.value, nodes, info, yields, results)
 
     def _node(self, op: Any, index: int) -> Node:
@@ -282,7 +295,10 @@ class _Reader:
                 raise _error(op, f"kernel @{name} is not defined")
             args = [self._id(v, op) for v in op.args]
             if len(kernel.signature) != len(args):
-                raise _error(op, f"kernel @{name} takes {len(kernel.signature)} pointers, the launch passes {len(args)}")
+                raise _error(
+                    op,
+                    f"kernel @{name} takes {len(kernel.signature)} pointers, the launch passes {len(args)}",
+                )
             access = str_list(op.access)
             for i, (arg, sig) in enumerate(zip(args, kernel.signature, strict=True)):
                 want = f"*{self.buffers[arg].layout.dtype.triton}"
@@ -290,7 +306,9 @@ class _Reader:
                     raise _error(op, f"argument {i} of @{name} is {sig} but the buffer is {want}")
             reads = [a for a, m in zip(args, access, strict=True) if "r" in m]
             writes = [a for a, m in zip(args, access, strict=True) if "w" in m]
-            return Node(index, "kernel", reads, writes, loc, kernel=name, grid=tuple(int_list(op.grid)), args=args)
+            return Node(
+                index, "kernel", reads, writes, loc, kernel=name, grid=tuple(int_list(op.grid)), args=args
+            )
         if isinstance(op, d.LibraryOp):
             return self._aten_node(op, index, "library")
         if isinstance(op, d.CopyOp):
@@ -311,10 +329,20 @@ class _Reader:
     def _aten_node(self, op: Any, index: int, kind: str) -> Node:
         inputs = [self._id(v, op) for v in op.inputs]
         results = [
-            self._new(v, "result", Layout.from_attr(layout)).id for v, layout in zip(op.results_, op.layouts, strict=True)
+            self._new(v, "result", Layout.from_attr(layout)).id
+            for v, layout in zip(op.results_, op.layouts, strict=True)
         ]
         aten_args = [_aten_arg(a) for a in op.args]
-        return Node(index, kind, inputs, results, str(op.location), op=op.op.value, aten_args=aten_args, results=results)
+        return Node(
+            index,
+            kind,
+            inputs,
+            results,
+            str(op.location),
+            op=op.op.value,
+            aten_args=aten_args,
+            results=results,
+        )
 
 
 def _is_splat(attr: ir.Attribute) -> bool:
@@ -330,10 +358,10 @@ def _aten_arg(attr: ir.Attribute) -> Any:
         return dtypes.from_mlir(str(attr.value))
     if isinstance(attr, ir.ArrayAttr):
         return [_aten_arg(a) for a in attr]
-    return _attr_value(attr)
+    return attr_value(attr)
 
 
-def _attr_value(attr: ir.Attribute) -> Any:
+def attr_value(attr: ir.Attribute) -> Any:
     if isinstance(attr, ir.UnitAttr):
         return None
     if isinstance(attr, ir.BoolAttr):
@@ -345,9 +373,9 @@ def _attr_value(attr: ir.Attribute) -> Any:
     if isinstance(attr, ir.StringAttr):
         return attr.value
     if isinstance(attr, ir.ArrayAttr):
-        return [_attr_value(a) for a in attr]
+        return [attr_value(a) for a in attr]
     if isinstance(attr, ir.DictAttr):
-        return {n.name: _attr_value(n.attr) for n in attr}
+        return {n.name: attr_value(n.attr) for n in attr}
     return str(attr)
 
 
@@ -389,7 +417,10 @@ def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:
     """For each node, the earlier nodes it must wait for: read/write hazards on overlapping bytes, and
     program order among library nodes (their recordings share the vendor library's workspace).
     Transitively implied edges are dropped."""
-    ranges = [([byte_range(plan, b) for b in n.reads], [byte_range(plan, b) for b in n.writes]) for n in segment.nodes]
+    ranges = [
+        ([byte_range(plan, b) for b in n.reads], [byte_range(plan, b) for b in n.writes])
+        for n in segment.nodes
+    ]
     reach: list[int] = []  # bitset of all (transitive) predecessors
     preds: list[list[int]] = []
     last_library = -1

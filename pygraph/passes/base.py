@@ -64,8 +64,8 @@ class Pass:
         return f"{self.name}{{{' '.join(opts)}}}" if opts else self.name
 
 
-def _parse_option(pass_name: str, key: str, raw: str, type_name: Any) -> Any:
-    type_name = str(type_name)
+def _parse_option(pass_name: str, key: str, raw: str, annotation: Any) -> Any:
+    type_name = getattr(annotation, "__name__", str(annotation))
     try:
         if type_name == "bool":
             if raw.lower() not in ("true", "false", "1", "0"):

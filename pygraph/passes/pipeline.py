@@ -142,7 +142,10 @@ def run_pipeline(
             print(print_module(module), file=inst.stream)
     if inst.time_passes:
         total = sum(t for _, t in inst.timings) or 1e-9
-        print("===-------------------------------------------------------------------------===", file=inst.stream)
+        print(
+            "===-------------------------------------------------------------------------===",
+            file=inst.stream,
+        )
         print("                         ... Pass execution timing report ...", file=inst.stream)
         for name, t in inst.timings:
             print(f"  {t * 1e3:9.2f} ms ({100 * t / total:5.1f}%)  {name}", file=inst.stream)

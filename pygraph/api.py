@@ -1,0 +1,210 @@
+"""`export_and_compile`: the public entry point, and the compiled model it returns."""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from .frontend import ImportedProgram, export_program, import_program
+from .ir.context import make_context, parse, print_module
+from .ir.explain import Explanation, explain_plan
+from .ir.plan import Plan, read_plan
+from .knobs import knobs
+from .passes.base import PassError
+from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, parse_pipeline, run_pipeline
+
+STAGES = ("torch", "pygraph", "plan")
+
+
+class CompileError(Exception):
+    """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
+
+
+def export_and_compile(
+    model: torch.nn.Module,
+    example_inputs: Sequence[torch.Tensor],
+    *,
+    dynamic_shapes: Any = None,
+    target: str = "auto",
+    freeze: bool = False,
+    static_outputs: bool = False,
+    profile: bool = False,
+) -> CompiledModel:
+    """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    for flag, value in (("freeze", freeze), ("static_outputs", static_outputs), ("profile", profile)):
+        if value:
+            raise NotImplementedError(f"{flag}=True is not available yet in this version of pygraph")
+    example_inputs = tuple(example_inputs)
+    target = _choose_target(target, model, example_inputs)
+    name = type(model).__name__
+    program = export_program(model, example_inputs, dynamic_shapes)
+    context = make_context()
+    imported = import_program(program, context)
+    stages: dict[str, str] = {}
+    module = _stage(name, "torch", imported.module, context, stages)
+    module = _run(name, "pygraph", module, TENSOR_PIPELINE, context, stages)
+    module = _run(name, "plan", module, PLAN_PIPELINE, context, stages)
+    plan = read_plan(module)
+    return CompiledModel(model, imported, plan, stages, target)
+
+
+def _choose_target(target: str, model: torch.nn.Module, inputs: tuple[Any, ...]) -> str:
+    if target not in ("auto", "cuda", "emulator"):
+        raise ValueError(f'target must be "auto", "cuda" or "emulator", not "{target}"')
+    tensors = (
+        [t for t in inputs if isinstance(t, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+    )
+    on_cuda = [t.is_cuda for t in tensors]
+    if target == "auto":
+        target = "cuda" if any(on_cuda) else "emulator"
+    if target == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError('target="cuda" needs a CUDA GPU, and torch sees none')
+        if not all(on_cuda):
+            raise ValueError('target="cuda" needs the model and the example inputs on a CUDA device')
+    elif any(on_cuda):
+        raise ValueError("the emulator runs on the CPU: move the model and the example inputs to the CPU")
+    return target
+
+
+def _override(name: str, stage: str) -> Path | None:
+    path = Path(knobs.override_dir) / f"{name}.{stage}.mlir" if knobs.override_dir else None
+    return path if path is not None and path.exists() else None
+
+
+def _stage(name: str, stage: str, module: Any, context: Any, stages: dict[str, str]) -> Any:
+    """Records a stage's text; PYGRAPH_OVERRIDE_DIR replaces it, PYGRAPH_DUMP_DIR keeps a copy."""
+    override = _override(name, stage)
+    if override is not None:
+        module = parse(override.read_text(), context)
+    text = print_module(module, debug_info=True)
+    stages[stage] = text
+    if knobs.dump_dir:
+        Path(knobs.dump_dir).mkdir(parents=True, exist_ok=True)
+        (Path(knobs.dump_dir) / f"{name}.{stage}.mlir").write_text(text)
+    return module
+
+
+def _run(name: str, stage: str, module: Any, pipeline: str, context: Any, stages: dict[str, str]) -> Any:
+    if _override(name, stage) is None:
+        items = parse_pipeline(pipeline)
+        try:
+            run_pipeline(module, items, Instrumentation(verify_each=knobs.verify >= 1))
+        except PassError as exc:
+            raise CompileError(_format_errors(exc)) from None
+    return _stage(name, stage, module, context, stages)
+
+
+def _format_errors(exc: PassError) -> str:
+    lines = ["pygraph cannot compile the model:"]
+    for loc, message in exc.errors:
+        lines.append(f"  {user_location(loc)}: {message}")
+    return "\n".join(lines)
+
+
+_FILE_LINE = re.compile(r'"([^"]+)":(\d+):\d+')
+_NAME = re.compile(r'^loc\("([^"]+)"\(')
+
+
+def user_location(loc: Any) -> str:
+    """`model.py:12 (node linear_1)`: the innermost frame outside torch, and the FX node's name."""
+    text = str(loc)
+    frames = _FILE_LINE.findall(text)
+    user = [f for f in frames if "/torch/" not in f[0] and "site-packages" not in f[0]]
+    where = f"{(user or frames)[0][0]}:{(user or frames)[0][1]}" if frames else "unknown location"
+    name = _NAME.match(text)
+    return f"{where} (node {name.group(1)})" if name else where
+
+
+class CompiledModel:
+    """What `export_and_compile` returns: call it like the model."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        imported: ImportedProgram,
+        plan: Plan,
+        stages: dict[str, str],
+        target: str,
+    ) -> None:
+        self.model, self.plan, self.target, self._stages = model, plan, target, stages
+        self._out_spec = imported.out_spec
+        self._inputs = [a for a in plan.arguments if a.role == "input"]
+        self._input_names = imported.input_names
+        device = next(
+            (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
+        )
+        if target == "cuda" and device.type != "cuda":
+            device = torch.device("cuda")
+        # Constants lifted out of forward (e.g. torch.tensor(3.0)) are put on the device once, here.
+        self._constants = {a.name: a.value.to(device) for a in imported.arguments if a.role == "constant"}
+        if target == "cuda":
+            from .backend.cuda.runtime import CudaRuntime
+
+            self._backend = CudaRuntime(plan, device)
+        else:
+            from .backend.emulator import Emulator
+
+            self._backend = Emulator(plan)
+
+    def __call__(self, *inputs: torch.Tensor) -> Any:
+        args = self._check_inputs(inputs)
+        for argument in self.plan.arguments:
+            if argument.role != "input":
+                args.append(self._state(argument.role, argument.name))
+        flat = self._backend(args)
+        return pytree.tree_unflatten(flat, self._out_spec)
+
+    def _check_inputs(self, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+        if len(inputs) != len(self._inputs):
+            raise TypeError(
+                f"the compiled model takes {len(self._inputs)} inputs ({', '.join(self._input_names)}), got {len(inputs)}"
+            )
+        for spec, value in zip(self._inputs, inputs, strict=True):
+            layout = self.plan.buffers[spec.buffer].layout
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"input '{spec.name}' must be a tensor, got {type(value).__name__}")
+            if str(value.dtype) != f"torch.{layout.dtype.name}":
+                raise TypeError(
+                    f"input '{spec.name}' has dtype {value.dtype}, expected torch.{layout.dtype.name}"
+                )
+            want_device = "cuda" if self.target == "cuda" else "cpu"
+            if value.device.type != want_device:
+                raise ValueError(f"input '{spec.name}' is on {value.device}, expected a {want_device} tensor")
+            if value.dim() != layout.rank:
+                raise ValueError(
+                    f"input '{spec.name}' has {value.dim()} dims, expected {layout.rank} (shape {list(layout.shape)})"
+                )
+            for dim, (got, want) in enumerate(zip(value.shape, layout.shape, strict=True)):
+                if got != want:
+                    raise ValueError(
+                        f"dimension {dim} of input '{spec.name}' is {got}, the compiled graphs were built for {want}; "
+                        "graphs for new shapes are not supported yet"
+                    )
+        return list(inputs)
+
+    def _state(self, role: str, name: str) -> torch.Tensor:
+        if role == "parameter":
+            return self.model.get_parameter(name).detach()
+        if role == "buffer":
+            return self.model.get_buffer(name)
+        return self._constants[name]
+
+    def ir(self, stage: str) -> str:
+        if stage not in STAGES:
+            raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
+        return self._stages[stage]
+
+    def stats(self) -> dict[str, Any]:
+        return self._backend.stats()
+
+    def explain(self) -> Explanation:
+        return explain_plan(self.plan, parse(self._stages["plan"]))

@@ -1,0 +1,43 @@
+"""The `stats()` figures that follow from the plan alone, shared by every backend so they agree."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir.plan import HostStep, Plan, Segment
+
+
+def copied_bytes_per_call(plan: Plan) -> int:
+    """Bytes moved per call besides the model's own kernels: staged inputs, copied-out outputs, copy nodes."""
+    total = sum(plan.buffers[a.buffer].layout.nbytes() for a in plan.arguments if a.io == "copy")
+    total += sum(plan.buffers[o.buffer].layout.nbytes() for o in plan.outputs if o.io == "copy")
+    for segment in plan.segments:
+        total += sum(plan.buffers[n.writes[0]].layout.nbytes() for n in segment.nodes if n.kind == "copy")
+    return total
+
+
+def plan_stats(plan: Plan, captures: int, nodes: dict[str, int] | None = None) -> dict[str, Any]:
+    """`stats()` of a plan; `nodes` (read back from instantiated graphs on a GPU) replaces the plan's count."""
+    graphed = [s for s in plan.steps if isinstance(s, Segment) and s.mode == "graph"]
+    host = [s for s in plan.steps if isinstance(s, HostStep)]
+    all_nodes = [n for s in plan.segments for n in s.nodes]
+    if nodes is None:
+        in_graphs = [n for s in graphed for n in s.nodes]
+        kinds = [n.kind for n in in_graphs]
+        nodes = {
+            "kernel": kinds.count("kernel"),
+            "library": kinds.count("library"),
+            "memcpy": kinds.count("copy"),
+            "memset": kinds.count("fill"),
+            "child": kinds.count("library"),
+        }
+    return {
+        "segments": len(plan.segments),
+        "graphs": len(graphed),
+        "nodes": {**nodes, "host": len(host)},
+        "generated_kernels": len(plan.kernels),
+        "library_calls": sum(n.kind == "library" for n in all_nodes),
+        "host_ops": len(host),
+        "copied_bytes_per_call": copied_bytes_per_call(plan),
+        "captures": captures,
+    }

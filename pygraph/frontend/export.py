@@ -1,0 +1,49 @@
+"""torch.export with pygraph's settings: non-strict tracing, then pygraph's decomposition table."""
+
+from __future__ import annotations
+
+import inspect
+from typing import Any
+
+import torch
+
+from .decompositions import TABLE
+
+
+class ExportError(Exception):
+    """torch.export could not capture the model; the message carries torch's."""
+
+
+def export_program(
+    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any = None
+) -> torch.export.ExportedProgram:
+    """Exports `model` called with `example_inputs` (tensors only) and decomposes with `TABLE`.
+
+    `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`).
+    """
+    if not isinstance(example_inputs, tuple):
+        raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
+    names = _argument_names(model, len(example_inputs))
+    for name, value in zip(names, example_inputs, strict=True):
+        if not isinstance(value, torch.Tensor):
+            raise TypeError(
+                f"argument '{name}' of {type(model).__name__}.forward is {type(value).__name__} ({value!r}); "
+                "pygraph takes tensor inputs only"
+            )
+    try:
+        program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        return program.run_decompositions(TABLE)
+    except Exception as e:
+        raise ExportError(f"torch.export failed for {type(model).__name__}: {type(e).__name__}: {e}") from e
+
+
+def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
+    """Names of the first `count` positional arguments of `model.forward` (`args[i]` past a `*args`)."""
+    names: list[str] = []
+    for parameter in inspect.signature(model.forward).parameters.values():
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            names += [f"{parameter.name}[{i}]" for i in range(count - len(names))]
+        elif parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            names.append(parameter.name)
+    names += [f"argument {i}" for i in range(len(names), count)]
+    return names[:count]

@@ -1,0 +1,294 @@
+"""Import an ExportedProgram into the `.torch.mlir` stage: one public `func.func @main` in the torch dialect.
+
+torch-mlir's FxImporter translates the ops; pygraph's hooks decide the rest of the contract
+(docs/architecture.md, Stage 1): weights, buffers and lifted constants become annotated function
+arguments (never literals), a mutation of an input or buffer becomes `pygraph.overwrite`, and every op
+carries the layout eager gives its results, which later stages need and cannot recompute without torch.
+"""
+
+from __future__ import annotations
+
+import operator
+import re
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
+from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw, has_guarding_hint
+from torch.utils import _pytree as pytree
+from torch_mlir.extras.fx_importer import ContextCache, FxImporter, FxImporterHooks, GraphNodeImporter
+
+from ..ir import dialect, dtypes, torch_types
+from ..ir._mlir import ir
+from ..ir.attrs import string
+from ..ir.layout import Layout
+
+_ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
+_MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+
+
+class UnsupportedError(NotImplementedError):
+    """The program holds something pygraph cannot import; the message names the node and its source line."""
+
+
+@dataclass(frozen=True)
+class ArgumentSpec:
+    """What the caller passes for one argument of `@main`."""
+
+    role: str  # "input" | "parameter" | "buffer" | "constant"
+    name: str  # forward's argument name, the state-dict (or buffer) key, or the constant's name
+    position: int | None = None  # inputs: index in forward's positional arguments
+    value: torch.Tensor | None = None  # constants: the tensor (it is not part of the model's state)
+
+
+@dataclass
+class ImportedProgram:
+    module: ir.Module  # `.torch.mlir`: one public func.func @main
+    arguments: list[ArgumentSpec]  # one per argument of @main, in order
+    out_spec: pytree.TreeSpec  # rebuilds the model's output structure from @main's flat results
+    input_names: list[str]  # forward's argument names, in order
+
+
+def import_program(ep: torch.export.ExportedProgram, context: ir.Context) -> ImportedProgram:
+    """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`)."""
+    _check_supported(ep)
+    cache = _ContextCache(context)
+    hooks = _Hooks(ep, cache)
+    importer = FxImporter(context=context, hooks=hooks, graph_node_importer_cls=_NodeImporter)
+    importer._cc = cache  # the importer has no parameter for it
+    dynamic = any(
+        isinstance(s, torch.SymInt)
+        for n in ep.graph.find_nodes(op="placeholder")
+        for s in n.meta["val"].shape
+    )
+    func_op = importer.import_program(ep, func_name="main", import_symbolic_shape_expressions=dynamic)
+
+    nodes = {node.name: node for node in ep.graph.nodes}
+    inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
+    arguments = [ArgumentSpec("input", name, position=i) for i, name in enumerate(inputs)] + hooks.arguments
+    tensors = [nodes[name].meta["val"] for name in inputs] + hooks.tensors  # the examples, as fake tensors
+    with context:
+        importer.module.operation.attributes[dialect.STAGE] = string("torch")
+        block = func_op.regions[0].blocks[0]
+        results = ir.FunctionType(ir.TypeAttr(func_op.attributes["function_type"]).value).results
+        func_op.attributes["function_type"] = ir.TypeAttr.get(
+            ir.FunctionType.get([a.type for a in block.arguments], results)
+        )
+        func_op.attributes["arg_attrs"] = ir.ArrayAttr.get(
+            [_argument_attrs(spec, tensor) for spec, tensor in zip(arguments, tensors, strict=True)]
+        )
+        func_op.location = ir.Location.name("main")
+        _check_mutations(ep, block)
+        _annotate_layouts(nodes, block)
+    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs)
+
+
+# ------------------------------------------------------------------------------------ torch-mlir hooks
+
+
+class _ContextCache(ContextCache):
+    """Names every op after its FX node: `loc("node"(<callsite of the user's code>))`."""
+
+    __slots__ = ()
+
+    def get_node_location(self, node: torch.fx.Node) -> ir.Location | None:
+        if node.op == "placeholder":
+            return None  # emits no op; None keeps the function's location from naming an argument
+        base = super().get_node_location(node) or ir.Location.unknown(self._c)
+        return ir.Location.name(node.name, childLoc=base, context=self._c)
+
+
+class _Hooks(FxImporterHooks):
+    """Parameters, buffers and lifted constants become arguments; buffer stores become `pygraph.overwrite`."""
+
+    def __init__(self, ep: torch.export.ExportedProgram, cache: ContextCache) -> None:
+        self.cache = cache
+        self.constant_names = {
+            id(ep.constants[spec.target]): spec.target
+            for spec in ep.graph_signature.input_specs
+            if spec.kind == InputKind.CONSTANT_TENSOR
+        }
+        self.arguments: list[ArgumentSpec] = []  # one per argument added, in first-use order
+        self.tensors: list[torch.Tensor] = []  # the tensor behind each
+        self.values: dict[int, ir.Value] = {}  # id(tensor) -> its argument (tied weights share one)
+
+    def resolve_input(self, gni: GraphNodeImporter, value: Any, info: Any) -> ir.Value:
+        return self._argument(
+            gni, value, info.ir_type, ArgumentSpec(_ROLES[info.input_spec.kind], info.input_spec.target)
+        )
+
+    def resolve_literal(self, gni: GraphNodeImporter, literal: Any, info: Any) -> ir.Value | None:
+        if not isinstance(literal, torch.Tensor):
+            return None  # scalars, dtypes, ...: torch-mlir's constants
+        name = self.constant_names.get(id(literal))
+        if name is None:
+            raise UnsupportedError(
+                f"a tensor literal of shape {list(literal.shape)} is not a lifted constant"
+            )
+        spec = ArgumentSpec("constant", name, value=literal)
+        return self._argument(gni, literal, self.cache.tensor_to_vtensor_type(literal), spec)
+
+    def store_produced_value(
+        self, gni: GraphNodeImporter, py_value: Any, produced_ir_value: Any, info: Any
+    ) -> None:
+        _overwrite(gni._b, produced_ir_value, gni.resolve_node_value(info.node))
+
+    def _argument(
+        self, gni: GraphNodeImporter, tensor: torch.Tensor, type_: ir.Type, spec: ArgumentSpec
+    ) -> ir.Value:
+        if id(tensor) not in self.values:
+            self.values[id(tensor)] = gni._b.add_argument(type_, ir.Location.name(spec.name, context=gni._c))
+            self.arguments.append(spec)
+            self.tensors.append(tensor)
+        return self.values[id(tensor)]
+
+
+class _NodeImporter(GraphNodeImporter):
+    """Binds lifted constants lazily (arguments then come in first-use order), keeps mutated user inputs
+    as value tensors with `pygraph.overwrite` (instead of `!torch.tensor` and overwrite.tensor.contents),
+    and names the return after FX's output node."""
+
+    __slots__ = ()
+
+    def import_constant(self, loc: ir.Location, node: torch.fx.Node, constant: Any) -> Any:
+        if not isinstance(constant, torch.Tensor):
+            return super().import_constant(loc, node, constant)
+        hooks = self.fx_importer._hooks
+        self.bind_node_value(node, lambda: hooks.resolve_literal(self, constant, None))
+        return None
+
+    def import_mutable_to_vtensor(
+        self, loc: ir.Location, node: torch.fx.Node, mutable_value: ir.Value, producer_node_name: str
+    ) -> ir.Value:
+        mutable_value.set_type(self._cc.node_val_to_type(node))
+        self.bind_node_value(node, mutable_value)
+        self._on_node_produced[producer_node_name] = lambda value: _overwrite(self._b, value, mutable_value)
+        return mutable_value
+
+    def return_node_values(self, loc: ir.Location, nodes: list, constants: dict) -> None:
+        super().return_node_values(ir.Location.name("output", context=self._c), nodes, constants)
+
+
+def _overwrite(block: ir.Block, value: ir.Value, target: ir.Value) -> None:
+    """`pygraph.overwrite(value, target)` at the end of `block`, located where `value` was computed."""
+    loc = value.owner.location if isinstance(value, ir.OpResult) else ir.Location.unknown()
+    with ir.InsertionPoint(block):
+        dialect.create(dialect.OverwriteOp, [value, target], loc=loc)
+
+
+# ------------------------------------------------------------------------------------------- checks
+
+
+def _check_supported(ep: torch.export.ExportedProgram) -> None:
+    """Fails early, naming the node and the user's source line, on what the contract cannot express."""
+    nodes = {node.name: node for node in ep.graph.nodes}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind == InputKind.USER_INPUT and not isinstance(spec.arg, TensorArgument):
+            raise UnsupportedError(
+                f"input '{spec.arg.name}' is {spec.arg}, not a tensor: pygraph takes tensor inputs only"
+            )
+        if spec.kind not in (
+            InputKind.USER_INPUT,
+            InputKind.PARAMETER,
+            InputKind.BUFFER,
+            InputKind.CONSTANT_TENSOR,
+        ):
+            raise UnsupportedError(f"input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
+    for i, spec in enumerate(ep.graph_signature.output_specs):
+        if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
+            raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
+        if not isinstance(spec.arg, TensorArgument):
+            raise UnsupportedError(
+                f"output {i} of the model is {spec.arg}, not a tensor: pygraph returns tensors only"
+            )
+        node = nodes.get(spec.arg.name)
+        if node is not None and not isinstance(node.meta.get("val"), torch.Tensor):
+            raise UnsupportedError(f"output {i} of the model ({_describe(node)}) is not a tensor")
+    for node in ep.graph.nodes:
+        if node.op == "call_function" and isinstance(node.target, torch._ops.HigherOrderOperator):
+            raise UnsupportedError(f"{_describe(node)} is the higher-order operator {node.target.name()}")
+        if node.op in ("call_module", "call_method", "get_attr") and node.users:
+            raise UnsupportedError(f"{_describe(node)} is a {node.op} node, which export should not leave")
+
+
+def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:
+    """Every mutation in the graph signature must have become a `pygraph.overwrite` (never dropped silently)."""
+    expected = [spec.target for spec in ep.graph_signature.output_specs if spec.kind in _MUTATIONS]
+    found = sum(op.operation.name == dialect.OverwriteOp.OPERATION_NAME for op in block.operations)
+    if found != len(expected):
+        raise UnsupportedError(f"mutations of {expected} became {found} pygraph.overwrite ops")
+
+
+def _describe(node: torch.fx.Node) -> str:
+    """`node 'name' (file.py:12)`: the FX node and the innermost frame of the user's code that made it."""
+    frames = re.findall(r'File "([^"]+)", line (\d+)', node.stack_trace or "")
+    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "unknown location"
+    return f"node '{node.name}' ({where})"
+
+
+# ------------------------------------------------------------------------------------------ layouts
+
+
+def _layout(tensor: torch.Tensor) -> Layout:
+    """The tensor's layout; symbolic sizes and strides take the example's values."""
+    return Layout(
+        tuple(guarding_hint_or_throw(s) for s in tensor.shape),
+        tuple(guarding_hint_or_throw(s) for s in tensor.stride()),
+        guarding_hint_or_throw(tensor.storage_offset()),
+        dtypes.from_name(str(tensor.dtype)),
+    )
+
+
+def _argument_attrs(spec: ArgumentSpec, tensor: torch.Tensor) -> ir.DictAttr:
+    if tensor.device.type not in ("cpu", "cuda"):
+        raise UnsupportedError(f"{spec.role} '{spec.name}' is on device {tensor.device}, not cpu or cuda")
+    return ir.DictAttr.get(
+        {
+            dialect.ROLE: string(spec.role),
+            dialect.NAME: string(spec.name),
+            dialect.LAYOUT: _layout(tensor).to_attr(),
+            dialect.DEVICE: string(tensor.device.type),
+        }
+    )
+
+
+def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
+    """Sets `pygraph.layouts` on each op that computes an FX node's tensors, from the node's fake tensors.
+
+    The importer may emit helper ops for a node (lists, constants) before the node's own op, all
+    under the node's name: only an op whose results agree in number, sizes and dtypes with the
+    node's value is annotated. `prim.ListUnpack` (the getitems of a split) gets the list's layouts.
+    """
+    for op in block.operations:
+        results = list(op.results)
+        if not results or not all(torch_types.is_tensor(r.type) for r in results):
+            continue
+        node = nodes.get(_node_name(op.location))
+        if node is None:
+            continue
+        if op.operation.name == "torch.prim.ListUnpack" and node.target is operator.getitem:
+            node = node.args[0]
+        value = node.meta.get("val")
+        fakes = list(value) if isinstance(value, (list, tuple)) else [value]
+        if _agree(results, fakes):
+            op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+
+
+def _node_name(loc: ir.Location) -> str | None:
+    return loc.name_str if isinstance(loc, ir.NameLoc) else None
+
+
+def _agree(results: list[ir.Value], fakes: list[Any]) -> bool:
+    if len(results) != len(fakes):
+        return False
+    for result, fake in zip(results, fakes, strict=True):
+        info = torch_types.tensor_info(result.type)
+        if info is None or not isinstance(fake, torch.Tensor):
+            return False
+        if not all(has_guarding_hint(s) for s in (*fake.shape, *fake.stride(), fake.storage_offset())):
+            return False  # sizes that depend on data have no example value
+        sizes = [-1 if isinstance(s, torch.SymInt) else s for s in fake.shape]
+        if info != (sizes, dtypes.from_name(str(fake.dtype))):
+            return False
+    return True

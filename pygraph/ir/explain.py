@@ -1,0 +1,104 @@
+"""`explain()`: what pygraph did with a model, computed from the plan's IR alone.
+
+The same report comes from a compiled model and from `pygraph explain PATH` on a dumped `.plan.mlir`,
+so it can only use what the IR states.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from typing import Any
+
+from ._mlir import ir
+from .plan import HostStep, Plan, Segment, attr_value
+
+TRANSFORMS = "pygraph.transforms"  # module attribute: what each graph-safety pass changed
+
+
+@dataclass
+class Explanation:
+    coverage: dict[str, float]  # "before" / "after" select-graphs: kernel+library nodes in graphs over all
+    io: list[dict[str, Any]]  # per input and output: name, mechanism, bytes per call
+    segments: list[dict[str, Any]]  # per segment: nodes by kind, mode, info (candidates, costs, reason)
+    outside: list[dict[str, Any]]  # each op left outside graphs: op, reason, location
+    transforms: list[dict[str, Any]] = field(default_factory=list)
+
+    def __str__(self) -> str:
+        lines = [
+            f"coverage: {self.coverage['before']:.1%} of kernel and library nodes in graphs before select-graphs, "
+            f"{self.coverage['after']:.1%} after"
+        ]
+        lines.append("inputs and outputs:")
+        for item in self.io:
+            lines.append(
+                f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<8} {item['bytes']} B/call"
+            )
+        lines.append("segments:")
+        for seg in self.segments:
+            kinds = ", ".join(f"{n} {k}" for k, n in seg["nodes"].items() if n)
+            reason = seg["info"].get("reason", "")
+            lines.append(
+                f"  #{seg['id']}: {seg['mode']:<5} ({kinds or 'empty'}){' - ' + reason if reason else ''}"
+            )
+        if self.outside:
+            lines.append("outside graphs:")
+            for item in self.outside:
+                lines.append(f"  {item['op']} at {item['location']}: {item['reason']}")
+        if self.transforms:
+            lines.append("graph-safety transformations:")
+            for item in self.transforms:
+                lines.append(
+                    f"  {item.get('pass', '?')}: {item.get('what', '')} at {item.get('location', '?')}"
+                )
+        return "\n".join(lines)
+
+
+def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
+    counted = ("kernel", "library")
+    total = graphable = graphed = 0
+    segments, outside = [], []
+    for step in plan.steps:
+        if isinstance(step, HostStep):
+            total += 1
+            outside.append({"op": step.node.op, "reason": step.reason, "location": step.node.location})
+            continue
+        assert isinstance(step, Segment)
+        n = sum(node.kind in counted for node in step.nodes)
+        total += n
+        graphable += n
+        graphed += n if step.mode == "graph" else 0
+        kinds = {k: sum(node.kind == k for node in step.nodes) for k in ("kernel", "library", "copy", "fill")}
+        segments.append({"id": step.id, "mode": step.mode, "nodes": kinds, "info": step.info})
+        if step.mode != "graph":
+            for node in step.nodes:
+                if node.kind in counted:
+                    outside.append(
+                        {
+                            "op": node.op or node.kernel,
+                            "reason": step.info.get("reason", "segment runs eagerly"),
+                            "location": node.location,
+                        }
+                    )
+    io = [
+        {
+            "kind": a.role,
+            "name": a.name,
+            "mechanism": a.io,
+            "bytes": plan.buffers[a.buffer].layout.nbytes() if a.io == "copy" else 0,
+        }
+        for a in plan.arguments
+    ]
+    io += [
+        {
+            "kind": "output",
+            "name": f"output {i}",
+            "mechanism": o.io,
+            "bytes": plan.buffers[o.buffer].layout.nbytes() if o.io == "copy" else 0,
+        }
+        for i, o in enumerate(plan.outputs)
+    ]
+    transforms = []
+    if module is not None and TRANSFORMS in module.operation.attributes:
+        transforms = attr_value(module.operation.attributes[TRANSFORMS])
+    coverage = {"before": graphable / total if total else 1.0, "after": graphed / total if total else 1.0}
+    return Explanation(coverage, io, segments, outside, transforms)

@@ -1,0 +1,90 @@
+"""classify-ops: give every op of `@main` its class, the first decision of the pipeline.
+
+Classes: `pointwise` (the kernel generator can emit it), `view` (layout only), `reduction` and
+`library` (one ATen call each), `host` (needs the host: it synchronises or has a data-dependent
+shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
+computes tensors and is not otherwise known is a library op, so no model is refused for a missing
+lowering; ops that are not ATen at all are errors naming the op and its source location.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..ir import aten, attrs
+from ..ir import dialect as d
+from ..ir._mlir import ir
+from ..ir.torch_types import is_tensor, tensor_info
+from .base import Pass, PassError, main_function
+from .pointwise import POINTWISE
+
+_STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
+_SCALAR_PREFIXES = ("torch.constant.", "torch.prim.", "torch.symbolic_int", "torch.derefine")
+_LITERALS = {"torch.vtensor.literal"}
+
+
+def classify(op: Any) -> str:
+    """The class of one torch-dialect op (see module docstring); raises ValueError for foreign ops."""
+    name = op.operation.name
+    if name in _LITERALS:
+        return "constant"
+    results = list(op.results)
+    if name.startswith(_SCALAR_PREFIXES) and not any(is_tensor(r.type) for r in results):
+        return "scalar"
+    aten_name = aten.aten_name(op)
+    if aten_name is None:
+        raise ValueError(f"'{name}' is not an ATen op pygraph knows")
+    if aten_name in aten.NOP_OPS:
+        return "nop"
+    if results and not any(is_tensor(r.type) or str(r.type).startswith("!torch.list") for r in results):
+        return "scalar"  # size arithmetic and other ops on Python numbers
+    if aten_name in aten.VIEW_OPS:
+        return "view"
+    if aten_name in aten.HOST_OPS:
+        return "host"
+    if aten_name in POINTWISE:
+        return "pointwise"
+    if aten_name in aten.REDUCTION_OPS:
+        return "reduction"
+    return "library"
+
+
+@dataclasses.dataclass
+class ClassifyOps(Pass):
+    """Sets `pygraph.class` on every op of `@main`; errors name ops pygraph cannot run at all."""
+
+    name = "classify-ops"
+    summary = "classify each op as pointwise, view, reduction, library, host, scalar, constant or nop"
+
+    def run(self, module: ir.Module) -> None:
+        main = main_function(module)
+        errors = []
+        with module.context:
+            for op in main.regions[0].blocks[0].operations:
+                if op.operation.name in _STRUCTURAL:
+                    continue
+                try:
+                    cls = classify(op)
+                except ValueError as exc:
+                    errors.append((op.location, str(exc)))
+                    continue
+                if cls in ("host", "library", "reduction", "pointwise") and _data_dependent(op):
+                    errors.append(
+                        (
+                            op.location,
+                            f"{aten.aten_name(op)} has an output shape that depends on the data; "
+                            "pygraph does not support data-dependent shapes yet",
+                        )
+                    )
+                    continue
+                op.attributes[d.CLASS] = attrs.string(cls)
+        if errors:
+            raise PassError(errors)
+
+
+def _data_dependent(op: Any) -> bool:
+    """A result with a dynamic dim and no eager layout was sized by the data, not by the inputs' shapes."""
+    if d.LAYOUTS in op.attributes:
+        return False
+    return any((info := tensor_info(r.type)) is not None and -1 in info[0] for r in op.results)

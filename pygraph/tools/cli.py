@@ -1,0 +1,48 @@
+"""`pygraph`: the command line (example, explain)."""
+
+from __future__ import annotations
+
+import argparse
+import sys
+from pathlib import Path
+
+
+def main(argv: list[str] | None = None) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pygraph", description="pygraph: PyTorch models as explicitly built CUDA graphs"
+    )
+    sub = parser.add_subparsers(dest="command", required=True)
+    example = sub.add_parser(
+        "example", help="compile the bundled example model, explain it, run it and check it against eager"
+    )
+    example.add_argument("--print-ir", action="store_true", help="print each stage's IR in full")
+    explain = sub.add_parser(
+        "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
+    )
+    explain.add_argument("path", type=Path)
+    args = parser.parse_args(argv)
+    if args.command == "example":
+        from .example import main as run_example
+
+        return run_example(print_ir=args.print_ir)
+    return _explain(args.path)
+
+
+def _explain(path: Path) -> int:
+    from ..ir.context import parse
+    from ..ir.explain import explain_plan
+    from ..ir.plan import read_plan
+
+    files = sorted(path.glob("*.plan.mlir")) if path.is_dir() else [path]
+    if not files:
+        print(f"pygraph explain: no .plan.mlir in {path}", file=sys.stderr)
+        return 1
+    for file in files:
+        module = parse(file.read_text())
+        print(f"== {file.name}")
+        print(explain_plan(read_plan(module), module))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
