@@ -82,5 +82,5 @@ def test_node_outside_a_segment_is_rejected():
   "pygraph.kernel"(%x, %a) {kernel = @k0, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
   return %a : !pygraph.buf
 """
-    with pytest.raises(PlanError, match="must be inside a pygraph.segment"):
+    with pytest.raises(PlanError, match=r"must be inside a pygraph\.segment"):
         read_plan(parse(plan_text(body)))

@@ -168,7 +168,7 @@ def test_transformer_block():
 class BuffersAndConstants(nn.Module):
     def __init__(self):
         super().__init__()
-        self.register_buffer("position_ids", torch.arange(8).expand(1, -1), persistent=False)
+        self.register_buffer("position_ids", torch.arange(8).expand(2, -1), persistent=False)
         self.emb = nn.Embedding(8, 4)
 
     def forward(self, x):
@@ -176,7 +176,7 @@ class BuffersAndConstants(nn.Module):
 
 
 def test_non_persistent_buffer_and_lifted_constant():
-    program, text = compile_ir(BuffersAndConstants(), torch.randn(1, 8, 4))
+    program, text = compile_ir(BuffersAndConstants(), torch.randn(2, 8, 4))
     args = {name: (role, layout) for role, name, layout, _ in argument_attrs(program)}
     assert args["position_ids"][0] == "buffer"
     assert args["position_ids"][1].strides == (0, 1)  # the expanded buffer keeps its layout
