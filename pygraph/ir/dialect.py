@@ -101,7 +101,7 @@ class OverwriteOp(PyGraph.Operation, name="overwrite"):
     target: ext.Operand[Any]
 
     def verify_invariants(self) -> bool:
-        if not ir.BlockArgument.isinstance(self.target):
+        if not isinstance(self.target, ir.BlockArgument):
             return _fail(self, "target must be a function argument")
         return True
 

@@ -11,10 +11,11 @@ import dataclasses
 from typing import Any
 
 from ..ir import dialect as d
-from ..ir._mlir import ir
+from ..ir._mlir import func, ir
 from .base import Pass, PassError, main_function
 
 _MEMBERS = (*d.NODE_OPS, d.ViewOp)
+_OUTSIDE = (d.AllocOp, d.ConstantOp, d.HostOp, func.ReturnOp)
 
 
 @dataclasses.dataclass
@@ -33,11 +34,14 @@ class FormSegments(Pass):
         with module.context:
             ops = list(block.operations)
             if any(isinstance(op, d.SegmentOp) for op in ops):
-                raise PassError.at(main, "the function already has segments")
-            first = ops[0]
-            for op in ops:
-                if isinstance(op, (d.AllocOp, d.ConstantOp)) and op is not first:
-                    op.operation.move_before(first.operation)
+                return  # already formed
+            if not all(isinstance(op, (*_MEMBERS, *_OUTSIDE)) for op in ops):
+                stray = next(op for op in ops if not isinstance(op, (*_MEMBERS, *_OUTSIDE)))
+                raise PassError.at(stray, f"'{stray.operation.name}' is not a plan-level op: run lower-to-plan first")
+            hoisted = [op for op in ops if isinstance(op, (d.AllocOp, d.ConstantOp))]
+            anchor = next((op for op in ops if not isinstance(op, (d.AllocOp, d.ConstantOp))), None)
+            for op in hoisted if anchor is not None else []:
+                op.operation.move_before(anchor.operation)
             runs: list[list[Any]] = [[]]
             for op in block.operations:
                 if isinstance(op, _MEMBERS):

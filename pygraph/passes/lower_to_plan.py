@@ -30,10 +30,16 @@ class LowerToPlan(Pass):
     summary = "lower tensor-level IR to plan-level buffers, views, kernels and library calls"
 
     def run(self, module: ir.Module) -> None:
+        if _stage(module) == "plan":
+            return
         main = main_function(module)
         with module.context:
             _Lowering(module, main).run()
             module.operation.attributes[d.STAGE] = attrs.string("plan")
+
+
+class _DependsOnFailure(Exception):
+    """An operand comes from an op that already failed (reported once, at that op)."""
 
 
 class _Lowering:
@@ -45,6 +51,7 @@ class _Lowering:
         self.copies = 0
         self.overwrites: list[Any] = []  # emitted just before the return
         self.errors: list[tuple[ir.Location, str]] = []
+        self.failed: set[ir.Value] = set()  # results of ops that failed: their users are not reported again
 
     # ----------------------------------------------------------------------------------- driver
 
@@ -83,6 +90,9 @@ class _Lowering:
                     self._lower(op)
                 except PassError as exc:
                     self.errors.extend(exc.errors)
+                    self.failed.update(op.results)
+                except _DependsOnFailure:
+                    self.failed.update(op.results)
         if self.errors:
             new_fn.operation.erase()
             raise PassError(self.errors)
@@ -119,6 +129,8 @@ class _Lowering:
     # ---------------------------------------------------------------------------------- helpers
 
     def _value(self, value: ir.Value, user: Any) -> Any:
+        if value in self.failed:
+            raise _DependsOnFailure
         try:
             return self.values[value]
         except KeyError:
@@ -392,6 +404,11 @@ class _Lowering:
             [ir.DictAttr.get({d.LAYOUT: self.layouts[b].to_attr(), d.IO: attrs.string("copy")}) for b in bufs]
         )
         func.ReturnOp(bufs)
+
+
+def _stage(module: ir.Module) -> str | None:
+    attr = module.operation.attributes[d.STAGE] if d.STAGE in module.operation.attributes else None
+    return ir.StringAttr(attr).value if attr is not None else None
 
 
 def _dicts(array: ir.Attribute) -> list[dict[str, ir.Attribute]]:
