@@ -79,6 +79,8 @@ def import_program(ep: torch.export.ExportedProgram, context: ir.Context) -> Imp
             [_argument_attrs(spec, tensor) for spec, tensor in zip(arguments, tensors, strict=True)]
         )
         func_op.location = ir.Location.name("main")
+        for argument, name in zip(block.arguments, inputs, strict=False):
+            argument.set_location(ir.Location.name(name))
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
     return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs)
@@ -206,10 +208,8 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
         if node is not None and not isinstance(node.meta.get("val"), torch.Tensor):
             raise UnsupportedError(f"output {i} of the model ({_describe(node)}) is not a tensor")
     for node in ep.graph.nodes:
-        if node.op == "call_function" and isinstance(node.target, torch._ops.HigherOrderOperator):
+        if isinstance(node.target, torch._ops.HigherOrderOperator):
             raise UnsupportedError(f"{_describe(node)} is the higher-order operator {node.target.name()}")
-        if node.op in ("call_module", "call_method", "get_attr") and node.users:
-            raise UnsupportedError(f"{_describe(node)} is a {node.op} node, which export should not leave")
 
 
 def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:

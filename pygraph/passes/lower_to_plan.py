@@ -407,7 +407,7 @@ class _Lowering:
 
 
 def _stage(module: ir.Module) -> str | None:
-    attr = module.operation.attributes[d.STAGE] if d.STAGE in module.operation.attributes else None
+    attr = module.operation.attributes.get(d.STAGE, None)
     return ir.StringAttr(attr).value if attr is not None else None
 
 
