@@ -24,24 +24,27 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.index_copy.default: "becomes index_put (KV-cache writes)",
     aten.index_copy_.default: "becomes index_put; functionalization keeps the write as a mutation",
     aten.index_add.default: "becomes index_put with accumulate",
-    aten.index_fill.int_Scalar: "becomes a where over a broadcast index mask",
-    aten.index_fill.int_Tensor: "becomes a where over a broadcast index mask",
-    aten.take.default: "becomes index on the flattened input",
-    aten.rsub.Tensor: "a subtraction with swapped operands",
-    aten.sinc.default: "pointwise: sin, div and where, fusible",
-    aten.nansum.default: "a where and a sum",
-    aten.std_mean.correction: "var_mean and a sqrt",
-    aten.xlogy.Scalar_Other: "pointwise: log, mul and where, fusible",
-    aten.xlogy.Scalar_Self: "pointwise: log, mul and where, fusible",
-    aten.addr.default: "an outer product: broadcast mul and add, fusible",
+    aten.index_fill.int_Scalar: "becomes index_put of the expanded fill value",
+    aten.index_fill.int_Tensor: "becomes index_put of the expanded fill value",
+    aten.take.default: "becomes index on a view of the flattened input",
+    aten.rsub.Tensor: "becomes sub with swapped operands",
+    aten.sinc.default: "becomes pointwise mul, sin, div and where (fusible)",
+    aten.nansum.default: "becomes isnan, where and sum",
+    aten.std_mean.correction: "becomes var_mean and sqrt",
+    aten.addr.default: "becomes outer, mul and add",
     aten._native_batch_norm_legit_functional.default: "training-mode batch norm: var_mean and pointwise ops",
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
+    aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
 }
 
-# Every CompositeImplicitAutograd op that export keeps and torch-mlir has no op for (aliases such as
-# aten.multiply, aten.greater, aten.concat, aten.divide, and composites such as aten.diff, aten.kron,
-# aten.tensordot) is decomposed into the ops that define it.
-COMPOSITE_REASON = "composite with no torch-dialect op: decomposed into the ops that define it"
+
+def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    for dim in sorted({d % max(x.dim(), 1) for d in dims}, reverse=True):
+        x = aten.squeeze.dim(x, dim)
+    return x
+
+
+_OWN = {aten.squeeze.dims: _squeeze_dims}  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
 
 
 def _is_composite(op: torch._ops.OpOverload) -> bool:
@@ -49,15 +52,21 @@ def _is_composite(op: torch._ops.OpOverload) -> bool:
 
 
 def _torch_dialect_name(op: torch._ops.OpOverload) -> str:
-    """The op torch-mlir's importer emits for `op` (it uses `torch.operator` when none is registered)."""
+    """The op torch-mlir's importer emits for `op` (it falls back to `torch.operator` when none is registered)."""
     schema = op._schema
     name = f"torch.{schema.name.replace('::', '.')}"
     return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 
 def _build() -> dict[torch._ops.OperatorBase, Callable]:
+    """EXPLICIT, plus every composite (CompositeImplicitAutograd) op that export keeps for the table to
+    decide (torch's default table lists them) and torch-mlir has no op for: aliases such as aten.multiply,
+    aten.greater, aten.concat, aten.divide and composites such as aten.diff, aten.kron, aten.tensordot,
+    each decomposed into the ops that define it."""
     context = make_context()
-    table: dict[torch._ops.OperatorBase, Callable] = {op: decomposition_table[op] for op in EXPLICIT}
+    table: dict[torch._ops.OperatorBase, Callable] = {
+        op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
+    }
     for op, decomposition in torch.export.default_decompositions().items():
         if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op):
             continue

@@ -17,7 +17,13 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw, has_guarding_hint
 from torch.utils import _pytree as pytree
-from torch_mlir.extras.fx_importer import ContextCache, FxImporter, FxImporterHooks, GraphNodeImporter
+from torch_mlir.extras.fx_importer import (
+    ContextCache,
+    FxImporter,
+    FxImporterHooks,
+    GraphNodeImporter,
+    InputInfo,
+)
 
 from ..ir import dialect, dtypes, torch_types
 from ..ir._mlir import ir
@@ -95,8 +101,6 @@ class _ContextCache(ContextCache):
     __slots__ = ()
 
     def get_node_location(self, node: torch.fx.Node) -> ir.Location | None:
-        if node.op == "placeholder":
-            return None  # emits no op; None keeps the function's location from naming an argument
         base = super().get_node_location(node) or ir.Location.unknown(self._c)
         return ir.Location.name(node.name, childLoc=base, context=self._c)
 
@@ -115,12 +119,14 @@ class _Hooks(FxImporterHooks):
         self.tensors: list[torch.Tensor] = []  # the tensor behind each
         self.values: dict[int, ir.Value] = {}  # id(tensor) -> its argument (tied weights share one)
 
-    def resolve_input(self, gni: GraphNodeImporter, value: Any, info: Any) -> ir.Value:
+    def resolve_input(self, gni: GraphNodeImporter, value: Any, info: InputInfo) -> ir.Value:
         return self._argument(
             gni, value, info.ir_type, ArgumentSpec(_ROLES[info.input_spec.kind], info.input_spec.target)
         )
 
-    def resolve_literal(self, gni: GraphNodeImporter, literal: Any, info: Any) -> ir.Value | None:
+    def resolve_literal(
+        self, gni: GraphNodeImporter, literal: Any, info: InputInfo | None
+    ) -> ir.Value | None:
         if not isinstance(literal, torch.Tensor):
             return None  # scalars, dtypes, ...: torch-mlir's constants
         name = self.constant_names.get(id(literal))
@@ -132,7 +138,7 @@ class _Hooks(FxImporterHooks):
         return self._argument(gni, literal, self.cache.tensor_to_vtensor_type(literal), spec)
 
     def store_produced_value(
-        self, gni: GraphNodeImporter, py_value: Any, produced_ir_value: Any, info: Any
+        self, gni: GraphNodeImporter, py_value: Any, produced_ir_value: ir.Value, info: InputInfo
     ) -> None:
         _overwrite(gni._b, produced_ir_value, gni.resolve_node_value(info.node))
 
@@ -168,13 +174,23 @@ class _NodeImporter(GraphNodeImporter):
         self._on_node_produced[producer_node_name] = lambda value: _overwrite(self._b, value, mutable_value)
         return mutable_value
 
+    def lazy_import_buffer(
+        self, loc: ir.Location, node: torch.fx.Node, buffer_value: Any, info: InputInfo
+    ) -> None:
+        super().lazy_import_buffer(loc, node, buffer_value, info)
+        placeholders = {n.name: n for n in info.program.graph.find_nodes(op="placeholder")}
+        producer = placeholders.get(info.store_producer_node)
+        if producer is not None:  # the new value is an argument (`buf.copy_(x)`): no op will produce it
+            del self._on_node_produced[producer.name]
+            _overwrite(self._b, self.resolve_node_value(producer), self.resolve_node_value(node))
+
     def return_node_values(self, loc: ir.Location, nodes: list, constants: dict) -> None:
         super().return_node_values(ir.Location.name("output", context=self._c), nodes, constants)
 
 
 def _overwrite(block: ir.Block, value: ir.Value, target: ir.Value) -> None:
     """`pygraph.overwrite(value, target)` at the end of `block`, located where `value` was computed."""
-    loc = value.owner.location if isinstance(value, ir.OpResult) else ir.Location.unknown()
+    loc = value.owner.location if isinstance(value, ir.OpResult) else value.location
     with ir.InsertionPoint(block):
         dialect.create(dialect.OverwriteOp, [value, target], loc=loc)
 
@@ -201,12 +217,13 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
         if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
             raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
         if not isinstance(spec.arg, TensorArgument):
-            raise UnsupportedError(
-                f"output {i} of the model is {spec.arg}, not a tensor: pygraph returns tensors only"
+            node = nodes.get(getattr(spec.arg, "name", ""))
+            what = (
+                _describe(node) if node is not None else f"the constant {getattr(spec.arg, 'value', None)!r}"
             )
-        node = nodes.get(spec.arg.name)
-        if node is not None and not isinstance(node.meta.get("val"), torch.Tensor):
-            raise UnsupportedError(f"output {i} of the model ({_describe(node)}) is not a tensor")
+            raise UnsupportedError(
+                f"output {i} of the model, {what}, is not a tensor: pygraph returns tensors only"
+            )
     for node in ep.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             raise UnsupportedError(f"{_describe(node)} is the higher-order operator {node.target.name()}")
@@ -222,7 +239,7 @@ def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:
 
 def _describe(node: torch.fx.Node) -> str:
     """`node 'name' (file.py:12)`: the FX node and the innermost frame of the user's code that made it."""
-    frames = re.findall(r'File "([^"]+)", line (\d+)', node.stack_trace or "")
+    frames = re.findall(r'File "([^<"][^"]*)", line (\d+)', node.stack_trace or "")  # not <eval_with_key>
     where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "unknown location"
     return f"node '{node.name}' ({where})"
 
@@ -271,8 +288,11 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
             node = node.args[0]
         value = node.meta.get("val")
         fakes = list(value) if isinstance(value, (list, tuple)) else [value]
-        if _agree(results, fakes):
-            op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+        try:
+            if _agree(results, fakes):
+                op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+        except ValueError as e:  # a dtype pygraph does not support
+            raise UnsupportedError(f"{_describe(node)}: {e}") from e
 
 
 def _node_name(loc: ir.Location) -> str | None:

@@ -52,9 +52,9 @@ def layouts_of(op):
 
 
 def op_named(program, node_name):
-    """The op that computes FX node `node_name` (the last op under its location name)."""
+    """The op that computes FX node `node_name` (the importer emits its helpers first)."""
     found = [
-        op for op in ops(program) if isinstance(op.location, ir.NameLoc) and op.location.name_str == node_name
+        op for op in ops(program) if len(op.results) and str(op.location).startswith(f'loc("{node_name}"')
     ]
     return found[-1]
 
@@ -172,18 +172,18 @@ class BuffersAndConstants(nn.Module):
         self.emb = nn.Embedding(8, 4)
 
     def forward(self, x):
-        return (self.emb(self.position_ids) + x) * torch.tensor(3.0)
+        return (self.emb(self.position_ids) + x) * torch.tensor(3.0) * torch.tensor([True, False, True, True])
 
 
-def test_non_persistent_buffer_and_lifted_constant():
+def test_non_persistent_buffer_and_lifted_constants():
     program, text = compile_ir(BuffersAndConstants(), torch.randn(2, 8, 4))
     args = {name: (role, layout) for role, name, layout, _ in argument_attrs(program)}
     assert args["position_ids"][0] == "buffer"
     assert args["position_ids"][1].strides == (0, 1)  # the expanded buffer keeps its layout
-    constants = [a for a in program.arguments if a.role == "constant"]
-    assert len(constants) == 1 and args[constants[0].name][0] == "constant"
-    assert torch.equal(constants[0].value, torch.tensor(3.0))
-    assert "literal" not in text and "dense_resource" not in text
+    three, mask = (a for a in program.arguments if a.role == "constant")
+    assert args[three.name][0] == args[mask.name][0] == "constant"
+    assert torch.equal(three.value, torch.tensor(3.0)) and args[mask.name][1].dtype.name == "bool"
+    assert "literal" not in text and "dense_resource" not in text and "convert_element_type" not in text
 
 
 class Counter(nn.Module):
@@ -197,13 +197,14 @@ class Counter(nn.Module):
 
 
 def overwrites(program):
-    """(value op's name, target's pygraph.name) of each pygraph.overwrite."""
+    """(what computes the value: an op's name or an argument's, target's name) of each pygraph.overwrite."""
     names = [name for _, name, _, _ in argument_attrs(program)]
     found = []
     for op in ops(program):
         if op.operation.name == "pygraph.overwrite":
             value, target = op.operands
-            found.append((value.owner.operation.name, names[target.arg_number]))
+            source = value.owner.name if isinstance(value, ir.OpResult) else names[value.arg_number]
+            found.append((source, names[target.arg_number]))
     return found
 
 
@@ -214,6 +215,23 @@ def test_buffer_mutation_becomes_overwrite():
     # the multiplication reads the updated count, not the argument
     mul = next(op for op in ops(program) if op.operation.name == "torch.aten.mul.Tensor")
     assert mul.operands[1].owner.operation.name == "torch.aten.add.Scalar"
+
+
+class SetState(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("state", torch.zeros(3))
+
+    def forward(self, x):
+        self.state.copy_(x)
+        return x + 1
+
+
+def test_buffer_set_to_an_input():
+    # the new value is the input itself: no op produces it, the overwrite comes first
+    program, _ = compile_ir(SetState(), torch.randn(3))
+    assert overwrites(program) == [("x", "state")]
+    assert ops(program)[0].operation.name == "pygraph.overwrite"
 
 
 def test_train_mode_batch_norm_updates_running_statistics():
@@ -318,7 +336,9 @@ def test_output_structure_and_locations():
     program, _ = compile_ir(Structured(), torch.randn(3))
     rebuilt = pytree.tree_unflatten(["a", "b", "c"], program.out_spec)
     assert rebuilt == {"double": "a", "pair": ("b", "c")}
-    assert re.fullmatch(r'loc\("mul"\("[^"]*test_import_program.py":\d+:0\)\)', str(op_named(program, "mul").location))
+    assert re.fullmatch(
+        r'loc\("mul"\("[^"]*test_import_program.py":\d+:0\)\)', str(op_named(program, "mul").location)
+    )
     assert str(ops(program)[-1].location) == 'loc("output")'
     assert str(main_func(program).regions[0].blocks[0].arguments[0].location) == 'loc("x")'
 

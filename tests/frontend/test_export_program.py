@@ -1,0 +1,104 @@
+"""export_program: inputs checked before tracing, failures wrapped, the decomposition table applied."""
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+from pygraph.frontend import ExportError, export_program, import_program
+from pygraph.frontend.decompositions import EXPLICIT, TABLE
+from pygraph.ir.context import make_context, print_module
+
+aten = torch.ops.aten
+
+
+class Scaled(nn.Module):
+    def forward(self, x, scale):
+        return x * scale
+
+
+def test_non_tensor_input_is_named():
+    with pytest.raises(TypeError, match=r"argument 'scale' of Scaled.forward is float \(2.0\)"):
+        export_program(Scaled(), (torch.randn(3), 2.0))
+
+
+def test_example_inputs_must_be_a_tuple():
+    with pytest.raises(TypeError, match="must be a tuple"):
+        export_program(Scaled(), [torch.randn(3), torch.randn(3)])
+
+
+class DataDependent(nn.Module):
+    def forward(self, x):
+        return x * 2 if x.sum() > 0 else x
+
+
+def test_export_failure_is_wrapped():
+    with pytest.raises(ExportError, match=r"torch\.export failed for DataDependent") as info:
+        export_program(DataDependent(), (torch.randn(3),))
+    assert info.value.__cause__ is not None and str(info.value.__cause__).splitlines()[0] in str(info.value)
+
+
+def test_table_keeps_high_level_ops():
+    kept = [
+        aten.linear.default,
+        aten.conv2d.default,
+        aten.convolution.default,
+        aten.layer_norm.default,
+        aten.gelu.default,
+        aten.silu.default,
+        aten.hardswish.default,
+        aten.softmax.int,
+        aten._softmax.default,
+        aten.scaled_dot_product_attention.default,
+        aten._native_batch_norm_legit_no_training.default,
+        aten.embedding.default,
+        aten.addmm.default,
+        aten.matmul.default,
+        aten.group_norm.default,
+    ]
+    assert not [op for op in kept if op in TABLE]
+    assert aten.diff.default in TABLE and aten.multiply.Tensor in TABLE and aten.index_copy.default in TABLE
+    assert all(op in TABLE for op in EXPLICIT)
+
+
+class InPlace(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(4, 3))
+
+    def forward(self, x, index):
+        self.cache.index_copy_(0, index, x)
+        x.mul_(2)
+        return self.cache + 1
+
+
+def test_in_place_ops_are_functionalized():
+    ep = export_program(InPlace(), (torch.randn(2, 3), torch.tensor([0, 2])))
+    targets = {str(node.target) for node in ep.graph.nodes if node.op == "call_function"}
+    assert not [t for t in targets if t.split(".")[1].endswith("_")], targets  # no in-place op is left
+    assert "aten.index_put.default" in targets
+    mutations = {spec.kind.name: spec.target for spec in ep.graph_signature.output_specs if spec.target}
+    assert mutations == {"BUFFER_MUTATION": "cache", "USER_INPUT_MUTATION": "x"}
+
+
+class UsesDecomposedOps(nn.Module):
+    def forward(self, x, i, b):
+        return (
+            torch.diff(x, dim=0),
+            torch.multiply(x, 2) + torch.greater(x, 0) + torch.concat([x, x])[:4],
+            x.index_copy(0, i, x[:2]) + x.index_add(0, i, x[:2]) + x.index_fill(1, i, 2.0),
+            torch.take(x, i),
+            torch.rsub(x, x[0]) + torch.sinc(x) + torch.addr(x, x[:, 0], x[0]),
+            torch.nansum(x) + torch.std_mean(x, dim=0)[0],
+            F.batch_norm(b, None, None, training=True),
+            b[:1, :, :1].squeeze((0, 2)),
+        )
+
+
+def test_decomposed_ops_import_as_named_torch_ops():
+    ep = export_program(UsesDecomposedOps(), (torch.randn(4, 4), torch.tensor([0, 2]), torch.randn(2, 3, 4)))
+    text = print_module(import_program(ep, make_context()).module)
+    assert "torch.operator" not in text
+    decomposed = ["diff", "multiply", "greater", "concat", "index_copy", "index_add", "index_fill", "take"]
+    assert not [name for name in decomposed if f"torch.aten.{name}" in text]
+    assert "torch.aten.index_put" in text and "torch.aten.squeeze.dim " in text
