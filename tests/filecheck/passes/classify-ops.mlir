@@ -1,0 +1,39 @@
+// RUN: pygraph-opt %s -p classify-ops --split-input-file | filecheck %s
+
+// One op of each class.
+// CHECK-LABEL: func.func @main
+// CHECK:         torch.vtensor.literal{{.*}}pygraph.class = "constant"
+// CHECK:         torch.constant.int 0 {pygraph.class = "scalar"}
+// CHECK:         torch.aten.relu %arg0 {pygraph.class = "pointwise"}
+// CHECK:         torch.aten.transpose.int {{.*}}pygraph.class = "view"
+// CHECK:         torch.aten.mm {{.*}}pygraph.class = "library"
+// CHECK:         torch.aten.sum {{.*}}pygraph.class = "reduction"
+// CHECK:         torch.aten.size.int {{.*}}pygraph.class = "scalar"
+// CHECK:         torch.operator "torch.aten._native_batch_norm_legit_no_training"{{.*}}pygraph.class = "library"
+// CHECK:         torch.aten.nonzero {{.*}}pygraph.class = "host"
+// CHECK:         torch.operator "torch.aten._assert_tensor_metadata"{{.*}}pygraph.class = "nop"
+func.func @main(%arg0: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4,4],f32> {
+  %c = torch.vtensor.literal(dense<3.0> : tensor<f32>) : !torch.vtensor<[],f32>
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %0 = torch.aten.relu %arg0 : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %1 = torch.aten.transpose.int %0, %int0, %int1 : !torch.vtensor<[4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,4],f32>
+  %2 = torch.aten.mm %0, %1 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %none = torch.constant.none
+  %3 = torch.aten.sum %2, %none : !torch.vtensor<[4,4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %4 = torch.aten.size.int %2, %int0 : !torch.vtensor<[4,4],f32>, !torch.int -> !torch.int
+  %float = torch.constant.float 1.0e-05
+  %5:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%2, %w, %w, %w, %w, %float, %float) : (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)
+  %6 = torch.aten.nonzero %2 {pygraph.layouts = [#pygraph.layout<[16, 2], [2, 1], 0 : i64, si64>]} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[16,2],si64>
+  torch.operator "torch.aten._assert_tensor_metadata"(%2, %none) : (!torch.vtensor<[4,4],f32>, !torch.none) -> ()
+  return %2 : !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// Nothing to classify.
+// CHECK-LABEL: func.func @empty
+// CHECK-NEXT:    return %arg0
+func.func @empty(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
+  return %arg0 : !torch.vtensor<[4],f32>
+}
