@@ -222,10 +222,10 @@ class _Reader:
             )
         return args
 
-    def _new(self, value: ir.Value, kind: str, layout: Layout, root: int | None = None, **kw: Any) -> Buffer:
+    def _new(self, ssa: ir.Value, kind: str, layout: Layout, root: int | None = None, **kw: Any) -> Buffer:
         buf = Buffer(len(self.buffers), kind, layout, len(self.buffers) if root is None else root, **kw)
         self.buffers.append(buf)
-        self.ids[value] = buf.id
+        self.ids[ssa] = buf.id
         return buf
 
     def _id(self, value: ir.Value, user: Any) -> int:

@@ -206,9 +206,8 @@ def _write(cubin: Cubin) -> None:
 _functions: dict[tuple[int, str], Function] = {}
 
 
-def load(cubin: Cubin) -> Function:
-    """The cubin's function in the current context, loaded once per context."""
-    context = driver.current_context()
+def load(cubin: Cubin, context: cu.CUcontext) -> Function:
+    """The cubin's function in `context`, which must be current (`driver.current_context`); loaded once."""
     slot = (int(context), cubin.key)
     if slot not in _functions:
         module = driver.call("cuModuleLoadData", cubin.image)

@@ -18,7 +18,6 @@ class CudaError(RuntimeError):
     """A driver call that did not return CUDA_SUCCESS."""
 
     def __init__(self, call: str, result: Any) -> None:
-        self.call, self.result = call, result
         super().__init__(f"{call} failed: {_describe(result)}")
 
 
@@ -45,15 +44,15 @@ def launch_graph(graph_exec: cu.CUgraphExec, stream: cu.CUstream) -> None:
         raise CudaError("cuGraphLaunch", result)
 
 
-def current_context() -> cu.CUcontext:
-    """The context torch made current on this thread (the device's primary context).
+def current_context(device: int) -> cu.CUcontext:
+    """The context of CUDA device `device` current on this thread: its primary context, which torch uses.
 
-    Call it after torch has touched the device (an allocation), inside `torch.cuda.device(...)`.
+    Call it inside `torch.cuda.device(device)`. Where torch has not touched the device on this thread
+    yet, the primary context is made current here, as the runtime API would.
     """
     call("cuInit", 0)
     context = call("cuCtxGetCurrent")
     if int(context) == 0:
-        raise RuntimeError(
-            "no CUDA context is current on this thread: allocate on the device with torch first"
-        )
+        context = call("cuDevicePrimaryCtxRetain", call("cuDeviceGet", device))
+        call("cuCtxSetCurrent", context)
     return context

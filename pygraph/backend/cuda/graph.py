@@ -61,7 +61,8 @@ class GraphBuilder:
             return self.skip(deps)
         p = cu.CUDA_MEMSET_NODE_PARAMS()
         p.dst = dst
-        p.elementSize, p.value = 1, byte
+        p.elementSize = 1
+        p.value = byte * 0x01010101  # the byte in each byte of the 32-bit value, as XLA passes it
         p.width, p.height, p.pitch = nbytes, 1, 0
         self._add("cuGraphAddMemsetNode", deps, p, self.context)
 
