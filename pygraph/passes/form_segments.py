@@ -37,7 +37,9 @@ class FormSegments(Pass):
                 return  # already formed
             if not all(isinstance(op, (*_MEMBERS, *_OUTSIDE)) for op in ops):
                 stray = next(op for op in ops if not isinstance(op, (*_MEMBERS, *_OUTSIDE)))
-                raise PassError.at(stray, f"'{stray.operation.name}' is not a plan-level op: run lower-to-plan first")
+                raise PassError.at(
+                    stray, f"'{stray.operation.name}' is not a plan-level op: run lower-to-plan first"
+                )
             hoisted = [op for op in ops if isinstance(op, (d.AllocOp, d.ConstantOp))]
             anchor = next((op for op in ops if not isinstance(op, (d.AllocOp, d.ConstantOp))), None)
             for op in hoisted if anchor is not None else []:

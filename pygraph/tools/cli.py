@@ -1,4 +1,4 @@
-"""`pygraph`: the command line (example, explain)."""
+"""`pygraph`: the command line (example, check, explain)."""
 
 from __future__ import annotations
 
@@ -16,6 +16,10 @@ def main(argv: list[str] | None = None) -> int:
         "example", help="compile the bundled example model, explain it, run it and check it against eager"
     )
     example.add_argument("--print-ir", action="store_true", help="print each stage's IR in full")
+    check = sub.add_parser("check", help="compile benchmark workloads and compare them with eager (TF32 off)")
+    check.add_argument("--suite", default="small", help="small, paper, stress or all")
+    check.add_argument("--workloads", help="comma-separated workload names")
+    check.add_argument("--out", type=Path, help="directory for check-<suite>.json")
     explain = sub.add_parser(
         "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
     )
@@ -25,6 +29,10 @@ def main(argv: list[str] | None = None) -> int:
         from .example import main as run_example
 
         return run_example(print_ir=args.print_ir)
+    if args.command == "check":
+        from .check import main as run_check
+
+        return run_check(args.suite, args.workloads, args.out)
     return _explain(args.path)
 
 

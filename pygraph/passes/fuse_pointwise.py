@@ -1,0 +1,307 @@
+"""fuse-pointwise: group the pointwise ops of `@main` and outline each group into a function, one kernel each.
+
+A group becomes `func.func private @fused_N(inputs) -> outputs attributes {pygraph.fused}` holding the
+group's torch ops (and copies of the constants they read), called from `@main` by a `func.call` with
+`pygraph.class = "kernel"` and the outputs' eager layouts in `pygraph.layouts`. Every pointwise op the
+kernel generator can emit ends in exactly one group (a lone op is a group of one); those it cannot emit
+(a device other than the model's, dropout in training) become `library` ops.
+
+Grouping is greedy in program order. The ops of a group share one result shape, the kernel's iteration
+space (inputs may broadcast). An op joins the groups that produce its operands or read the same inputs,
+merging them. A group's outputs are its values used outside it, and its call must define them before
+their first outside use: once an op outside the group (other than a no-op) uses one of its values, the
+group is *sealed*, its call goes no later than just before that op, and a later op joins it only if all
+of the op's inputs exist there (it moves up into the call). No other op moves, so groups form no cycles.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import itertools
+from collections.abc import Iterator
+from typing import Any
+
+from ..ir import aten, attrs
+from ..ir import dialect as d
+from ..ir._mlir import func, ir
+from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
+from . import pointwise
+from .base import Pass, PassError, main_function
+
+# Ops that make the scalars (and scalar tensors) a fused body reads; cloned into it.
+_CONSTANTS = ("torch.constant.", "torch.prim.ListConstruct", "torch.prim.NumToTensor.Scalar")
+# Users that do not need a value materialized at their position (they move after the call instead).
+_TRANSPARENT = ("torch.bind_symbolic_shape",)
+
+
+@dataclasses.dataclass(eq=False)
+class _Group:
+    members: list[int]  # indices in @main's block, ascending
+    shape: tuple[int, ...]
+    order: int  # creation order, to break ties deterministically
+    seal: int | None = None  # index of the first op outside the group using one of its values
+    no_ops: dict[int, Any] = dataclasses.field(default_factory=dict)  # no-op users by index
+
+    @property
+    def position(self) -> float:
+        """The latest place for the call: before the sealing op (members that come later move up to it)."""
+        return self.members[-1] if self.seal is None else self.seal - 0.5
+
+    @property
+    def anchor(self) -> tuple[int, int]:
+        """Where the call goes: (index of the op it precedes, 0 if that is the sealing op, 1 if the last
+        member, which it replaces), so calls before the same op come in dependence order."""
+        last = self.members[-1]
+        return (self.seal, 0) if self.seal is not None and self.seal < last else (last, 1)
+
+
+@dataclasses.dataclass
+class FusePointwise(Pass):
+    """Groups pointwise ops and outlines each group into a `@fused_N` function (see module docstring)."""
+
+    name = "fuse-pointwise"
+    summary = "group pointwise ops and outline each group into a private @fused_N function"
+    max_ops: int = 64  # most torch ops in one group
+
+    def run(self, module: ir.Module) -> None:
+        main = main_function(module)
+        with module.context:
+            ops = list(main.regions[0].blocks[0].operations)
+            grouping = _Grouping(ops, self.max_ops, _model_device(main))
+            groups = grouping.run()
+            constants = {
+                grouping.made_by[c.results[0]]
+                for g in groups
+                for i in g.members
+                for v in ops[i].operands
+                for c in _constant_ops(v) or []
+            }
+            names = _fresh_names(module)
+            for group in sorted(groups, key=lambda g: (g.anchor, g.order)):
+                _outline(group, ops, main, names)
+            for group in groups:
+                for i in reversed(group.members):
+                    ops[i].operation.erase()
+            # The constants the groups read were cloned into their bodies; the originals may be unused now.
+            for i in sorted(constants, reverse=True):
+                if all(not list(r.uses) for r in ops[i].results):
+                    ops[i].operation.erase()
+
+
+class _Grouping:
+    """Assigns ops to groups. Ops are known by their index in the block, values by themselves: an
+    ir.Operation's hash changes with its attributes and operands, so it is no dictionary key."""
+
+    def __init__(self, ops: list[Any], max_ops: int, device: str | None) -> None:
+        self.ops, self.max_ops, self.device = ops, max_ops, device
+        self.made_by = {r: i for i, op in enumerate(ops) for r in op.results}
+        self.owner: dict[int, _Group] = {}
+        self.readers: dict[ir.Value, list[int]] = {}  # grouped ops by the kernel inputs they read
+        self.groups: list[_Group] = []
+        self.created = itertools.count()
+
+    def run(self) -> list[_Group]:
+        for i, op in enumerate(self.ops):
+            group = None
+            if _class(op) == "pointwise":
+                if aten.aten_name(op) not in pointwise.POINTWISE:
+                    raise PassError.at(
+                        op, f"{aten.aten_name(op)} is classified pointwise but has no kernel template"
+                    )
+                group = self._place(op, i)
+            for value in op.operands:
+                producer = self._group_of(value)
+                if producer is None or producer is group:
+                    continue
+                if _transparent(op):
+                    producer.no_ops[i] = op
+                elif producer.seal is None:
+                    producer.seal = i
+        return self.groups
+
+    def _group_of(self, value: ir.Value) -> _Group | None:
+        return self.owner.get(self.made_by.get(value, -1))
+
+    def _place(self, op: Any, i: int) -> _Group | None:
+        shape = self._fusible_shape(op)
+        if shape is None:
+            return None
+        inputs = _tensor_inputs(op)
+        producers = [self._group_of(v) for v in inputs]
+        siblings = [self.owner[reader] for v in inputs for reader in self.readers.get(v, [])]
+        candidates = []
+        for group in producers + siblings:
+            if group is not None and group.shape == shape and group not in candidates:
+                candidates.append(group)
+        open_groups = [g for g in candidates if g.seal is None]
+        if open_groups and len(open_groups[0].members) < self.max_ops:
+            target = open_groups[0]
+            for other in open_groups[1:]:
+                if len(target.members) + len(other.members) < self.max_ops:
+                    self._merge(target, other)
+            return self._add(target, op, i)
+        for group in candidates:
+            if group.seal is not None and len(group.members) < self.max_ops and self._hoistable(op, i, group):
+                return self._add(group, op, i)
+        group = _Group([], shape, next(self.created))
+        self.groups.append(group)
+        return self._add(group, op, i)
+
+    def _fusible_shape(self, op: Any) -> tuple[int, ...] | None:
+        """The op's iteration space; None (and the op becomes a library op) if no kernel can compute it:
+        a dynamic shape, a scalar computed at run time, or arguments its template rejects."""
+        results = list(op.results)
+        info = tensor_info(results[0].type) if len(results) == 1 else None
+        scalars = [v for v in op.operands if not is_tensor(v.type)]
+        args = [pointwise.constant_value(v) for v in op.operands]
+        if (
+            info is None
+            or -1 in info[0]
+            or any(_constant_ops(v) is None for v in scalars)
+            or pointwise.unsupported(aten.aten_name(op), args, self.device) is not None
+        ):
+            op.attributes[d.CLASS] = attrs.string("library")
+            return None
+        return tuple(info[0])
+
+    def _hoistable(self, op: Any, i: int, group: _Group) -> bool:
+        """Whether `op` can move up to `group`'s call: all its other inputs are defined before it."""
+        for value in _tensor_inputs(op):
+            other = self._group_of(value)
+            if other is group or value not in self.made_by:
+                continue
+            defined = (
+                self.made_by[value] if other is None else other.position if other.seal is not None else i
+            )
+            if defined >= group.position:
+                return False
+        return True
+
+    def _add(self, group: _Group, op: Any, i: int) -> _Group:
+        group.members.append(i)
+        self.owner[i] = group
+        for value in _tensor_inputs(op):
+            if self._group_of(value) is not group:
+                self.readers.setdefault(value, []).append(i)
+        return group
+
+    def _merge(self, target: _Group, other: _Group) -> None:
+        for i in other.members:
+            self.owner[i] = target
+        target.members = sorted(target.members + other.members)
+        target.no_ops |= other.no_ops
+        self.groups.remove(other)
+
+
+def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> None:
+    """Creates a function holding the group's ops and a call to it (unless nothing uses the group's
+    values); the members stay until the caller erases them."""
+    members = [ops[i] for i in group.members]
+    made = {r for op in members for r in op.results}
+    inputs: list[ir.Value] = []
+    outputs: list[ir.Value] = []
+    for op in members:
+        for value in _tensor_inputs(op):
+            if value not in made and value not in inputs:
+                inputs.append(value)
+        outputs += [r for r in op.results if any(not _among(u.owner, members) for u in r.uses)]
+    if not outputs:
+        return
+    name = next(names)
+    loc = ir.Location.fused([op.location for op in members])
+    with ir.InsertionPoint(main), loc:
+        types = ir.FunctionType.get([v.type for v in inputs], [v.type for v in outputs])
+        fn = func.FuncOp(name, types, visibility="private")
+        fn.attributes[d.FUSED] = ir.UnitAttr.get()
+        block = fn.add_entry_block()
+    mapping: dict[ir.Value, ir.Value] = dict(zip(inputs, block.arguments, strict=True))
+    with ir.InsertionPoint(block):
+        for op in members:
+            for value in op.operands:
+                for constant in _constant_ops(value) or []:
+                    if constant.results[0] not in mapping:
+                        _clone(constant, mapping)
+            _clone(op, mapping)
+        func.ReturnOp([mapping[v] for v in outputs], loc=loc)
+    with ir.InsertionPoint(ops[group.anchor[0]]), loc:
+        call = func.CallOp([v.type for v in outputs], ir.FlatSymbolRefAttr.get(name), inputs)
+    call.attributes[d.CLASS] = attrs.string("kernel")
+    call.attributes[d.LAYOUTS] = ir.ArrayAttr.get([_eager_layout(v) for v in outputs])
+    for old, new in zip(outputs, call.results, strict=True):
+        old.replace_all_uses_with(new)
+    after = call.operation
+    for i, op in sorted(group.no_ops.items()):
+        if i < group.anchor[0]:  # no-ops that used a value before the call now follow it
+            op.operation.move_after(after)
+            after = op.operation
+
+
+def _clone(op: Any, mapping: dict[ir.Value, ir.Value]) -> None:
+    clone = op.operation.clone()
+    for i, value in enumerate(op.operands):
+        clone.operands[i] = mapping[value]
+    for old, new in zip(op.results, clone.results, strict=True):
+        mapping[old] = new
+
+
+def _constant_ops(value: ir.Value) -> list[Any] | None:
+    """The ops (defs before uses) that make `value` from constants alone, or None if it has other inputs."""
+    producer = value.owner if isinstance(value, ir.OpResult) else None
+    if producer is None or not producer.operation.name.startswith(_CONSTANTS):
+        return None
+    found: list[Any] = []
+    for operand in producer.operands:
+        inner = _constant_ops(operand)
+        if inner is None:
+            return None
+        found += inner
+    return [*found, producer]
+
+
+def _tensor_inputs(op: Any) -> list[ir.Value]:
+    """Tensor operands that are inputs of a kernel (tensors made from constants are cloned instead)."""
+    return [v for v in op.operands if is_tensor(v.type) and _constant_ops(v) is None]
+
+
+def _eager_layout(value: ir.OpResult) -> ir.Attribute:
+    op = value.owner
+    if d.LAYOUTS in op.attributes:
+        return ir.ArrayAttr(op.attributes[d.LAYOUTS])[value.result_number]
+    return contiguous_layout(value.type).to_attr()
+
+
+def _among(op: Any, ops: list[Any]) -> bool:
+    return any(op.operation == o.operation for o in ops)  # == compares identity, unlike hash()
+
+
+def _transparent(op: Any) -> bool:
+    return _class(op) == "nop" or op.operation.name in _TRANSPARENT
+
+
+def _class(op: Any) -> str | None:
+    return ir.StringAttr(op.attributes[d.CLASS]).value if d.CLASS in op.attributes else None
+
+
+def _model_device(main: Any) -> str | None:
+    """The device type of @main's arguments ("cuda", "cpu"), if they state one and agree."""
+    if "arg_attrs" not in main.attributes:
+        return None
+    found = {
+        ir.StringAttr(a[d.DEVICE]).value.split(":")[0]
+        for a in map(ir.DictAttr, ir.ArrayAttr(main.attributes["arg_attrs"]))
+        if d.DEVICE in a
+    }
+    return found.pop() if len(found) == 1 else None
+
+
+def _fresh_names(module: ir.Module) -> Iterator[str]:
+    taken = {
+        ir.StringAttr(op.attributes["sym_name"]).value
+        for op in module.body.operations
+        if "sym_name" in op.attributes
+    }
+    n = 0
+    while True:
+        if f"fused_{n}" not in taken:
+            yield f"fused_{n}"
+        n += 1

@@ -1,0 +1,53 @@
+// RUN: pygraph-opt %s -p codegen-triton --split-input-file --verify-diagnostics
+
+func.func @missing_callee(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
+  // expected-error @+1 {{kernel @nowhere is not a fused function}}
+  "pygraph.kernel"(%arg0) {kernel = @nowhere, access = ["rw"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> ()
+  return
+}
+
+// -----
+
+// A fused function may only hold ops the kernel table knows.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32> attributes {pygraph.fused} {
+    // expected-error @+1 {{'torch.aten.mm' has no kernel template (not a pointwise op)}}
+    %0 = torch.aten.mm %arg0, %arg0 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+    return %0 : !torch.vtensor<[4,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 4], [4, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 4], [4, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+
+// -----
+
+// Integer tensors to negative powers are an error in eager; the op's location gets the diagnostic.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4],si64>) -> !torch.vtensor<[4],si64> attributes {pygraph.fused} {
+    %int-2 = torch.constant.int -2
+    // expected-error @+1 {{aten.pow.Tensor_Scalar: integer tensors to the power -2 are not supported}}
+    %0 = torch.aten.pow.Tensor_Scalar %arg0, %int-2 : !torch.vtensor<[4],si64>, !torch.int -> !torch.vtensor<[4],si64>
+    return %0 : !torch.vtensor<[4],si64>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, si64>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, si64>}) {
+    "pygraph.kernel"(%arg0, %arg1) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+
+// -----
+
+// The launch's buffers must match the fused function's signature.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.neg %arg0 : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+    return %0 : !torch.vtensor<[4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
+    // expected-error @+1 {{cannot generate @fused_0: buffer 0 is float32[8] strides [1] offset 0, the fused function expects !torch.vtensor<[4],f32>}}
+    "pygraph.kernel"(%arg0, %arg1) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

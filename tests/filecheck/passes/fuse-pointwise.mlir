@@ -1,0 +1,139 @@
+// RUN: pygraph-opt %s -p fuse-pointwise --split-input-file | filecheck %s
+// RUN: pygraph-opt %s -p 'fuse-pointwise{max-ops=1}' --split-input-file | filecheck %s --check-prefix=ONE
+
+// An epilogue, gelu(a + bias) with a broadcast bias: one group, its constants cloned into the body,
+// the call carrying the output's eager layout (here a column-major one).
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> attributes {pygraph.fused}
+// CHECK-NEXT:    %[[C1:.*]] = torch.constant.int 1
+// CHECK-NEXT:    %[[SUM:.*]] = torch.aten.add.Tensor %arg0, %arg1, %[[C1]]
+// CHECK-NEXT:    %[[NONE:.*]] = torch.constant.str "none"
+// CHECK-NEXT:    %[[GELU:.*]] = torch.aten.gelu %[[SUM]], %[[NONE]]
+// CHECK-NEXT:    return %[[GELU]]
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[R:.*]] = call @fused_0(%arg0, %arg1) {pygraph.class = "kernel", pygraph.layouts = [#pygraph.layout<[4, 8], [1, 4], 0 : i64, f32>]}
+// CHECK-NEXT:    return %[[R]]
+// ONE-LABEL:   func.func private @fused_0(
+// ONE:           torch.aten.add.Tensor
+// ONE-NOT:       torch.aten.gelu
+// ONE-LABEL:   func.func private @fused_1(
+// ONE:           torch.aten.gelu
+// ONE-LABEL:   func.func @main
+// ONE-NEXT:      %[[S:.*]] = call @fused_0(%arg0, %arg1)
+// ONE-NEXT:      %[[G:.*]] = call @fused_1(%[[S]])
+// ONE-NEXT:      return %[[G]]
+func.func @main(%a: !torch.vtensor<[4,8],f32>, %bias: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %0 = torch.aten.add.Tensor %a, %bias, %int1 {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>]} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %str = torch.constant.str "none" {pygraph.class = "scalar"}
+  %1 = torch.aten.gelu %0, %str {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[4, 8], [1, 4], 0 : i64, f32>]} : !torch.vtensor<[4,8],f32>, !torch.str -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// A value used by a library op seals its group: the call goes before the mm, and a later op that only
+// needs values defined by then (h * 2) still joins it; relu(mm) starts a group of its own. The
+// metadata assert (a no-op) does not seal the group: it moves after the call.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>)
+// CHECK:         torch.aten.add.Tensor
+// CHECK:         torch.aten.mul.Scalar
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32>
+// CHECK-NEXT:    torch.aten.relu %arg0
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[H:.*]]:2 = call @fused_0(%arg0, %arg1)
+// CHECK-NEXT:    torch.operator "torch.aten._assert_tensor_metadata"(%[[H]]#0
+// CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %[[H]]#0, %arg1
+// CHECK-NEXT:    %[[R:.*]] = call @fused_1(%[[MM]])
+// CHECK-NEXT:    return %[[R]], %[[H]]#1
+func.func @main(%x: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>) -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %h = torch.aten.add.Tensor %x, %w, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int -> !torch.vtensor<[4,4],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  torch.operator "torch.aten._assert_tensor_metadata"(%h, %none) {pygraph.class = "nop"} : (!torch.vtensor<[4,4],f32>, !torch.none) -> ()
+  %mm = torch.aten.mm %h, %w {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %z = torch.aten.mul.Scalar %h, %int2 {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32>, !torch.int -> !torch.vtensor<[4,4],f32>
+  %r = torch.aten.relu %mm {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  return %r, %z : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// Groups need one iteration space: the [4] op cannot join the [2,4] group that feeds it through a view.
+// An op making a tensor on another device than the model's is left to ATen (class "library").
+// A tensor made from a constant (NumToTensor) is cloned into the body, not passed in.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,4],f32>
+// CHECK:         %[[T:.*]] = torch.prim.NumToTensor.Scalar
+// CHECK-NEXT:    %[[MODE:.*]] = torch.constant.str "floor"
+// CHECK-NEXT:    torch.aten.div.Tensor_mode %arg0, %[[T]], %[[MODE]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32>
+// CHECK-NEXT:    torch.aten.neg %arg0
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[D:.*]] = call @fused_0(%arg0)
+// CHECK:         %[[ROW:.*]] = torch.aten.select.int %[[D]]
+// CHECK-NEXT:    call @fused_1(%[[ROW]])
+// CHECK:         torch.aten.ones {{.*}}pygraph.class = "library"
+func.func @main(%x: !torch.vtensor<[2,4],f32> {pygraph.device = "cuda"}) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>) {
+  %int3 = torch.constant.int 3 {pygraph.class = "scalar"}
+  %three = torch.prim.NumToTensor.Scalar %int3 {pygraph.class = "constant"} : !torch.int -> !torch.vtensor<[],si64>
+  %floor = torch.constant.str "floor" {pygraph.class = "scalar"}
+  %d = torch.aten.div.Tensor_mode %x, %three, %floor {pygraph.class = "pointwise"} : !torch.vtensor<[2,4],f32>, !torch.vtensor<[],si64>, !torch.str -> !torch.vtensor<[2,4],f32>
+  %int0 = torch.constant.int 0 {pygraph.class = "scalar"}
+  %row = torch.aten.select.int %d, %int0, %int0 {pygraph.class = "view"} : !torch.vtensor<[2,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  %n = torch.aten.neg %row {pygraph.class = "pointwise"} : !torch.vtensor<[4],f32> -> !torch.vtensor<[4],f32>
+  %int4 = torch.constant.int 4 {pygraph.class = "scalar"}
+  %size = torch.prim.ListConstruct %int4 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %cpu = torch.constant.device "cpu" {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %ones = torch.aten.ones %size, %none, %none, %cpu, %false {pygraph.class = "pointwise"} : !torch.list<int>, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[4],f32>
+  return %n, %ones : !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// Nothing pointwise: the function is unchanged.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %arg0, %arg0
+// CHECK-NEXT:    return %[[MM]]
+func.func @main(%x: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32> {
+  %mm = torch.aten.mm %x, %x {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  return %mm : !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// relu(a) and sigmoid(b) start two groups that merge into the add consuming both; neg(a) joins as a
+// sibling (it reads the same input). The mul needs the mm's result, made after the group's first
+// outside use, so it cannot move up into the group's call: it gets a group of its own.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,4],f32>, %arg1: !torch.vtensor<[4,4],f32>) -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>)
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.relu %arg0
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.sigmoid %arg1
+// CHECK:         %[[E:.*]] = torch.aten.add.Tensor %[[R]], %[[S]]
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.neg %arg0
+// CHECK-NEXT:    return %[[E]], %[[N]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-NEXT:    torch.aten.mul.Tensor %arg0, %arg1
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[G:.*]]:2 = call @fused_0(%arg0, %arg1)
+// CHECK-NEXT:    %[[MM:.*]] = torch.aten.mm %[[G]]#0, %arg2
+// CHECK-NEXT:    %[[P:.*]] = call @fused_1(%[[G]]#1, %[[MM]])
+// CHECK-NEXT:    return %[[P]]
+// ONE-LABEL:   func.func @main
+// ONE-COUNT-5:   call @fused_
+func.func @main(%a: !torch.vtensor<[4,4],f32>, %b: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[4,4],f32> {
+  %c = torch.aten.relu %a {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %d = torch.aten.sigmoid %b {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %e = torch.aten.add.Tensor %c, %d, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int -> !torch.vtensor<[4,4],f32>
+  %f = torch.aten.neg %a {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %m = torch.aten.mm %e, %w {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %g = torch.aten.mul.Tensor %f, %m {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  return %g : !torch.vtensor<[4,4],f32>
+}
