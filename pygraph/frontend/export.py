@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import inspect
+import warnings
 from typing import Any
 
 import torch
@@ -31,8 +32,10 @@ def export_program(
                 "pygraph takes tensor inputs only"
             )
     try:
-        program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
-        return program.run_decompositions(TABLE)
+        with warnings.catch_warnings():  # torch's own pytree deprecation, raised inside export
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+            return program.run_decompositions(TABLE)
     except Exception as e:
         raise ExportError(f"torch.export failed for {type(model).__name__}: {type(e).__name__}: {e}") from e
 

@@ -21,7 +21,7 @@ from .pointwise import POINTWISE
 
 _STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
 _SCALAR_PREFIXES = ("torch.constant.", "torch.prim.", "torch.symbolic_int", "torch.derefine")
-_LITERALS = {"torch.vtensor.literal"}
+_LITERALS = {"torch.vtensor.literal", "torch.prim.NumToTensor.Scalar"}
 
 
 def classify(op: Any) -> str:

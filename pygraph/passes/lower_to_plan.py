@@ -269,8 +269,9 @@ class _Lowering:
     def _literal(self, op: Any) -> None:
         layout = contiguous_layout(op.results[0].type)
         if op.operation.name == "torch.prim.NumToTensor.Scalar":
-            raise PassError.at(op, "a tensor made from a scalar computed at run time is not supported yet")
-        value = op.attributes["value"]
+            value = _splat(self._value(op.operands[0], op), layout)
+        else:
+            value = op.attributes["value"]
         if not isinstance(value, ir.DenseElementsAttr):
             raise PassError.at(
                 op, f"literal {str(value)[:60]} is not dense elements (weights must be arguments)"
@@ -404,6 +405,16 @@ class _Lowering:
             [ir.DictAttr.get({d.LAYOUT: self.layouts[b].to_attr(), d.IO: attrs.string("copy")}) for b in bufs]
         )
         func.ReturnOp(bufs)
+
+
+def _splat(scalar: Any, layout: Layout) -> ir.DenseElementsAttr:
+    """A 0-d dense literal holding a compile-time scalar, in the layout's dtype."""
+    element = ir.Type.parse(layout.dtype.mlir)
+    if layout.dtype.is_float:
+        attr = ir.FloatAttr.get(element, float(scalar))
+    else:
+        attr = ir.IntegerAttr.get(element, int(scalar))
+    return ir.DenseElementsAttr.get_splat(ir.RankedTensorType.get([], element), attr)
 
 
 def _stage(module: ir.Module) -> str | None:

@@ -42,7 +42,9 @@ def check_workload(workload: Workload, device: torch.device, calls: int = 3) -> 
         result["max_rel_err"] = max(errors)
         result["stats"] = compiled.stats()
         library = result["stats"]["library_calls"]
-        result["captures_equal_library_ops"] = result["stats"]["captures"] == library if device.type == "cuda" else None
+        result["captures_equal_library_ops"] = (
+            result["stats"]["captures"] == library if device.type == "cuda" else None
+        )
         result["coverage"] = compiled.explain().coverage
         result["ok"] = result["max_rel_err"] <= 1e-4 and result["captures_equal_library_ops"] is not False
     except Exception as exc:
@@ -78,5 +80,8 @@ def main(suite: str, names: str | None, out: Path | None) -> int:
         out.mkdir(parents=True, exist_ok=True)
         (out / f"check-{suite}.json").write_text(json.dumps(results, indent=1, default=str))
     failed = [n for n, r in results.items() if not r["ok"]]
-    print(f"{len(results) - len(failed)}/{len(results)} workloads OK" + (f"; failed: {', '.join(failed)}" if failed else ""))
+    print(
+        f"{len(results) - len(failed)}/{len(results)} workloads OK"
+        + (f"; failed: {', '.join(failed)}" if failed else "")
+    )
     return 1 if failed else 0

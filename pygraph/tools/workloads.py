@@ -86,7 +86,9 @@ class MLP(torch.nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        layers = [m for _ in range(8) for m in (torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.LayerNorm(512))]
+        layers = [
+            m for _ in range(8) for m in (torch.nn.Linear(512, 512), torch.nn.GELU(), torch.nn.LayerNorm(512))
+        ]
         self.layers = torch.nn.Sequential(*layers)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
@@ -116,7 +118,9 @@ class MatmulChain(torch.nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.weights = torch.nn.ParameterList([torch.nn.Parameter(torch.randn(4096, 4096) / 64) for _ in range(4)])
+        self.weights = torch.nn.ParameterList(
+            [torch.nn.Parameter(torch.randn(4096, 4096) / 64) for _ in range(4)]
+        )
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         for w in self.weights:
@@ -135,11 +139,29 @@ WORKLOADS = {
         Workload("resnet18", "small", _torchvision("resnet18", 1), "torchvision"),
         Workload("mobilenetv3_small", "small", _timm("mobilenetv3_small_100", 1), "timm"),
         Workload("vit_tiny", "small", _timm("vit_tiny_patch16_224", 1), "timm"),
-        Workload("bert_base", "small", _hf("BertConfig", "BertModel", lambda dev: _ids(1, 128, dev)), "transformers"),
-        Workload("gpt2", "small", _hf("GPT2Config", "GPT2LMHeadModel", lambda dev: _ids(1, 32, dev)), "transformers"),
-        Workload("xlnet_I1", "paper", _hf("XLNetConfig", "XLNetLMHeadModel", lambda dev: _ids(1, 128, dev)), "transformers"),
         Workload(
-            "distilgpt2_I16", "paper", _hf("GPT2Config", "GPT2LMHeadModel", lambda dev: _ids(16, 128, dev), n_layer=6), "transformers"
+            "bert_base",
+            "small",
+            _hf("BertConfig", "BertModel", lambda dev: _ids(1, 128, dev)),
+            "transformers",
+        ),
+        Workload(
+            "gpt2",
+            "small",
+            _hf("GPT2Config", "GPT2LMHeadModel", lambda dev: _ids(1, 32, dev)),
+            "transformers",
+        ),
+        Workload(
+            "xlnet_I1",
+            "paper",
+            _hf("XLNetConfig", "XLNetLMHeadModel", lambda dev: _ids(1, 128, dev)),
+            "transformers",
+        ),
+        Workload(
+            "distilgpt2_I16",
+            "paper",
+            _hf("GPT2Config", "GPT2LMHeadModel", lambda dev: _ids(16, 128, dev), n_layer=6),
+            "transformers",
         ),
         Workload(
             "mobilebert_qa_I128",
@@ -154,12 +176,19 @@ WORKLOADS = {
             "transformers",
         ),
         Workload(
-            "mt5_I16", "paper", _hf("MT5Config", "MT5ForConditionalGeneration", lambda dev: _seq2seq(16, 128, dev)), "transformers"
+            "mt5_I16",
+            "paper",
+            _hf("MT5Config", "MT5ForConditionalGeneration", lambda dev: _seq2seq(16, 128, dev)),
+            "transformers",
         ),
         Workload(
             "blenderbot_small_I64",
             "paper",
-            _hf("BlenderbotSmallConfig", "BlenderbotSmallForConditionalGeneration", lambda dev: _seq2seq(64, 128, dev)),
+            _hf(
+                "BlenderbotSmallConfig",
+                "BlenderbotSmallForConditionalGeneration",
+                lambda dev: _seq2seq(64, 128, dev),
+            ),
             "transformers",
         ),
         Workload("lcnet_050_I256", "paper", _timm("lcnet_050", 256), "timm"),

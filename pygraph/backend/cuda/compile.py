@@ -97,9 +97,15 @@ class Function:
 # ------------------------------------------------------------------------------------------- compile
 
 
+# Part of the plan format's contract (docs/architecture.md): generated kernels round like eager, so
+# the compiler must not contract a*b + c into one fused multiply-add.
+OPTIONS = {"enable_fp_fusion": False}
+
+
 def cache_key(kernel: TritonKernel, arch: int) -> str:
-    """Everything the cubin depends on: source, entry, signature, warps, stages, target and Triton."""
+    """Everything the cubin depends on: source, entry, signature, warps, stages, options, target and Triton."""
     parts = [
+        OPTIONS,
         hashlib.sha256(kernel.source.encode()).hexdigest(),
         kernel.entry,
         list(kernel.signature),
@@ -142,7 +148,7 @@ def compile_function(
     compiled = triton.compile(
         ASTSource(fn, types, None, attrs),
         target=GPUTarget("cuda", arch, 32),
-        options={"num_warps": num_warps, "num_stages": num_stages},
+        options={"num_warps": num_warps, "num_stages": num_stages, **OPTIONS},
     )
     meta = compiled.metadata
     for field in ("global_scratch_size", "profile_scratch_size"):
