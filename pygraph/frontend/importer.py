@@ -15,7 +15,6 @@ from typing import Any
 
 import torch
 from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
-from torch.fx.experimental.symbolic_shapes import guarding_hint_or_throw, has_guarding_hint
 from torch.utils import _pytree as pytree
 from torch_mlir.extras.fx_importer import (
     ContextCache,
@@ -247,12 +246,28 @@ def _describe(node: torch.fx.Node) -> str:
 # ------------------------------------------------------------------------------------------ layouts
 
 
+def _hint(size: int | torch.SymInt) -> int | None:
+    """A size's example value: symbolic sizes carry it as a hint; sizes that depend on data have none.
+    (`SymNode.hint` exists in every torch pygraph supports; newer helpers do not.)"""
+    if isinstance(size, int):
+        return size
+    hint = size.node.hint
+    return None if hint is None else int(hint)
+
+
+def _example(size: int | torch.SymInt) -> int:
+    value = _hint(size)
+    if value is None:
+        raise UnsupportedError(f"size {size} depends on the data and has no example value")
+    return value
+
+
 def _layout(tensor: torch.Tensor) -> Layout:
     """The tensor's layout; symbolic sizes and strides take the example's values."""
     return Layout(
-        tuple(guarding_hint_or_throw(s) for s in tensor.shape),
-        tuple(guarding_hint_or_throw(s) for s in tensor.stride()),
-        guarding_hint_or_throw(tensor.storage_offset()),
+        tuple(_example(s) for s in tensor.shape),
+        tuple(_example(s) for s in tensor.stride()),
+        _example(tensor.storage_offset()),
         dtypes.from_name(str(tensor.dtype)),
     )
 
@@ -306,7 +321,7 @@ def _agree(results: list[ir.Value], fakes: list[Any]) -> bool:
         info = torch_types.tensor_info(result.type)
         if info is None or not isinstance(fake, torch.Tensor):
             return False
-        if not all(has_guarding_hint(s) for s in (*fake.shape, *fake.stride(), fake.storage_offset())):
+        if any(_hint(s) is None for s in (*fake.shape, *fake.stride(), fake.storage_offset())):
             return False  # sizes that depend on data have no example value
         sizes = [-1 if isinstance(s, torch.SymInt) else s for s in fake.shape]
         if info != (sizes, dtypes.from_name(str(fake.dtype))):

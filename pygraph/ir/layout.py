@@ -65,6 +65,16 @@ class Layout:
             expected *= size
         return True
 
+    def addresses_like(self, other: Layout) -> bool:
+        """Same elements at the same addresses (strides of size-1 dims address nothing)."""
+        if (self.shape, self.dtype) != (other.shape, other.dtype):
+            return False
+        if self.numel == 0:
+            return True
+        return self.offset == other.offset and all(
+            n == 1 or a == b for n, a, b in zip(self.shape, self.strides, other.strides, strict=True)
+        )
+
     def with_dtype(self, dtype: dtypes.DType) -> Layout:
         return Layout(self.shape, self.strides, self.offset, dtype)
 

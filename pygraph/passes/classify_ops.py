@@ -21,6 +21,7 @@ from .pointwise import POINTWISE
 
 _STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
 _SCALAR_PREFIXES = ("torch.constant.", "torch.prim.", "torch.symbolic_int", "torch.derefine")
+_STRUCTURAL_LISTS = {"torch.prim.ListUnpack"}
 _LITERALS = {"torch.vtensor.literal", "torch.prim.NumToTensor.Scalar"}
 
 
@@ -32,6 +33,8 @@ def classify(op: Any) -> str:
     results = list(op.results)
     if name.startswith(_SCALAR_PREFIXES) and not any(is_tensor(r.type) for r in results):
         return "scalar"
+    if name in _STRUCTURAL_LISTS:
+        return "scalar"  # unpacks a list of tensors (split, unbind): the tensors are already defined
     aten_name = aten.aten_name(op)
     if aten_name is None:
         raise ValueError(f"'{name}' is not an ATen op pygraph knows")

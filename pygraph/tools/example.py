@@ -33,8 +33,14 @@ class ExampleBlock(torch.nn.Module):
         return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.norm2(x))))
 
 
+_OP = re.compile(
+    r'^\s*(?:%\S+ = )?"?((?:torch\.aten|torch\.operator|pygraph|func\.call)[\w.]*)', re.MULTILINE
+)
+
+
 def _op_census(text: str) -> str:
-    ops = collections.Counter(re.findall(r'"?((?:torch|pygraph|func)\.[\w.]+)"?[ (]', text))
+    """The most frequent compute ops of a stage (constants and list plumbing left out)."""
+    ops = collections.Counter(_OP.findall(text))
     return ", ".join(f"{n} {name}" for name, n in ops.most_common(8))
 
 
