@@ -1,0 +1,260 @@
+"""`export_and_compile` end to end on the CPU emulator: results against eager, errors, stages, plan edits."""
+
+import re
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+import torch
+
+import pygraph
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+
+class MLP(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.net = torch.nn.Sequential(
+            torch.nn.Linear(32, 64),
+            torch.nn.GELU(),
+            torch.nn.LayerNorm(64),
+            torch.nn.Linear(64, 16),
+            torch.nn.ReLU(),
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.net(x)
+
+
+class SmallCNN(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1 = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.bn1 = torch.nn.BatchNorm2d(8)
+        self.conv2 = torch.nn.Conv2d(8, 8, 3, padding=1, groups=2)
+        self.bn2 = torch.nn.BatchNorm2d(8)
+        self.fc = torch.nn.Linear(8, 10)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.nn.functional.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
+        x = x + torch.nn.functional.hardswish(self.bn2(self.conv2(x)))
+        return self.fc(torch.nn.functional.adaptive_avg_pool2d(x, 1).flatten(1))
+
+
+class TransformerBlock(torch.nn.Module):
+    def __init__(self, dim: int = 32, heads: int = 4) -> None:
+        super().__init__()
+        self.heads = heads
+        self.ln1, self.ln2 = torch.nn.LayerNorm(dim), torch.nn.LayerNorm(dim)
+        self.qkv, self.proj = torch.nn.Linear(dim, 3 * dim), torch.nn.Linear(dim, dim)
+        self.fc1, self.fc2 = torch.nn.Linear(dim, 4 * dim), torch.nn.Linear(4 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.ln1(x)).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        y = torch.nn.functional.scaled_dot_product_attention(q, k, v, is_causal=True)
+        x = x + self.proj(y.transpose(1, 2).reshape(b, t, c))
+        return x + self.fc2(torch.nn.functional.gelu(self.fc1(self.ln2(x)), approximate="tanh"))
+
+
+def randomize_batch_norm(model: torch.nn.Module) -> torch.nn.Module:
+    """Non-trivial running statistics and affine parameters, so batch norm is really tested."""
+    for m in model.modules():
+        if isinstance(m, torch.nn.BatchNorm2d):
+            m.running_mean.uniform_(-1, 1)
+            m.running_var.uniform_(0.5, 2)
+            m.weight.data.uniform_(0.5, 1.5)
+            m.bias.data.uniform_(-0.5, 0.5)
+    return model
+
+
+@pytest.mark.parametrize(
+    ("make", "shape"),
+    [
+        (MLP, (4, 32)),
+        (lambda: randomize_batch_norm(SmallCNN()), (2, 3, 16, 16)),
+        (TransformerBlock, (2, 8, 32)),
+    ],
+    ids=["mlp", "cnn", "transformer"],
+)
+def test_emulator_matches_eager(make, shape):
+    torch.manual_seed(0)
+    model = make().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(shape),))
+        assert compiled.target == "emulator"
+        for _ in range(3):
+            x = torch.randn(shape)
+            got, ref = compiled(x), model(x)
+            assert relative_error(got, ref) <= 1e-4
+            torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5 * ref.abs().max().item())
+    stats = compiled.stats()
+    assert stats["graphs"] == 1 and stats["nodes"]["kernel"] >= 1 and stats["library_calls"] >= 1
+    assert compiled.explain().coverage == {"before": 1.0, "after": 1.0}
+
+
+def test_output_structure_and_earlier_results_survive():
+    class TwoOutputs(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> dict:
+            return {"double": x * 2, "pair": (x.relu(), x.sum(0))}
+
+    x = torch.randn(3, 5)
+    compiled = pygraph.export_and_compile(TwoOutputs(), (x,))
+    first = compiled(x)
+    second = compiled(torch.randn(3, 5))
+    assert set(first) == {"double", "pair"} and isinstance(first["pair"], tuple)
+    torch.testing.assert_close(first["double"], x * 2)  # not overwritten by the second call
+    assert not torch.equal(first["double"], second["double"])
+
+
+def test_mutated_buffer_and_input_behave_as_in_eager():
+    class Counter(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.register_buffer("count", torch.zeros(3))
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            self.count.add_(1)
+            x.mul_(2)
+            return x + self.count
+
+    eager, ours = Counter(), Counter()
+    compiled = pygraph.export_and_compile(ours, (torch.randn(3),))
+    assert ours.count.sum() == 0  # compiling does not run the model on its real state
+    for _ in range(3):
+        x = torch.randn(3)
+        x_ours = x.clone()
+        ref = eager(x)
+        got = compiled(x_ours)
+        torch.testing.assert_close(got, ref)
+        torch.testing.assert_close(x_ours, x)  # the caller's input was doubled in place
+    torch.testing.assert_close(ours.count, eager.count)
+
+
+@pytest.fixture
+def model_and_input():
+    return MLP().eval(), torch.randn(4, 32)
+
+
+def test_input_errors_name_the_argument(model_and_input):
+    model, x = model_and_input
+    compiled = pygraph.export_and_compile(model, (x,))
+    with pytest.raises(TypeError, match=r"takes 1 inputs \(x\), got 2"):
+        compiled(x, x)
+    with pytest.raises(TypeError, match=r"input 'x' has dtype torch.float64, expected torch.float32"):
+        compiled(x.double())
+    with pytest.raises(ValueError, match=r"input 'x' is on meta, expected a cpu tensor"):
+        compiled(torch.empty(4, 32, device="meta"))
+    with pytest.raises(ValueError, match=r"input 'x' has 3 dims, expected 2"):
+        compiled(x[None])
+    with pytest.raises(
+        ValueError,
+        match=r"dimension 0 of input 'x' is 5, the compiled graphs were built for 4; graphs for new shapes are not supported yet",
+    ):
+        compiled(torch.randn(5, 32))
+
+
+def test_non_tensor_input_is_refused():
+    class Scale(torch.nn.Module):
+        def forward(self, x: torch.Tensor, scale: float) -> torch.Tensor:
+            return x * scale
+
+    with pytest.raises(TypeError, match=r"argument 'scale' of Scale.forward is float"):
+        pygraph.export_and_compile(Scale(), (torch.randn(2), 2.0))
+
+
+def test_dynamic_shapes_are_accepted_and_specialized():
+    model = MLP().eval()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),), dynamic_shapes={"x": {0: batch}})
+    assert "torch.symbolic_int" in compiled.ir("torch")
+    x = torch.randn(4, 32)
+    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+    with pytest.raises(ValueError, match="graphs for new shapes are not supported yet"):
+        compiled(torch.randn(8, 32))
+
+
+def test_unsupported_op_names_op_and_source_line():
+    class DataDependent(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.nonzero(x > 0)
+
+    line = next(
+        i
+        for i, text in enumerate(Path(__file__).read_text().splitlines(), 1)
+        if "torch.nonzero(x > 0)" in text
+    )
+    with pytest.raises(pygraph.CompileError) as info:
+        pygraph.export_and_compile(DataDependent(), (torch.randn(8),))
+    message = str(info.value)
+    assert "aten.nonzero" in message and f"test_api.py:{line}" in message and "depends on the data" in message
+
+
+def test_stages_and_stats_keys(model_and_input):
+    model, x = model_and_input
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert 'pygraph.stage = "torch"' in compiled.ir("torch")
+    assert "pygraph.class" in compiled.ir("pygraph")
+    assert '"pygraph.segment"' in compiled.ir("plan") and '"pygraph.triton_kernel"' in compiled.ir("plan")
+    with pytest.raises(ValueError, match="stage must be one of"):
+        compiled.ir("llvm")
+    stats = compiled.stats()
+    assert set(stats) == {
+        "segments",
+        "graphs",
+        "nodes",
+        "generated_kernels",
+        "library_calls",
+        "host_ops",
+        "copied_bytes_per_call",
+        "captures",
+    }
+    assert set(stats["nodes"]) == {"kernel", "library", "memcpy", "memset", "child", "host"}
+    assert stats["copied_bytes_per_call"] == x.numel() * 4 + 4 * 16 * 4  # the input staged, the output copied
+    report = str(compiled.explain())
+    assert "coverage: 100.0%" in report and "input     x" in report
+
+
+def test_editing_the_plan_changes_what_the_emulator_computes(tmp_path: Path):
+    class Double(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return torch.relu(x) * 2.0
+
+    x = torch.randn(64)
+    with knobs.scope(dump_dir=tmp_path):
+        pygraph.export_and_compile(Double(), (x,))
+    plan = tmp_path / "Double.plan.mlir"
+    text = plan.read_text()
+    assert "* 2.0" in text
+    plan.write_text(text.replace("* 2.0", "* 3.0"))
+    with knobs.scope(override_dir=tmp_path):
+        edited = pygraph.export_and_compile(Double(), (x,))
+    torch.testing.assert_close(edited(x), torch.relu(x) * 3.0)
+
+
+def test_explain_command_reads_a_dump_directory(tmp_path: Path, model_and_input):
+    model, x = model_and_input
+    with knobs.scope(dump_dir=tmp_path):
+        pygraph.export_and_compile(model, (x,))
+    assert sorted(p.name for p in tmp_path.iterdir()) == [
+        "MLP.plan.mlir",
+        "MLP.pygraph.mlir",
+        "MLP.torch.mlir",
+    ]
+    out = subprocess.run(
+        [sys.executable, "-m", "pygraph.tools.cli", "explain", str(tmp_path)],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert re.search(r"#0: graph \(\d+ kernel, \d+ library\)", out)
+
+
+def test_cuda_target_needs_a_gpu(model_and_input):
+    model, x = model_and_input
+    if torch.cuda.is_available():
+        pytest.skip("this machine has a GPU; the refusal is for machines without one")
+    with pytest.raises(RuntimeError, match="needs a CUDA GPU"):
+        pygraph.export_and_compile(model, (x,), target="cuda")
