@@ -1,4 +1,4 @@
-"""`pygraph`: the command line (example, check, explain)."""
+"""`pygraph`: the command line (example, check, bench, explain)."""
 
 from __future__ import annotations
 
@@ -20,6 +20,21 @@ def main(argv: list[str] | None = None) -> int:
     check.add_argument("--suite", default="small", help="small, paper, stress or all")
     check.add_argument("--workloads", help="comma-separated workload names")
     check.add_argument("--out", type=Path, help="directory for check-<suite>.json")
+    bench = sub.add_parser(
+        "bench", help="measure pygraph against eager, torch.compile and reduce-overhead on a GPU"
+    )
+    bench.add_argument("--suite", default="all", help="small, paper, stress or all")
+    bench.add_argument("--workloads", help="comma-separated workload names")
+    bench.add_argument("--systems", help="comma-separated systems (default: eager,compile,ro,pygraph)")
+    bench.add_argument(
+        "--out", type=Path, default=Path("bench/results"), help="results directory (latest.json is merged)"
+    )
+    bench.add_argument(
+        "--emulate", action="store_true", help="check correctness through the CPU emulator instead"
+    )
+    bench.add_argument(
+        "--report", action="store_true", help="only redraw the table and chart from latest.json"
+    )
     explain = sub.add_parser(
         "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
     )
@@ -29,6 +44,10 @@ def main(argv: list[str] | None = None) -> int:
         from .example import main as run_example
 
         return run_example(print_ir=args.print_ir)
+    if args.command == "bench":
+        from .bench import main as run_bench
+
+        return run_bench(args.suite, args.workloads, args.systems, args.out, args.emulate, args.report)
     if args.command == "check":
         from .check import main as run_check
 

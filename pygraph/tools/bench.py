@@ -1,0 +1,376 @@
+"""`pygraph bench`: pygraph against eager, torch.compile and reduce-overhead, in one process and run.
+
+Timing method (the protocol of `../shared/docs/benchmark.md`):
+- Every system of a workload is built in the same process: eager (the model), `compile`
+  (`torch.compile(model)`), `ro` (`torch.compile(model, mode="reduce-overhead")`) and `pygraph`. Systems
+  are built one after another; before each, garbage is collected and the CUDA cache emptied, and
+  `peak_mem_mb` is `torch.cuda.max_memory_allocated()` during its build and warm-up minus what was
+  allocated before. TorchDynamo is reset once per workload (resetting between systems would discard
+  the compiled ones, which the interleaved rounds still need).
+- `compile_s`: building plus three warm-up calls (torch.compile compiles on the first call and
+  reduce-overhead records its graphs on the following ones), synchronised.
+- `ms`: 5 rounds; each round times every system over 50 calls (wall clock, synchronised before and
+  after the 50 calls); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
+  among 32 input sets, so a system that copies inputs or caches by address pays as a user would.
+- `host_us`: median over 20 calls of the time until the call returns, the GPU idle before each call.
+- `kernels`, `gpu_ms`: torch.profiler over 10 calls: kernel launches per call (graph replays included;
+  memcpy and memset apart) and the union of kernel intervals per call (overlapping kernels count once).
+- `copied_bytes`: pygraph's `stats()["copied_bytes_per_call"]`, checked against the profiler's memcpy
+  bytes; `ro`: the bytes of its inputs (CUDA Graph Trees copy every non-static input before a replay,
+  with a kernel, so the profiler shows no memcpy); eager/compile: null.
+- `max_rel_err`: a separate check before timing, with TF32 off and systems built for it: the worst
+  per-output ||got - ref|| / ||ref|| over 3 input sets against eager (float64 arithmetic).
+- Inference under `torch.no_grad()`, float32, TF32 matmuls and convolutions allowed during timing.
+"""
+
+from __future__ import annotations
+
+import datetime
+import gc
+import json
+import math
+import statistics
+import sys
+import tempfile
+import time
+import traceback
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any
+
+import torch
+
+from ..metrics import relative_error
+from .workloads import SUITES, Workload, select
+
+SYSTEMS = ("eager", "compile", "ro", "pygraph")
+BASELINES = ("eager", "compile", "ro")
+ROUNDS, CALLS, ROTATION = 5, 50, 32
+
+
+def _tf32(enabled: bool) -> None:
+    torch.backends.cuda.matmul.allow_tf32 = enabled
+    torch.backends.cudnn.allow_tf32 = enabled
+
+
+def _build(system: str, model: torch.nn.Module, example: tuple[torch.Tensor, ...]) -> Callable:
+    if system == "eager":
+        return model
+    if system == "compile":
+        return torch.compile(model)
+    if system == "ro":
+        return torch.compile(model, mode="reduce-overhead")
+    if system == "pygraph":
+        import pygraph
+
+        return pygraph.export_and_compile(model, example)
+    raise ValueError(f"unknown system {system}")
+
+
+def _clean() -> None:
+    gc.collect()
+    torch.cuda.synchronize()
+    torch.cuda.empty_cache()
+
+
+def _check(system: str, model: torch.nn.Module, inputs: list[tuple], refs: list[Any]) -> float:
+    """Worst relative error against eager over 3 input sets, on a system built with TF32 off."""
+    fn = _build(system, model, inputs[0])
+    worst = 0.0
+    for x, ref in zip(inputs[:3], refs, strict=True):
+        worst = max(worst, relative_error(fn(*x), ref))
+    del fn
+    return worst
+
+
+def _profile(fn: Callable, inputs: list[tuple], calls: int = 10) -> dict[str, float]:
+    """Kernels per call, union of kernel time per call (ms) and memcpy bytes per call, from a trace."""
+    from torch.profiler import ProfilerActivity, profile
+
+    torch.cuda.synchronize()
+    with profile(activities=[ProfilerActivity.CPU, ProfilerActivity.CUDA]) as prof:
+        for i in range(calls):
+            fn(*inputs[i % len(inputs)])
+        torch.cuda.synchronize()
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "trace.json"
+        prof.export_chrome_trace(str(path))
+        events = json.loads(path.read_text()).get("traceEvents", [])
+    kernels = [e for e in events if e.get("cat") == "kernel" and "dur" in e]
+    copies = [e for e in events if e.get("cat") == "gpu_memcpy"]
+    intervals = sorted((float(e["ts"]), float(e["ts"]) + float(e["dur"])) for e in kernels)
+    busy, end = 0.0, -math.inf
+    for start, stop in intervals:
+        if stop > end:
+            busy += stop - max(start, end)
+            end = stop
+    copied = sum(int(e.get("args", {}).get("bytes", 0)) for e in copies)
+    return {"kernels": len(kernels) / calls, "gpu_ms": busy / 1000 / calls, "memcpy_bytes": copied / calls}
+
+
+def _host_us(fn: Callable, inputs: list[tuple], calls: int = 20) -> float:
+    times = []
+    for i in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn(*inputs[i % len(inputs)])
+        times.append(time.perf_counter() - start)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e6
+
+
+def measure(
+    workload: Workload, systems: tuple[str, ...], log: Callable[[str], None]
+) -> dict[str, dict[str, Any]]:
+    """Every measured field of every system of one workload (see the module docstring)."""
+    device = torch.device("cuda")
+    torch._dynamo.reset()
+    torch.manual_seed(0)
+    model, draw = workload.build(device)
+    inputs = [draw() for _ in range(ROTATION)]
+    results: dict[str, dict[str, Any]] = {s: {"error": None} for s in systems}
+
+    with torch.no_grad():
+        _tf32(False)
+        refs = [model(*x) for x in inputs[:3]]
+        for system in systems:
+            try:
+                results[system]["max_rel_err"] = (
+                    0.0 if system == "eager" else _check(system, model, inputs, refs)
+                )
+            except Exception as exc:
+                results[system]["error"] = f"{type(exc).__name__}: {exc}"
+                log(f"   {system}: check failed: {results[system]['error']}\n{traceback.format_exc(limit=6)}")
+            _clean()
+        del refs
+        torch._dynamo.reset()
+        _tf32(True)
+
+        live: dict[str, Callable] = {}
+        for system in systems:
+            if results[system]["error"]:
+                continue
+            _clean()
+            torch.cuda.reset_peak_memory_stats()
+            base = torch.cuda.memory_allocated()
+            try:
+                start = time.perf_counter()
+                fn = _build(system, model, inputs[0])
+                for x in inputs[:3]:
+                    fn(*x)
+                torch.cuda.synchronize()
+                results[system]["compile_s"] = round(time.perf_counter() - start, 3)
+                results[system]["peak_mem_mb"] = round((torch.cuda.max_memory_allocated() - base) / 2**20, 2)
+                results[system]["host_us"] = round(_host_us(fn, inputs), 2)
+                live[system] = fn
+            except Exception as exc:
+                results[system]["error"] = f"{type(exc).__name__}: {exc}"
+                log(f"   {system}: failed: {results[system]['error']}\n{traceback.format_exc(limit=6)}")
+
+        rounds: dict[str, list[float]] = {s: [] for s in live}
+        for _ in range(ROUNDS):
+            for system, fn in live.items():
+                torch.cuda.synchronize()
+                start = time.perf_counter()
+                for i in range(CALLS):
+                    fn(*inputs[i % ROTATION])
+                torch.cuda.synchronize()
+                rounds[system].append((time.perf_counter() - start) * 1e3 / CALLS)
+        for system, fn in live.items():
+            r = results[system]
+            r["ms"] = round(statistics.median(rounds[system]), 4)
+            r["ms_min"], r["ms_max"] = round(min(rounds[system]), 4), round(max(rounds[system]), 4)
+            prof = _profile(fn, inputs)
+            r["kernels"], r["gpu_ms"] = round(prof["kernels"], 2), round(prof["gpu_ms"], 4)
+            r["copied_bytes"] = None
+            if system == "pygraph":
+                stats = fn.stats()
+                r["graph_nodes"] = stats["nodes"]
+                r["copied_bytes"] = stats["copied_bytes_per_call"]
+                if abs(prof["memcpy_bytes"] - stats["copied_bytes_per_call"]) > 0.01 * max(
+                    1, stats["copied_bytes_per_call"]
+                ):
+                    log(
+                        f"   pygraph: profiler saw {prof['memcpy_bytes']:.0f} memcpy bytes per call, stats say {stats['copied_bytes_per_call']}"
+                    )
+            elif system == "ro":
+                r["copied_bytes"] = sum(t.numel() * t.element_size() for t in inputs[0])
+        live.clear()
+        _clean()
+    for system in systems:
+        for key in (
+            "ms",
+            "ms_min",
+            "ms_max",
+            "kernels",
+            "gpu_ms",
+            "host_us",
+            "copied_bytes",
+            "compile_s",
+            "peak_mem_mb",
+            "max_rel_err",
+        ):
+            results[system].setdefault(key, None)
+    return results
+
+
+# ------------------------------------------------------------------------------------------ results
+
+
+def merge(path: Path, entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
+    """Merges new workload entries into `path`; systems a run did not measure keep their earlier figures
+    when the device and versions match (the entry's command says which run they come from)."""
+    data = json.loads(path.read_text()) if path.exists() else {"workloads": {}}
+    for name, entry in entries.items():
+        old = data["workloads"].get(name)
+        if old and all(old.get(k) == entry[k] for k in ("device", "torch", "triton")):
+            kept = [s for s in old["systems"] if s not in entry["systems"]]
+            for s in kept:
+                entry["systems"][s] = old["systems"][s]
+            if kept:
+                entry["command"] += f"  [{', '.join(kept)} from: {old['command']} on {old['date']}]"
+            if "compile" in kept:
+                entry["floor_ms"] = old.get("floor_ms")
+        data["workloads"][name] = entry
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
+    return data
+
+
+def _speedup(systems: dict[str, Any], over: str, system: str = "pygraph") -> float | None:
+    a, b = systems.get(over, {}).get("ms"), systems.get(system, {}).get("ms")
+    return a / b if a and b else None
+
+
+def _fmt(x: float | None, digits: int = 3) -> str:
+    return "-" if x is None else f"{x:.{digits}f}"
+
+
+def table(data: dict[str, Any]) -> str:
+    """Markdown: ms per system, pygraph's speedups over eager and ro, geometric means per suite."""
+    head = "| workload | eager ms | compile ms | ro ms | pygraph ms | pygraph / eager | pygraph / ro | kernels pygraph (compile) | pygraph gpu_ms (floor) | pygraph error |"
+    columns = head.count("|") - 1
+    lines = [head, "|" + "---|" * columns]
+    for suite in SUITES:
+        rows = {n: e for n, e in data["workloads"].items() if e["suite"] == suite}
+        if not rows:
+            continue
+        lines.append(f"| **{suite}** |" + " |" * (columns - 1))
+        over_eager, over_ro = [], []
+        for name, e in rows.items():
+            s = e["systems"]
+            ms = [_fmt(s.get(k, {}).get("ms")) for k in SYSTEMS]
+            se, sr = _speedup(s, "eager"), _speedup(s, "ro")
+            over_eager += [se] if se else []
+            over_ro += [sr] if sr else []
+            p = s.get("pygraph", {})
+            err = p.get("error") or (f"{p['max_rel_err']:.1e}" if p.get("max_rel_err") is not None else "-")
+            kernels = f"{_fmt(p.get('kernels'), 0)} ({_fmt(s.get('compile', {}).get('kernels'), 0)})"
+            gpu = f"{_fmt(p.get('gpu_ms'))} ({_fmt(e.get('floor_ms'))})"
+            lines.append(
+                f"| {name} | "
+                + " | ".join(ms)
+                + f" | {_fmt(se, 2)}x | {_fmt(sr, 2)}x | {kernels} | {gpu} | {str(err)[:60]} |"
+            )
+        lines.append(
+            f"| geomean ({suite}) |  |  |  |  | {_fmt(_geomean(over_eager), 2)}x | {_fmt(_geomean(over_ro), 2)}x |  |  |  |"
+        )
+    return "\n".join(lines) + "\n"
+
+
+def _geomean(xs: list[float]) -> float | None:
+    return math.exp(sum(math.log(x) for x in xs) / len(xs)) if xs else None
+
+
+def chart(data: dict[str, Any], path: Path) -> bool:
+    """A PNG bar chart of each system's speedup over reduce-overhead (log scale); False without matplotlib."""
+    try:
+        import matplotlib
+
+        matplotlib.use("Agg")
+        import matplotlib.pyplot as plt
+    except ImportError:
+        return False
+    names = [n for s in SUITES for n, e in data["workloads"].items() if e["suite"] == s]
+    systems = [s for s in SYSTEMS if s != "ro"]
+    fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(names) * len(systems) / 2), 4.5))
+    width = 0.8 / len(systems)
+    for i, system in enumerate(systems):
+        values = [_speedup(data["workloads"][n]["systems"], "ro", system) or 0 for n in names]
+        ax.bar([x + i * width for x in range(len(names))], values, width, label=system)
+    ax.axhline(1.0, color="black", linewidth=0.8)
+    ax.set_yscale("log")
+    ax.set_ylabel("speedup over reduce-overhead (x)")
+    ax.set_xticks(
+        [x + width * (len(systems) - 1) / 2 for x in range(len(names))], names, rotation=45, ha="right"
+    )
+    ax.legend()
+    ax.set_title("time per call, relative to torch.compile(mode='reduce-overhead')")
+    fig.tight_layout()
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
+    return True
+
+
+def write_reports(data: dict[str, Any], out: Path) -> None:
+    (out / "latest.md").write_text(table(data))
+    chart(data, out / "speedup_vs_ro.png")
+
+
+# --------------------------------------------------------------------------------------------- main
+
+
+def main(
+    suite: str, names: str | None, systems: str | None, out: Path, emulate: bool, report_only: bool
+) -> int:
+    out.mkdir(parents=True, exist_ok=True)
+    if report_only:
+        write_reports(json.loads((out / "latest.json").read_text()), out)
+        return 0
+    chosen = select(suite, names)
+    if emulate:
+        from .check import main as check
+
+        return check(suite, ",".join(w.name for w in chosen), out)
+    if not torch.cuda.is_available():
+        print(
+            "pygraph bench measures on a CUDA GPU; use --emulate to check correctness on the CPU",
+            file=sys.stderr,
+        )
+        return 2
+    wanted = tuple(systems.split(",")) if systems else SYSTEMS
+    unknown = [s for s in wanted if s not in SYSTEMS]
+    if unknown:
+        raise SystemExit(f"unknown systems: {', '.join(unknown)} (known: {', '.join(SYSTEMS)})")
+    import triton
+
+    command = "pygraph bench " + " ".join(sys.argv[2:] if sys.argv[1:2] == ["bench"] else sys.argv[1:])
+    entries = {}
+    for workload in chosen:
+        print(f"== {workload.name} ({workload.suite})", flush=True)
+        start = time.perf_counter()
+        try:
+            results = measure(workload, wanted, lambda line: print(line, flush=True))
+        except Exception as exc:  # the model itself could not be built: every system shares the error
+            print(traceback.format_exc(limit=6), flush=True)
+            results = {
+                s: {"error": f"building the workload failed: {type(exc).__name__}: {exc}"} for s in wanted
+            }
+        entry = {
+            "suite": workload.suite,
+            "device": torch.cuda.get_device_name(),
+            "torch": torch.__version__,
+            "triton": triton.__version__,
+            "date": datetime.date.today().isoformat(),
+            "command": command,
+            "floor_ms": results.get("compile", {}).get("gpu_ms"),
+            "systems": results,
+        }
+        entries[workload.name] = entry
+        data = merge(out / "latest.json", {workload.name: entry})
+        summary = ", ".join(
+            f"{s} {_fmt(r.get('ms'))} ms" + (" (error)" if r.get("error") else "") for s, r in results.items()
+        )
+        print(f"   {summary}  [{time.perf_counter() - start:.0f} s]", flush=True)
+        write_reports(data, out)
+    return 0
