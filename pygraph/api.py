@@ -144,8 +144,13 @@ class CompiledModel:
         )
         if target == "cuda" and device.type != "cuda":
             device = torch.device("cuda")
-        # Constants lifted out of forward (e.g. torch.tensor(3.0)) are put on the device once, here.
-        self._constants = {a.name: a.value.to(device) for a in imported.arguments if a.role == "constant"}
+        # Constants lifted out of forward (e.g. torch.tensor(3.0)) go where the plan places them, once, here.
+        placed = {a.name: a.device for a in plan.arguments if a.role == "constant"}
+        self._constants = {
+            a.name: a.value.to(device if placed[a.name] == "cuda" else "cpu")
+            for a in imported.arguments
+            if a.role == "constant"
+        }
         if target == "cuda":
             from .backend.cuda.runtime import CudaRuntime
 

@@ -126,7 +126,7 @@ def plan_text() -> str:
     )
     return f"""module {{
 {kernels}
-  func.func @main({arg("x", "input", _layout([64, 32]), "copy")}, {arg("y", "input", m2, "copy")},
+  func.func @main({arg("x", "input", _layout([64, 32]), "stage")}, {arg("y", "input", m2, "stage")},
                   {arg("w", "parameter", _layout([32, 16]), "direct")}, {arg("b", "parameter", _layout([16]), "direct")})
       -> ({results}) attributes {{pygraph.arena_bytes = 25344 : i64}} {{
 {alloc("t1", _layout([64, 32]), 0)}

@@ -103,7 +103,7 @@ def _dtype(layout: Layout) -> torch.dtype:
 
 def _bind(arg: Argument, layout: Layout, given: torch.Tensor) -> torch.Tensor:
     """Inputs reached by copy are staged into a tensor with the plan's layout; others are used as given."""
-    if arg.io == "copy":
+    if arg.io == "stage":
         staged = empty(layout, given.device)
         staged.copy_(given)
         return staged

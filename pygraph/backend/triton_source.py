@@ -49,7 +49,10 @@ def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], li
     types, attrs = {}, {}
     for i, (name, entry) in enumerate(zip(fn.arg_names, kernel.signature, strict=True)):
         pointer, _, align = entry.partition(":")
-        types[name] = pointer
-        if align == "16":
-            attrs[(i,)] = [["tt.divisibility", 16]]
+        if pointer.startswith("**"):  # a table slot: the kernel loads the buffer's address from it
+            types[name] = "*i64"
+        else:
+            types[name] = pointer
+            if align == "16":
+                attrs[(i,)] = [["tt.divisibility", 16]]
     return types, attrs

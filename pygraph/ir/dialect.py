@@ -27,12 +27,15 @@ ROLE = "pygraph.role"  # function argument: "input" | "parameter" | "buffer" | "
 NAME = "pygraph.name"  # function argument or result: the user's name (input name, state-dict key)
 LAYOUT = "pygraph.layout"  # function argument or result: its #pygraph.layout
 DEVICE = "pygraph.device"  # function argument: "cpu" | "cuda"
-IO = "pygraph.io"  # function argument or result: how the runtime reaches it per call
+IO = "pygraph.io"  # function argument or result: how the runtime reaches it per call (see docs/architecture.md)
+SLOT = "pygraph.slot"  # function argument or result reached through the per-call table: its slot
+TABLE_SLOTS = "pygraph.table_slots"  # plan function: number of 8-byte slots of the per-call table
 CLASS = "pygraph.class"  # torch op at tensor level: see `pygraph.ir.aten.OpClass`
 LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"
+TRANSFORMS = "pygraph.transforms"  # module: what each graph-safety pass changed ({pass, what, location})
 
 
 class PyGraph(ext.Dialect, name="pygraph"):
@@ -129,6 +132,18 @@ class ViewOp(PyGraph.Operation, name="view"):
     buf: ext.Result[BufType]
 
     @_requires("layout")
+    def verify_invariants(self) -> bool:
+        return _check_layout(self, self.layout)
+
+
+class OutputOp(PyGraph.Operation, name="output"):
+    """Output `index` of the call: a fresh tensor each call, reached through its table slot (`res_attrs`)."""
+
+    index: ir.IntegerAttr
+    layout: LayoutAttr
+    buf: ext.Result[BufType]
+
+    @_requires("index", "layout")
     def verify_invariants(self) -> bool:
         return _check_layout(self, self.layout)
 
@@ -266,7 +281,7 @@ class TritonKernelOp(PyGraph.Operation, name="triton_kernel"):
 
 
 NODE_OPS = (KernelOp, LibraryOp, CopyOp, FillOp)
-BUFFER_OPS = (AllocOp, ViewOp, ConstantOp)
+BUFFER_OPS = (AllocOp, ViewOp, ConstantOp, OutputOp)
 
 
 # ------------------------------------------------------------------------------------------- building

@@ -10,9 +10,8 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._mlir import ir
+from .dialect import TRANSFORMS
 from .plan import HostStep, Plan, Segment, attr_value
-
-TRANSFORMS = "pygraph.transforms"  # module attribute: what each graph-safety pass changed
 
 
 @dataclass
@@ -84,7 +83,7 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
             "kind": a.role,
             "name": a.name,
             "mechanism": a.io,
-            "bytes": plan.buffers[a.buffer].layout.nbytes() if a.io == "copy" else 0,
+            "bytes": plan.buffers[a.buffer].layout.nbytes() if a.io in ("stage", "copy") else 0,
         }
         for a in plan.arguments
     ]

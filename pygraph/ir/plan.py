@@ -48,11 +48,12 @@ class Device:
 @dataclass
 class Buffer:
     id: int
-    kind: str  # "arg" | "alloc" | "view" | "constant" | "result"
+    kind: str  # "arg" | "alloc" | "view" | "constant" | "result" | "output"
     layout: Layout
     root: int  # id of the buffer that owns the storage (itself for roots)
     arena_offset: int = -1  # alloc: byte offset in the arena
     value: Any = None  # constant: a numpy array
+    index: int = -1  # output: which output of the call
 
 
 @dataclass
@@ -60,14 +61,16 @@ class Argument:
     buffer: int
     role: str  # "input" | "parameter" | "buffer" | "constant"
     name: str
-    io: str  # how the runtime reaches it each call
+    io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy"
     device: str
+    slot: int = -1  # "indirect" and "copy": the table slot holding its address
 
 
 @dataclass
 class Output:
     buffer: int
-    io: str
+    io: str  # "copy" (the runtime returns a copy) | "indirect" (the graph writes a fresh tensor) | "static"
+    slot: int = -1
 
 
 @dataclass
@@ -123,6 +126,7 @@ class Plan:
     steps: list[Segment | HostStep]
     kernels: dict[str, TritonKernel]
     arena_bytes: int
+    table_slots: int = 0
 
     def root(self, buffer: int) -> Buffer:
         return self.buffers[self.buffers[buffer].root]
@@ -144,6 +148,7 @@ class _Reader:
         self.module = module
         self.ids: dict[ir.Value, int] = {}
         self.buffers: list[Buffer] = []
+        self._io: dict[int, str] = {}  # argument buffer -> its io
 
     def read(self) -> Plan:
         kernels: dict[str, TritonKernel] = {}
@@ -170,6 +175,9 @@ class _Reader:
         arena_bytes = (
             ir.IntegerAttr(main.attributes[d.ARENA_BYTES]).value if d.ARENA_BYTES in main.attributes else 0
         )
+        self.table_slots = (
+            ir.IntegerAttr(main.attributes[d.TABLE_SLOTS]).value if d.TABLE_SLOTS in main.attributes else 0
+        )
         arguments = self._arguments(main)
         steps: list[Segment | HostStep] = []
         outputs: list[Output] = []
@@ -182,14 +190,7 @@ class _Reader:
             elif isinstance(op, d.BUFFER_OPS):
                 self._buffer(op)
             elif isinstance(op, func.ReturnOp):
-                results = _result_attrs(main)
-                outputs = [
-                    Output(
-                        self._id(v, op),
-                        ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy",
-                    )
-                    for i, v in enumerate(op.operands)
-                ]
+                outputs = self._outputs(main, op)
             elif isinstance(op, d.NODE_OPS):
                 raise _error(
                     op, f"'{op.operation.name}' must be inside a pygraph.segment (run form-segments)"
@@ -199,7 +200,26 @@ class _Reader:
         for buf in self.buffers:
             if buf.kind == "alloc":
                 self._check_arena(buf, arena_bytes, main)
-        return Plan(self.buffers, arguments, outputs, steps, kernels, arena_bytes)
+        return Plan(self.buffers, arguments, outputs, steps, kernels, arena_bytes, self.table_slots)
+
+    def _slot(self, attrs: dict[str, ir.Attribute], through_table: bool, what: str, op: Any) -> int:
+        slot = ir.IntegerAttr(attrs[d.SLOT]).value if d.SLOT in attrs else -1
+        if through_table and not 0 <= slot < self.table_slots:
+            raise _error(op, f"{what} is reached through the table but has slot {slot} of {self.table_slots}")
+        return slot
+
+    def _outputs(self, main: Any, ret: Any) -> list[Output]:
+        results = _result_attrs(main)
+        outputs = []
+        for i, value in enumerate(ret.operands):
+            io = ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy"
+            buf = self.buffers[self._id(value, ret)]
+            if (io == "indirect") != (buf.kind == "output"):
+                raise _error(ret, f"output {i} is '{io}' but returns a {buf.kind} buffer")
+            if buf.kind == "output" and buf.index != i:
+                raise _error(ret, f"output {i} returns the buffer of output {buf.index}")
+            outputs.append(Output(buf.id, io, self._slot(results[i], io == "indirect", f"output {i}", ret)))
+        return outputs
 
     def _arguments(self, main: Any) -> list[Argument]:
         args = []
@@ -211,13 +231,16 @@ class _Reader:
                     raise _error(main, f"argument {i} has no {key}")
             layout = Layout.from_attr(a[d.LAYOUT])
             buf = self._new(value, "arg", layout)
+            self._io[buf.id] = ir.StringAttr(a[d.IO]).value if d.IO in a else "direct"
+            io = ir.StringAttr(a[d.IO]).value if d.IO in a else "direct"
             args.append(
                 Argument(
                     buf.id,
                     ir.StringAttr(a[d.ROLE]).value,
                     ir.StringAttr(a[d.NAME]).value,
-                    ir.StringAttr(a[d.IO]).value if d.IO in a else "direct",
+                    io,
                     ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "",
+                    self._slot(a, io in ("indirect", "copy"), f"argument {i}", main),
                 )
             )
         return args
@@ -238,6 +261,8 @@ class _Reader:
         layout = Layout.from_attr(op.layout)
         if isinstance(op, d.AllocOp):
             self._new(op.buf, "alloc", layout, arena_offset=ir.IntegerAttr(op.arena_offset).value)
+        elif isinstance(op, d.OutputOp):
+            self._new(op.buf, "output", layout, index=ir.IntegerAttr(op.index).value)
         elif isinstance(op, d.ViewOp):
             source = self.buffers[self._id(op.source, op)]
             if layout.dtype != source.layout.dtype:
@@ -301,7 +326,11 @@ class _Reader:
                 )
             access = str_list(op.access)
             for i, (arg, sig) in enumerate(zip(args, kernel.signature, strict=True)):
-                want = f"*{self.buffers[arg].layout.dtype.triton}"
+                root = self.buffers[self.buffers[arg].root]
+                through_table = root.kind == "output" or (
+                    root.kind == "arg" and self._io[root.id] in ("indirect", "copy")
+                )
+                want = f"{'**' if through_table else '*'}{self.buffers[arg].layout.dtype.triton}"
                 if sig.split(":")[0] != want:
                     raise _error(op, f"argument {i} of @{name} is {sig} but the buffer is {want}")
             reads = [a for a, m in zip(args, access, strict=True) if "r" in m]

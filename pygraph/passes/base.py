@@ -9,11 +9,11 @@ diagnostics (so `--verify-diagnostics` can check them).
 from __future__ import annotations
 
 import dataclasses
-import sys
 from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..ir._mlir import func, ir
+from ..ir.dialect import TRANSFORMS
 
 
 class PassError(Exception):
@@ -116,5 +116,13 @@ def walk(op: Any) -> list[Any]:
     return found[1:]
 
 
-def warn(message: str) -> None:
-    print(f"pygraph: warning: {message}", file=sys.stderr)
+def record_transform(module: ir.Module, pass_name: str, what: str, location: ir.Location) -> None:
+    """Appends {pass, what, location} to the module's record of graph-safety transformations."""
+    attributes = module.operation.attributes
+    entries = list(ir.ArrayAttr(attributes[TRANSFORMS])) if TRANSFORMS in attributes else []
+    entry = {
+        "pass": ir.StringAttr.get(pass_name),
+        "what": ir.StringAttr.get(what),
+        "location": ir.StringAttr.get(describe_location(location)),
+    }
+    attributes[TRANSFORMS] = ir.ArrayAttr.get([*entries, ir.DictAttr.get(entry)])

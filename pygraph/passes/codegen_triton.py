@@ -24,6 +24,7 @@ from typing import Any
 from ..ir import aten, attrs, dtypes
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
+from ..ir.buffers import buffer_layout, indirection_offset, reached_through_table
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from . import pointwise
@@ -31,6 +32,8 @@ from .base import Pass, PassError, main_function, walk
 
 INT32, INT64 = dtypes.BY_NAME["int32"], dtypes.BY_NAME["int64"]
 _INT32_MAX = 2**31 - 1
+_TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
+             "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "int1"}  # fmt: skip
 _HEADER = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
 
 
@@ -64,8 +67,11 @@ class CodegenTriton(Pass):
                 if not isinstance(callee, func.FuncOp) or d.FUSED not in callee.attributes:
                     errors.append((op.location, f"kernel @{name} is not a fused function"))
                     continue
+                indirect = [indirection_offset(a) if reached_through_table(a) else None for a in op.args]
                 try:
-                    kernel = _Writer(callee, [buffer_layout(a) for a in op.args], self.max_block).write()
+                    kernel = _Writer(
+                        callee, [buffer_layout(a) for a in op.args], self.max_block, indirect
+                    ).write()
                 except PassError as exc:
                     errors.extend(exc.errors)
                     continue
@@ -83,24 +89,6 @@ class CodegenTriton(Pass):
             for name, op in symbols.items():
                 if isinstance(op, func.FuncOp) and d.FUSED in op.attributes and name not in used:
                     op.operation.erase()
-
-
-def buffer_layout(value: ir.Value) -> Layout:
-    """The layout of a plan buffer, as the op or function argument that defines it states it."""
-    if isinstance(value, ir.BlockArgument):
-        fn = value.owner.owner
-        arg_attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else []
-        if value.arg_number >= len(arg_attrs) or d.LAYOUT not in ir.DictAttr(arg_attrs[value.arg_number]):
-            raise ValueError(f"argument {value.arg_number} has no {d.LAYOUT}")
-        return Layout.from_attr(ir.DictAttr(arg_attrs[value.arg_number])[d.LAYOUT])
-    op = value.owner
-    if isinstance(op, (d.AllocOp, d.ViewOp, d.ConstantOp)):
-        return Layout.from_attr(op.layout)
-    if isinstance(op, (d.LibraryOp, d.HostOp)):
-        return Layout.from_attr(op.layouts[value.result_number])
-    if isinstance(op, d.SegmentOp):
-        return buffer_layout(op.body.blocks[0].operations[-1].values[value.result_number])
-    raise ValueError(f"'{op.operation.name}' does not define a plan buffer")
 
 
 @dataclasses.dataclass(frozen=True)
@@ -141,7 +129,7 @@ class _Load:
 class _Writer:
     """Writes one kernel: a fused function specialized to the layouts of its launch's buffers."""
 
-    def __init__(self, fn: Any, layouts: list[Layout], max_block: int) -> None:
+    def __init__(self, fn: Any, layouts: list[Layout], max_block: int, indirect: list[int | None]) -> None:
         block = fn.regions[0].blocks[0]
         self.body_ops = list(block.operations)[:-1]
         self.args = list(block.arguments)
@@ -161,6 +149,7 @@ class _Writer:
         if any(tuple(info[0]) != self.shape for info in types[len(self.args) :]):
             raise ValueError("the outputs of a fused function must share one shape")
         self.layouts = layouts
+        self.indirect = indirect  # per buffer: None, or the element offset from the address in its table slot
         self.numel = math.prod(self.shape)
         self.block = max(128, min(max_block, 1 << max(self.numel - 1, 0).bit_length()))
         self.grid = max(1, -(-self.numel // self.block))
@@ -190,7 +179,10 @@ class _Writer:
         return _Kernel(
             params=[f"in{a}" for a in range(n_in)] + [f"out{j}" for j in range(len(self.results))],
             body=self._render(dims, strides, stores),
-            signature=[self._signature(layout) for layout in self.layouts],
+            signature=[
+                self._signature(x, off is not None)
+                for x, off in zip(self.layouts, self.indirect, strict=True)
+            ],
             grid=self.grid,
             num_warps=min(8, max(1, self.block // 256)),
             ops=ops,
@@ -273,10 +265,9 @@ class _Writer:
     def _render(self, dims: list[int], strides: dict[int, list[int]], stores: list[tuple[int, str]]) -> str:
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         masked = self.numel % self.block != 0
-        lines = [
-            f"# {list(self.shape)}: {self.numel} elements, {self.grid} programs of {self.block}",
-            f"i = {pid} * {self.block} + tl.arange(0, {self.block})",
-        ]
+        lines = [f"# {list(self.shape)}: {self.numel} elements, {self.grid} programs of {self.block}"]
+        lines += self._dereference()
+        lines.append(f"i = {pid} * {self.block} + tl.arange(0, {self.block})")
         if masked:
             lines.append(f"mask = i < {self.numel}")
         mask = ", mask=mask" if masked else ""
@@ -312,9 +303,28 @@ class _Writer:
             lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{mask})")
         return "".join(f"    {line}\n" for line in lines)
 
+    def _dereference(self) -> list[str]:
+        """Buffers reached through the per-call table: the parameter points at the slot holding the address."""
+        lines = []
+        n_in = len(self.args)
+        for a, (layout, offset) in enumerate(zip(self.layouts, self.indirect, strict=True)):
+            if offset is None:
+                continue
+            name = f"in{a}" if a < n_in else f"out{a - n_in}"
+            pointer = f"tl.load({name}).to(tl.pointer_type(tl.{_TL_TYPES[layout.dtype.triton]}))"
+            lines.append(f"{name} = {pointer}{f' + {offset}' if offset else ''}")
+            if self._aligned(layout):
+                lines.append(f"{name} = tl.multiple_of({name}, 16)")
+        return lines
+
     @staticmethod
-    def _signature(layout: Layout) -> str:
-        """`*fp32:16` when the first element is 16-byte aligned: buffers start 256-byte aligned (arena,
-        results, constants) or are checked by the runtime (arguments), so only the offset matters."""
-        aligned = layout.offset * layout.dtype.itemsize % 16 == 0
-        return f"*{layout.dtype.triton}{':16' if aligned else ''}"
+    def _aligned(layout: Layout) -> bool:
+        """Buffers start 256-byte aligned (arena, results, constants) or are checked by the runtime
+        (arguments, outputs), so only the layout's offset decides whether the first element is 16-aligned."""
+        return layout.offset * layout.dtype.itemsize % 16 == 0
+
+    @classmethod
+    def _signature(cls, layout: Layout, indirect: bool) -> str:
+        """`*fp32:16`: a pointer to the first element, 16-byte aligned; `**fp32:16`: a pointer to the table
+        slot holding the address of the buffer's storage (the alignment promise is the buffer's)."""
+        return f"{'**' if indirect else '*'}{layout.dtype.triton}{':16' if cls._aligned(layout) else ''}"

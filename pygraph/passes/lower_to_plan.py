@@ -24,7 +24,8 @@ from .base import Pass, PassError, main_function
 
 @dataclasses.dataclass
 class LowerToPlan(Pass):
-    """Lowers `@main` to the plan level (inputs reached by copy, outputs returned by copy for now)."""
+    """Lowers `@main` to the plan level: inputs staged by the runtime, outputs returned as copies, until
+    parameter-indirection chooses better mechanisms."""
 
     name = "lower-to-plan"
     summary = "lower tensor-level IR to plan-level buffers, views, kernels and library calls"
@@ -70,7 +71,7 @@ class _Lowering:
             new[d.ROLE] = attrs.string(role)
             new.setdefault(d.NAME, attrs.string(f"arg{i}"))
             new[d.LAYOUT] = layout.to_attr()
-            new[d.IO] = attrs.string("copy" if role == "input" else "direct")
+            new[d.IO] = attrs.string("stage" if role == "input" else "direct")
             new_arg_attrs.append(ir.DictAttr.get(new))
             arg_layouts.append(layout)
         self._bind_symbols(old_block, arg_layouts)

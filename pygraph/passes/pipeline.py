@@ -22,7 +22,7 @@ from . import get_pass, pass_names
 from .base import Pass, PassError
 
 # Torch dialect (as imported) -> tensor-level pygraph IR (`.pygraph.mlir`).
-TENSOR_PIPELINE = "classify-ops,fuse-pointwise"
+TENSOR_PIPELINE = "place-constants,classify-ops,fuse-pointwise"
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).
 PLAN_PIPELINE = "lower-to-plan,form-segments,plan-memory,codegen-triton"
 

@@ -10,11 +10,11 @@ bytes (`pygraph.ir.plan.dependencies` derives them), which is the price of the s
 from __future__ import annotations
 
 import dataclasses
-from typing import Any
 
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
+from ..ir.buffers import users
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from .base import Pass, main_function, walk
@@ -36,7 +36,7 @@ class PlanMemory(Pass):
         allocs = [op for op in ops if isinstance(op, d.AllocOp)]
         intervals = []
         for alloc in allocs:
-            touched = [position[u] for u in _users(alloc.buf)]
+            touched = [position[u.operation] for u in users(alloc.buf)]
             first, last = (min(touched), max(touched)) if touched else (end, end)
             layout = Layout.from_attr(alloc.layout)
             size = _align(layout.storage_elements() * layout.dtype.itemsize)
@@ -66,23 +66,3 @@ class PlanMemory(Pass):
 
 def _align(n: int) -> int:
     return max(ARENA_ALIGNMENT, -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT)
-
-
-def _users(value: ir.Value) -> list[Any]:
-    """Ops that touch the buffer: users of the value, of views of it, and of segment results that forward it."""
-    found, stack, seen = [], [value], set()
-    while stack:
-        v = stack.pop()
-        for use in v.uses:
-            owner = use.owner
-            if (owner.operation, use.operand_number) in seen:
-                continue
-            seen.add((owner.operation, use.operand_number))
-            if isinstance(owner, d.ViewOp):
-                stack.append(owner.buf)
-            elif isinstance(owner, d.YieldOp):
-                segment = owner.operation.parent.opview
-                stack.append(segment.results_[use.operand_number])
-            else:
-                found.append(owner.operation)
-    return found

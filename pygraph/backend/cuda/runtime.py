@@ -159,7 +159,7 @@ class CudaRuntime:
         """Arguments reached in ways this runtime knows, and no CPU argument under a node of a segment."""
         plan = self.plan
         for arg in plan.arguments:
-            if arg.io not in ("copy", "direct"):
+            if arg.io not in ("stage", "direct"):
                 raise PlanError(
                     f"{arg.role} '{arg.name}' is reached by '{arg.io}', which the CUDA runtime lacks"
                 )
@@ -188,7 +188,7 @@ class CudaRuntime:
                 self._place(buf.id, home)
         self._staged: list[tuple[int, torch.Tensor]] = []
         for i, arg in enumerate(plan.arguments):
-            if arg.io == "copy":
+            if arg.io == "stage":
                 staging = empty(plan.buffers[arg.buffer].layout, self._arg_device(arg))
                 self._place(arg.buffer, staging)
                 self._staged.append((i, staging))

@@ -3,7 +3,7 @@
 
 "builtin.module"() ({
   "pygraph.triton_kernel"() {entry = "add_kernel", num_stages = 3 : i64, num_warps = 4 : i64, signature = ["*fp32:16", "*fp32:16"], source = "@triton.jit\0Adef add_kernel(x, y): pass\0A", sym_name = "add_0"} : () -> ()
-  "func.func"() <{arg_attrs = [{pygraph.device = "cpu", pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4, 4], [4, 1], 0, f32>, pygraph.name = "x", pygraph.role = "input"}], function_type = (!pygraph.buf) -> !pygraph.buf, sym_name = "main"}> ({
+  "func.func"() <{arg_attrs = [{pygraph.device = "cpu", pygraph.io = "stage", pygraph.layout = #pygraph.layout<[4, 4], [4, 1], 0, f32>, pygraph.name = "x", pygraph.role = "input"}], function_type = (!pygraph.buf) -> !pygraph.buf, sym_name = "main"}> ({
   ^bb0(%arg0: !pygraph.buf):
     %0 = "pygraph.alloc"() {arena_offset = 0 : i64, layout = #pygraph.layout<[4, 4], [4, 1], 0, f32>} : () -> !pygraph.buf
     %1 = "pygraph.view"(%0) {layout = #pygraph.layout<[4, 4], [1, 4], 0, f32>} : (!pygraph.buf) -> !pygraph.buf

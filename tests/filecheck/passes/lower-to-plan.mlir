@@ -3,7 +3,7 @@
 // A library call, a view of its result and a fused kernel: buffers get layouts, the kernel writes an
 // arena buffer, inputs are reached by copy and parameters directly.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    pygraph.io = "copy"{{.*}}pygraph.role = "input"
+// CHECK-SAME:    pygraph.io = "stage"{{.*}}pygraph.role = "input"
 // CHECK-SAME:    pygraph.io = "direct"{{.*}}pygraph.name = "w", pygraph.role = "parameter"
 // CHECK-NEXT:    %[[MM:.*]] = "pygraph.library"(%arg0, %arg1) {args = [0 : index, 1 : index], layouts = [#pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>], op = "aten.mm.default"
 // CHECK-NEXT:    %[[T:.*]] = "pygraph.view"(%[[MM]]) {layout = #pygraph.layout<[8, 4], [1, 8], 0 : i64, f32>}

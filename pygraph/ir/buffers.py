@@ -1,0 +1,82 @@
+"""Facts about plan buffers read from the IR: layouts, and where a buffer's storage comes from."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from . import dialect as d
+from ._mlir import ir
+from .layout import Layout
+
+
+def _arg_attrs(value: ir.BlockArgument) -> ir.DictAttr:
+    fn = value.owner.owner
+    arg_attrs = ir.ArrayAttr(fn.attributes["arg_attrs"]) if "arg_attrs" in fn.attributes else []
+    if value.arg_number >= len(arg_attrs):
+        return ir.DictAttr.get({})
+    return ir.DictAttr(arg_attrs[value.arg_number])
+
+
+def buffer_layout(value: ir.Value) -> Layout:
+    """The layout of a plan buffer, as the op or function argument that defines it states it."""
+    if isinstance(value, ir.BlockArgument):
+        attrs = _arg_attrs(value)
+        if d.LAYOUT not in attrs:
+            raise ValueError(f"argument {value.arg_number} has no {d.LAYOUT}")
+        return Layout.from_attr(attrs[d.LAYOUT])
+    op = value.owner
+    if isinstance(op, d.BUFFER_OPS):
+        return Layout.from_attr(op.layout)
+    if isinstance(op, (d.LibraryOp, d.HostOp)):
+        return Layout.from_attr(op.layouts[value.result_number])
+    if isinstance(op, d.SegmentOp):
+        return buffer_layout(op.body.blocks[0].operations[-1].values[value.result_number])
+    raise ValueError(f"'{op.operation.name}' does not define a plan buffer")
+
+
+def buffer_root(value: ir.Value) -> ir.Value:
+    """The value that owns the buffer's storage: views and segment results lead back to it."""
+    while True:
+        if isinstance(value, ir.BlockArgument):
+            return value
+        op = value.owner
+        if isinstance(op, d.ViewOp):
+            value = op.source
+        elif isinstance(op, d.SegmentOp):
+            value = op.body.blocks[0].operations[-1].values[value.result_number]
+        else:
+            return value
+
+
+def reached_through_table(value: ir.Value) -> bool:
+    """True when the buffer's storage is an input or output whose address the per-call table holds."""
+    root = buffer_root(value)
+    if isinstance(root, ir.BlockArgument):
+        attrs = _arg_attrs(root)
+        return d.IO in attrs and ir.StringAttr(attrs[d.IO]).value == "indirect"
+    return isinstance(root.owner, d.OutputOp)
+
+
+def indirection_offset(value: ir.Value) -> int:
+    """Elements from the address in the table slot (the root tensor's first element) to this buffer's first."""
+    return buffer_layout(value).offset - buffer_layout(buffer_root(value)).offset
+
+
+def users(value: ir.Value) -> list[Any]:
+    """Ops that touch the buffer: users of the value, of views of it, and of segment results forwarding it."""
+    found, stack, seen = [], [value], set()
+    while stack:
+        v = stack.pop()
+        for use in v.uses:
+            owner = use.owner
+            if (owner.operation, use.operand_number) in seen:
+                continue
+            seen.add((owner.operation, use.operand_number))
+            if isinstance(owner, d.ViewOp):
+                stack.append(owner.buf)
+            elif isinstance(owner, d.YieldOp):
+                segment = owner.operation.parent.opview
+                stack.append(segment.results_[use.operand_number])
+            else:
+                found.append(owner)
+    return found
