@@ -22,6 +22,44 @@ from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, pa
 STAGES = ("torch", "pygraph", "plan")
 
 
+class _StateWatch:
+    """Counts events that may replace or move a model's parameters and buffers, so that a compiled model
+    rebinds them only after one, instead of checking every parameter on every call.
+
+    Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
+    `load_state_dict(assign=True)`, replacing a layer), and `Module._apply` (`.to()`, `.cuda()`,
+    `.half()`, ...). Not needed: `load_state_dict()` copies values into the tensors the graphs already
+    read. Not seen: assigning `param.data = other` directly; call `compiled.rebind()` after doing that.
+    """
+
+    epoch = 0
+    installed = False
+
+    @classmethod
+    def bump(cls, *args: Any) -> None:
+        cls.epoch += 1
+
+    @classmethod
+    def install(cls) -> None:
+        if cls.installed:
+            return
+        from torch.nn.modules import module
+
+        module.register_module_parameter_registration_hook(cls.bump)
+        module.register_module_buffer_registration_hook(cls.bump)
+        module.register_module_module_registration_hook(cls.bump)
+        original = torch.nn.Module._apply
+
+        def _apply(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                cls.bump()
+
+        torch.nn.Module._apply = _apply
+        cls.installed = True
+
+
 class CompileError(Exception):
     """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
 
@@ -39,7 +77,7 @@ def export_and_compile(
     """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    for flag, value in (("freeze", freeze), ("static_outputs", static_outputs), ("profile", profile)):
+    for flag, value in (("freeze", freeze), ("profile", profile)):
         if value:
             raise NotImplementedError(f"{flag}=True is not available yet in this version of pygraph")
     example_inputs = tuple(example_inputs)
@@ -51,7 +89,12 @@ def export_and_compile(
     stages: dict[str, str] = {}
     module = _stage(name, "torch", imported.module, context, stages)
     module = _run(name, "pygraph", module, TENSOR_PIPELINE, context, stages)
-    module = _run(name, "plan", module, PLAN_PIPELINE, context, stages)
+    plan_pipeline = PLAN_PIPELINE
+    if static_outputs:
+        plan_pipeline = plan_pipeline.replace(
+            "parameter-indirection", "parameter-indirection{static-outputs=true}"
+        )
+    module = _run(name, "plan", module, plan_pipeline, context, stages)
     plan = read_plan(module)
     return CompiledModel(model, imported, plan, stages, target)
 
@@ -159,16 +202,43 @@ class CompiledModel:
             from .backend.emulator import Emulator
 
             self._backend = Emulator(plan)
+        self._expected = [
+            (
+                torch.Size(plan.buffers[a.buffer].layout.shape),
+                getattr(torch, plan.buffers[a.buffer].layout.dtype.name),
+                target == "cuda",
+            )
+            for a in self._inputs
+        ]
+        self._single_output = self._out_spec.is_leaf()
+        _StateWatch.install()
+        self._bind_state()
 
     def __call__(self, *inputs: torch.Tensor) -> Any:
-        args = self._check_inputs(inputs)
-        for argument in self.plan.arguments:
-            if argument.role != "input":
-                args.append(self._state(argument.role, argument.name))
-        flat = self._backend(args)
-        return pytree.tree_unflatten(flat, self._out_spec)
+        """The hot path: cheap checks of the inputs, state rebound only after an event that may have moved
+        it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor."""
+        if len(inputs) != len(self._expected) or not all(
+            isinstance(x, torch.Tensor)
+            and x.shape == shape
+            and x.dtype == dtype
+            and (x.is_cuda if cuda else x.is_cpu)
+            for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=False)
+        ):
+            self._explain_bad_inputs(inputs)
+        if self._epoch != _StateWatch.epoch:
+            self._bind_state()
+        flat = self._backend(inputs)
+        return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
 
-    def _check_inputs(self, inputs: tuple[Any, ...]) -> list[torch.Tensor]:
+    def _bind_state(self) -> None:
+        """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
+        addresses changed); done again only after something may have replaced or moved them."""
+        self._epoch = _StateWatch.epoch
+        self._backend.bind_state(
+            [self._state(a.role, a.name) for a in self.plan.arguments if a.role != "input"]
+        )
+
+    def _explain_bad_inputs(self, inputs: tuple[Any, ...]) -> None:
         if len(inputs) != len(self._inputs):
             raise TypeError(
                 f"the compiled model takes {len(self._inputs)} inputs ({', '.join(self._input_names)}), got {len(inputs)}"
@@ -194,7 +264,7 @@ class CompiledModel:
                         f"dimension {dim} of input '{spec.name}' is {got}, the compiled graphs were built for {want}; "
                         "graphs for new shapes are not supported yet"
                     )
-        return list(inputs)
+        raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
 
     def _state(self, role: str, name: str) -> torch.Tensor:
         if role == "parameter":
@@ -207,6 +277,10 @@ class CompiledModel:
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
         return self._stages[stage]
+
+    def rebind(self) -> None:
+        """Rebinds parameters and buffers now: needed only after `param.data = other` (see `_StateWatch`)."""
+        self._bind_state()
 
     def stats(self) -> dict[str, Any]:
         return self._backend.stats()

@@ -191,7 +191,8 @@ def test_smoke_plan_computes_its_reference_on_the_emulator(tmp_path):
 def check_call(executor, inputs):
     """Runs the smoke plan on `inputs` (x, y, w, b) and compares outputs and the updated y with eager torch."""
     want = gpu_smoke.reference(*inputs)
-    got = executor(inputs)
+    executor.bind_state(inputs[2:])
+    got = executor(inputs[:2])
     for g, w in zip([*got, inputs[1]], want, strict=True):
         torch.testing.assert_close(g, w, rtol=1e-4, atol=1e-5 * w.abs().max())
     return got
@@ -250,4 +251,4 @@ def test_a_misaligned_pointer_breaks_a_promise_and_says_where(runtime):
     w, b = gpu_smoke.plan_parameters(1, "cuda")
     b = torch.cat([torch.zeros(1, device="cuda"), b])[1:]  # 4 bytes past an aligned start
     with pytest.raises(PlanError, match=r"argument 1 of kernel @bias_relu is promised 16-byte aligned"):
-        runtime(gpu_smoke.plan_inputs(1, "cuda") + [w, b])
+        check_call(runtime, gpu_smoke.plan_inputs(1, "cuda") + [w, b])

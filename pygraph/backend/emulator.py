@@ -2,8 +2,13 @@
 
 Every kernel node is an interpreted launch of its generated Triton source (Triton's interpreter on CPU
 tensors), every library or host node one ATen call, copies and fills act on bytes, and all buffers
-live where the plan puts them (one arena, views at their offsets). It never runs the model or the
-exported program: editing a `.plan.mlir` changes what it computes.
+live where the plan puts them (one arena, views at their offsets). The per-call table is a real array
+of addresses: kernels whose signature says `**` get a pointer to their buffer's slot and load the
+address from it, as on the GPU. It never runs the model or the exported program: editing a
+`.plan.mlir` changes what it computes.
+
+Interface (shared with the CUDA runtime): `bind_state(tensors)` with the tensors of all non-input
+arguments in plan order (again whenever they change), then `emulator(inputs)` per call.
 """
 
 from __future__ import annotations
@@ -15,48 +20,68 @@ import torch
 from triton.runtime.interpreter import InterpretedFunction
 
 from ..ir.layout import Layout
-from ..ir.plan import Argument, Node, Plan, Segment
+from ..ir.plan import Node, Plan, Segment
 from .aten_call import AtenCall
 from .stats import plan_stats
-from .tensors import empty, layout_of, view_of
+from .tensors import empty, layout_of, torch_dtype, view_of
 from .triton_source import load_kernel
 
 
 class Emulator:
-    """Runs a `Plan` on the CPU; `emulator(args)` takes tensors for all plan arguments in order."""
+    """Runs a `Plan` on the CPU."""
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.device = torch.device("cpu")
         self.kernels = {name: InterpretedFunction(load_kernel(k).fn) for name, k in plan.kernels.items()}
         self.calls: dict[int, AtenCall] = {}
         for step in plan.steps:
             for node in step.nodes if isinstance(step, Segment) else [step.node]:
                 if node.kind in ("library", "host"):
-                    self.calls[id(node)] = AtenCall(node.op, node.aten_args, self.device)
+                    self.calls[id(node)] = AtenCall(node.op, node.aten_args, torch.device("cpu"))
+        self.inputs = [a for a in plan.arguments if a.role == "input"]
+        self.state_args = [a for a in plan.arguments if a.role != "input"]
+        self.state: list[torch.Tensor] | None = None
+        # per kernel node and argument: the slot to pass (the address is loaded from it) or -1
+        self.slot_of = {
+            name: [entry.startswith("**") for entry in k.signature] for name, k in plan.kernels.items()
+        }
 
     def stats(self) -> dict[str, Any]:
         return plan_stats(self.plan, captures=0)
 
-    def __call__(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+    def bind_state(self, tensors: Sequence[torch.Tensor]) -> None:
+        for arg, given in zip(self.state_args, tensors, strict=True):
+            layout = self.plan.buffers[arg.buffer].layout
+            if not _matches(given, layout):
+                raise ValueError(
+                    f"{arg.role} '{arg.name}' is {layout_of(given)}, the plan was built for {layout}"
+                )
+        self.state = list(tensors)
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         plan = self.plan
-        if len(args) != len(plan.arguments):
-            raise ValueError(f"the plan takes {len(plan.arguments)} arguments, got {len(args)}")
+        if self.state is None:
+            raise RuntimeError("bind_state() must come before the first call")
         # Uninitialised arena bytes read as NaN (0xFF..), so a read before a write shows in results.
         arena = torch.full((plan.arena_bytes,), 0xFF, dtype=torch.uint8)
-        bound = [
-            _bind(a, plan.buffers[a.buffer].layout, t) for a, t in zip(plan.arguments, args, strict=True)
-        ]
+        table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64)
         tensors: dict[int, torch.Tensor] = {}
-        for arg, tensor in zip(plan.arguments, bound, strict=True):
+        bound = [
+            (a, _bind(a, plan.buffers[a.buffer].layout, t)) for a, t in zip(self.inputs, inputs, strict=True)
+        ]
+        for arg, tensor in [*bound, *zip(self.state_args, self.state, strict=True)]:
             tensors[arg.buffer] = tensor
         for buf in plan.buffers:
             if buf.kind == "alloc":
                 tensors[buf.id] = view_of(arena, buf.layout, buf.arena_offset)
             elif buf.kind == "constant":
                 tensors[buf.id] = (
-                    torch.from_numpy(buf.value.copy()).to(_dtype(buf.layout)).reshape(buf.layout.shape)
+                    torch.from_numpy(buf.value.copy()).to(torch_dtype(buf.layout)).reshape(buf.layout.shape)
                 )
+            elif buf.kind == "output":
+                tensors[buf.id] = empty(buf.layout, torch.device("cpu"))
+            if buf.slot >= 0 and buf.id in tensors:
+                table[buf.slot] = tensors[buf.id].data_ptr()
 
         def tensor(buffer: int) -> torch.Tensor:
             if buffer not in tensors:
@@ -68,19 +93,21 @@ class Emulator:
             return tensors[buffer]
 
         for step in plan.steps:
-            nodes = step.nodes if isinstance(step, Segment) else [step.node]
-            for node in nodes:
-                self._run(node, tensor, tensors)
-        for given, used in zip(args, bound, strict=True):
+            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+                self._run(node, tensor, tensors, table)
+        for (_, used), given in zip(bound, inputs, strict=True):
             if used is not given:  # a staged input: the plan may have written it
                 given.copy_(used)
-        return [
-            tensor(out.buffer).clone() if out.io == "copy" else tensor(out.buffer) for out in plan.outputs
-        ]
+        return [tensor(o.buffer).clone() if o.io == "copy" else tensor(o.buffer) for o in plan.outputs]
 
-    def _run(self, node: Node, tensor: Any, tensors: dict[int, torch.Tensor]) -> None:
+    def _run(self, node: Node, tensor: Any, tensors: dict[int, torch.Tensor], table: torch.Tensor) -> None:
         if node.kind == "kernel":
-            self.kernels[node.kernel][node.grid](*[tensor(a) for a in node.args])
+            through_table = self.slot_of[node.kernel]
+            args = [
+                table[self.plan.root(b).slot :][:1] if indirect else tensor(b)
+                for b, indirect in zip(node.args, through_table, strict=True)
+            ]
+            self.kernels[node.kernel][node.grid](*args)
         elif node.kind in ("library", "host"):
             outs = self.calls[id(node)]([tensor(i) for i in node.reads])
             if len(outs) < len(node.results):
@@ -89,6 +116,8 @@ class Emulator:
                 )
             for buffer, out in zip(node.results, outs, strict=False):
                 tensors[buffer] = _with_layout(out, self.plan.buffers[buffer].layout, node)
+                if self.plan.buffers[buffer].slot >= 0:
+                    table[self.plan.buffers[buffer].slot] = tensors[buffer].data_ptr()
         elif node.kind == "copy":
             _bytes(tensor(node.writes[0])).copy_(_bytes(tensor(node.reads[0])))
         elif node.kind == "fill":
@@ -97,28 +126,27 @@ class Emulator:
             raise RuntimeError(f"{node.location}: unknown node kind {node.kind}")
 
 
-def _dtype(layout: Layout) -> torch.dtype:
-    return getattr(torch, layout.dtype.name)
+def _matches(tensor: torch.Tensor, layout: Layout) -> bool:
+    return (
+        tuple(tensor.shape) == layout.shape
+        and tuple(tensor.stride()) == layout.strides
+        and tensor.dtype == torch_dtype(layout)
+    )
 
 
-def _bind(arg: Argument, layout: Layout, given: torch.Tensor) -> torch.Tensor:
-    """Inputs reached by copy are staged into a tensor with the plan's layout; others are used as given."""
-    if arg.io == "stage":
-        staged = empty(layout, given.device)
+def _bind(arg: Any, layout: Layout, given: torch.Tensor) -> torch.Tensor:
+    """The tensor the plan reads for an input: staged inputs are copied into the plan's layout; inputs
+    reached through the table must have the plan's strides (else a contiguity copy in that layout)."""
+    if arg.io == "stage" or not _matches(given, layout):
+        staged = empty(layout.with_offset(0), given.device)
         staged.copy_(given)
         return staged
-    if (
-        tuple(given.shape) != layout.shape
-        or tuple(given.stride()) != layout.strides
-        or _dtype(layout) != given.dtype
-    ):
-        raise ValueError(f"{arg.role} '{arg.name}' is {layout_of(given)}, the plan was built for {layout}")
     return given
 
 
 def _with_layout(out: torch.Tensor, layout: Layout, node: Node) -> torch.Tensor:
     """The result in the plan's layout (ATen on the CPU may choose other strides than on the GPU)."""
-    if tuple(out.shape) != layout.shape or out.dtype != _dtype(layout):
+    if tuple(out.shape) != layout.shape or out.dtype != torch_dtype(layout):
         raise RuntimeError(f"{node.location}: {node.op} gave {layout_of(out)}, the plan says {layout}")
     if tuple(out.stride()) == layout.strides and out.storage_offset() == layout.offset:
         return out

@@ -44,14 +44,14 @@ def load_kernel(kernel: TritonKernel) -> JITFunction:
 
 
 def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], list]]:
-    """Triton's (signature, attrs) for compiling `kernel`: pointer types and 16-byte alignment promises."""
+    """Triton's (signature, attrs) for compiling `kernel`: argument types and 16-byte alignment promises."""
     fn = load_kernel(kernel)
     types, attrs = {}, {}
     for i, (name, entry) in enumerate(zip(fn.arg_names, kernel.signature, strict=True)):
         pointer, _, align = entry.partition(":")
         if pointer.startswith("**"):  # a table slot: the kernel loads the buffer's address from it
             types[name] = "*i64"
-        else:
+        else:  # a pointer ("*fp32"), or a scalar passed by value ("i64")
             types[name] = pointer
             if align == "16":
                 attrs[(i,)] = [["tt.divisibility", 16]]

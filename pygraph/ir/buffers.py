@@ -49,12 +49,16 @@ def buffer_root(value: ir.Value) -> ir.Value:
 
 
 def reached_through_table(value: ir.Value) -> bool:
-    """True when the buffer's storage is an input or output whose address the per-call table holds."""
+    """True when the table holds the address of the buffer's storage: an input reached through it, an
+    output, or a host op's result that graphs read through it."""
     root = buffer_root(value)
     if isinstance(root, ir.BlockArgument):
         attrs = _arg_attrs(root)
-        return d.IO in attrs and ir.StringAttr(attrs[d.IO]).value == "indirect"
-    return isinstance(root.owner, d.OutputOp)
+        return d.IO in attrs and ir.StringAttr(attrs[d.IO]).value in ("indirect", "copy")
+    owner = root.owner
+    if isinstance(owner, d.HostOp):
+        return ir.IntegerAttr(owner.slots[root.result_number]).value >= 0
+    return isinstance(owner, d.OutputOp)
 
 
 def indirection_offset(value: ir.Value) -> int:

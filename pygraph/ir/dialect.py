@@ -29,6 +29,8 @@ LAYOUT = "pygraph.layout"  # function argument or result: its #pygraph.layout
 DEVICE = "pygraph.device"  # function argument: "cpu" | "cuda"
 IO = "pygraph.io"  # function argument or result: how the runtime reaches it per call (see docs/architecture.md)
 SLOT = "pygraph.slot"  # function argument or result reached through the per-call table: its slot
+IO_COSTS = "pygraph.io_costs"  # function argument or result: estimated cost (us per call) of each candidate
+IO_CHOICE = "pygraph.io_choice"  # function argument or result: the candidate chosen
 TABLE_SLOTS = "pygraph.table_slots"  # plan function: number of 8-byte slots of the per-call table
 CLASS = "pygraph.class"  # torch op at tensor level: see `pygraph.ir.aten.OpClass`
 LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result
@@ -198,17 +200,21 @@ class LibraryOp(PyGraph.Operation, name="library"):
 
 
 class HostOp(PyGraph.Operation, name="host"):
-    """One ATen op run eagerly between graphs (it synchronises or needs the CPU); same fields as `library`."""
+    """One ATen op run eagerly between graphs, with `reason`; fields as `library`. Its results are fresh
+    tensors each call: `slots` gives, per result, the table slot through which graphs reach it (-1: none)."""
 
     inputs: Sequence[ext.Operand[BufType]]
     op: ir.StringAttr
     args: ir.ArrayAttr
     layouts: ir.ArrayAttr
     reason: ir.StringAttr
+    slots: ir.ArrayAttr
     results_: Sequence[ext.Result[BufType]]
 
-    @_requires("op", "args", "layouts", "reason")
+    @_requires("op", "args", "layouts", "reason", "slots")
     def verify_invariants(self) -> bool:
+        if len(self.slots) != len(self.results_):
+            return _fail(self, f"has {len(self.results_)} results but {len(self.slots)} slots")
         return _verify_aten_call(self)
 
 

@@ -29,8 +29,11 @@ class Explanation:
         ]
         lines.append("inputs and outputs:")
         for item in self.io:
+            cost = "" if item["cost_us"] is None else f", {item['cost_us']} us (estimated)"
+            others = ", ".join(f"{k} {v}" for k, v in item["candidates"].items() if k != item["mechanism"])
             lines.append(
-                f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<8} {item['bytes']} B/call"
+                f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<11} {item['bytes']} B/call{cost}"
+                + (f"; other candidates: {others}" if others else "")
             )
         lines.append("segments:")
         for seg in self.segments:
@@ -50,6 +53,22 @@ class Explanation:
                     f"  {item.get('pass', '?')}: {item.get('what', '')} at {item.get('location', '?')}"
                 )
         return "\n".join(lines)
+
+
+_MOVES = {"stage", "copy", "copy kernel"}  # mechanisms that move the tensor's bytes each call
+
+
+def _io(kind: str, name: str, io: str, choice: str, costs: dict[str, float], nbytes: int) -> dict[str, Any]:
+    mechanism = choice or io
+    moved = nbytes if mechanism in _MOVES else 0
+    return {
+        "kind": kind,
+        "name": name,
+        "mechanism": mechanism,
+        "bytes": moved,
+        "cost_us": costs.get(mechanism),
+        "candidates": costs,
+    }
 
 
 def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
@@ -79,21 +98,11 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
                         }
                     )
     io = [
-        {
-            "kind": a.role,
-            "name": a.name,
-            "mechanism": a.io,
-            "bytes": plan.buffers[a.buffer].layout.nbytes() if a.io in ("stage", "copy") else 0,
-        }
+        _io(a.role, a.name, a.io, a.choice, a.costs, plan.buffers[a.buffer].layout.nbytes())
         for a in plan.arguments
     ]
     io += [
-        {
-            "kind": "output",
-            "name": f"output {i}",
-            "mechanism": o.io,
-            "bytes": plan.buffers[o.buffer].layout.nbytes() if o.io == "copy" else 0,
-        }
+        _io("output", f"output {i}", o.io, o.choice, o.costs, plan.buffers[o.buffer].layout.nbytes())
         for i, o in enumerate(plan.outputs)
     ]
     transforms = []

@@ -75,8 +75,8 @@ class Layout:
             n == 1 or a == b for n, a, b in zip(self.shape, self.strides, other.strides, strict=True)
         )
 
-    def with_dtype(self, dtype: dtypes.DType) -> Layout:
-        return Layout(self.shape, self.strides, self.offset, dtype)
+    def with_offset(self, offset: int) -> Layout:
+        return Layout(self.shape, self.strides, offset, self.dtype)
 
     # -- views (each returns the layout eager would give) --
 

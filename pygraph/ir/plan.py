@@ -54,6 +54,7 @@ class Buffer:
     arena_offset: int = -1  # alloc: byte offset in the arena
     value: Any = None  # constant: a numpy array
     index: int = -1  # output: which output of the call
+    slot: int = -1  # a root the table reaches (indirect input, output, host result): its slot
 
 
 @dataclass
@@ -64,6 +65,8 @@ class Argument:
     io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy"
     device: str
     slot: int = -1  # "indirect" and "copy": the table slot holding its address
+    choice: str = ""  # the candidate parameter-indirection chose ...
+    costs: dict[str, float] = field(default_factory=dict)  # ... among these (estimated us per call)
 
 
 @dataclass
@@ -71,6 +74,8 @@ class Output:
     buffer: int
     io: str  # "copy" (the runtime returns a copy) | "indirect" (the graph writes a fresh tensor) | "static"
     slot: int = -1
+    choice: str = ""
+    costs: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -148,7 +153,6 @@ class _Reader:
         self.module = module
         self.ids: dict[ir.Value, int] = {}
         self.buffers: list[Buffer] = []
-        self._io: dict[int, str] = {}  # argument buffer -> its io
 
     def read(self) -> Plan:
         kernels: dict[str, TritonKernel] = {}
@@ -178,6 +182,7 @@ class _Reader:
         self.table_slots = (
             ir.IntegerAttr(main.attributes[d.TABLE_SLOTS]).value if d.TABLE_SLOTS in main.attributes else 0
         )
+        self.result_attrs = _result_attrs(main)
         arguments = self._arguments(main)
         steps: list[Segment | HostStep] = []
         outputs: list[Output] = []
@@ -209,7 +214,7 @@ class _Reader:
         return slot
 
     def _outputs(self, main: Any, ret: Any) -> list[Output]:
-        results = _result_attrs(main)
+        results = self.result_attrs
         outputs = []
         for i, value in enumerate(ret.operands):
             io = ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy"
@@ -218,7 +223,8 @@ class _Reader:
                 raise _error(ret, f"output {i} is '{io}' but returns a {buf.kind} buffer")
             if buf.kind == "output" and buf.index != i:
                 raise _error(ret, f"output {i} returns the buffer of output {buf.index}")
-            outputs.append(Output(buf.id, io, self._slot(results[i], io == "indirect", f"output {i}", ret)))
+            slot = self._slot(results[i], io == "indirect", f"output {i}", ret)
+            outputs.append(Output(buf.id, io, slot, *_choice(results[i])))
         return outputs
 
     def _arguments(self, main: Any) -> list[Argument]:
@@ -231,8 +237,8 @@ class _Reader:
                     raise _error(main, f"argument {i} has no {key}")
             layout = Layout.from_attr(a[d.LAYOUT])
             buf = self._new(value, "arg", layout)
-            self._io[buf.id] = ir.StringAttr(a[d.IO]).value if d.IO in a else "direct"
             io = ir.StringAttr(a[d.IO]).value if d.IO in a else "direct"
+            buf.slot = self._slot(a, io in ("indirect", "copy"), f"argument {i}", main)
             args.append(
                 Argument(
                     buf.id,
@@ -240,7 +246,8 @@ class _Reader:
                     ir.StringAttr(a[d.NAME]).value,
                     io,
                     ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "",
-                    self._slot(a, io in ("indirect", "copy"), f"argument {i}", main),
+                    buf.slot,
+                    *_choice(a),
                 )
             )
         return args
@@ -262,7 +269,11 @@ class _Reader:
         if isinstance(op, d.AllocOp):
             self._new(op.buf, "alloc", layout, arena_offset=ir.IntegerAttr(op.arena_offset).value)
         elif isinstance(op, d.OutputOp):
-            self._new(op.buf, "output", layout, index=ir.IntegerAttr(op.index).value)
+            index = ir.IntegerAttr(op.index).value
+            if not 0 <= index < len(self.result_attrs):
+                raise _error(op, f"output {index} does not exist ({len(self.result_attrs)} outputs)")
+            slot = self._slot(self.result_attrs[index], True, f"output {index}", op)
+            self._new(op.buf, "output", layout, index=index, slot=slot)
         elif isinstance(op, d.ViewOp):
             source = self.buffers[self._id(op.source, op)]
             if layout.dtype != source.layout.dtype:
@@ -326,10 +337,7 @@ class _Reader:
                 )
             access = str_list(op.access)
             for i, (arg, sig) in enumerate(zip(args, kernel.signature, strict=True)):
-                root = self.buffers[self.buffers[arg].root]
-                through_table = root.kind == "output" or (
-                    root.kind == "arg" and self._io[root.id] in ("indirect", "copy")
-                )
+                through_table = self.buffers[self.buffers[arg].root].slot >= 0
                 want = f"{'**' if through_table else '*'}{self.buffers[arg].layout.dtype.triton}"
                 if sig.split(":")[0] != want:
                     raise _error(op, f"argument {i} of @{name} is {sig} but the buffer is {want}")
@@ -361,6 +369,11 @@ class _Reader:
             self._new(v, "result", Layout.from_attr(layout)).id
             for v, layout in zip(op.results_, op.layouts, strict=True)
         ]
+        if kind == "host":
+            for b, slot in zip(results, int_list(op.slots), strict=True):
+                if slot >= self.table_slots:
+                    raise _error(op, f"result slot {slot} is past the table ({self.table_slots} slots)")
+                self.buffers[b].slot = slot
         aten_args = [_aten_arg(a) for a in op.args]
         return Node(
             index,
@@ -372,6 +385,11 @@ class _Reader:
             aten_args=aten_args,
             results=results,
         )
+
+
+def _choice(attrs: dict[str, ir.Attribute]) -> tuple[str, dict[str, float]]:
+    choice = ir.StringAttr(attrs[d.IO_CHOICE]).value if d.IO_CHOICE in attrs else ""
+    return choice, attr_value(attrs[d.IO_COSTS]) if d.IO_COSTS in attrs else {}
 
 
 def _is_splat(attr: ir.Attribute) -> bool:

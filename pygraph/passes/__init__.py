@@ -16,6 +16,7 @@ _REGISTRY: dict[str, str] = {
     "form-segments": "pygraph.passes.form_segments:FormSegments",
     "fuse-pointwise": "pygraph.passes.fuse_pointwise:FusePointwise",
     "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",
+    "parameter-indirection": "pygraph.passes.parameter_indirection:ParameterIndirection",
     "place-constants": "pygraph.passes.place_constants:PlaceConstants",
     "plan-memory": "pygraph.passes.plan_memory:PlanMemory",
 }

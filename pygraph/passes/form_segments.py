@@ -1,7 +1,7 @@
 """form-segments: group graph nodes into `pygraph.segment`s, each to become one CUDA graph.
 
 A segment is a maximal run of node ops (kernel, library, copy, fill) with the views between them;
-host ops end a segment. Arena allocations and constants move to the top of the function (they
+host ops end a segment. Arena allocations, outputs and constants move to the top of the function (they
 depend on nothing), so a segment only yields the library results and views that later steps use.
 """
 
@@ -15,7 +15,8 @@ from ..ir._mlir import func, ir
 from .base import Pass, PassError, main_function
 
 _MEMBERS = (*d.NODE_OPS, d.ViewOp)
-_OUTSIDE = (d.AllocOp, d.ConstantOp, d.HostOp, func.ReturnOp)
+_HOISTED = (d.AllocOp, d.ConstantOp, d.OutputOp)  # buffers that depend on nothing
+_OUTSIDE = (*_HOISTED, d.HostOp, func.ReturnOp)
 
 
 @dataclasses.dataclass
@@ -40,8 +41,8 @@ class FormSegments(Pass):
                 raise PassError.at(
                     stray, f"'{stray.operation.name}' is not a plan-level op: run lower-to-plan first"
                 )
-            hoisted = [op for op in ops if isinstance(op, (d.AllocOp, d.ConstantOp))]
-            anchor = next((op for op in ops if not isinstance(op, (d.AllocOp, d.ConstantOp))), None)
+            hoisted = [op for op in ops if isinstance(op, _HOISTED)]
+            anchor = next((op for op in ops if not isinstance(op, _HOISTED)), None)
             for op in hoisted if anchor is not None else []:
                 op.operation.move_before(anchor.operation)
             runs: list[list[Any]] = [[]]

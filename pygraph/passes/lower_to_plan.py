@@ -20,6 +20,7 @@ from ..ir.layout import Layout
 from ..ir.plan import Device
 from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
 from .base import Pass, PassError, main_function
+from .copies import emit_copy, launch_kernel
 
 
 @dataclasses.dataclass
@@ -49,7 +50,6 @@ class _Lowering:
         self.values: dict[ir.Value, Any] = {}  # torch value -> buf Value | python scalar | list
         self.layouts: dict[ir.Value, Layout] = {}  # buf Value -> layout
         self.symbols: dict[str, int] = {}  # symbolic dim name -> example size
-        self.copies = 0
         self.overwrites: list[Any] = []  # emitted just before the return
         self.errors: list[tuple[ir.Location, str]] = []
         self.failed: set[ir.Value] = set()  # results of ops that failed: their users are not reported again
@@ -317,18 +317,7 @@ class _Lowering:
             out = self._alloc(layout)
             self.values[result] = out
             outputs.append(out)
-        self._launch(callee, inputs, outputs)
-
-    def _launch(self, callee: str, inputs: list[ir.Value], outputs: list[ir.Value]) -> None:
-        d.create(
-            d.KernelOp,
-            [inputs + outputs],
-            {
-                "kernel": ir.FlatSymbolRefAttr.get(callee),
-                "grid": attrs.i64_array([1, 1, 1]),
-                "access": attrs.str_array(["r"] * len(inputs) + ["w"] * len(outputs)),
-            },
-        )
+        launch_kernel(callee, inputs, outputs)
 
     def _aten(self, op: Any, cls: type) -> None:
         operands: list[ir.Value] = []
@@ -370,6 +359,7 @@ class _Lowering:
             fields["reason"] = attrs.string(
                 f"{name} needs the host (it synchronises or has a data-dependent shape)"
             )
+            fields["slots"] = attrs.i64_array([-1] * len(layouts))
         new = d.create(cls, [operands], fields, len(layouts))
         for result, buf, layout in zip(op.results, new.results_, layouts, strict=True):
             self._define(result, buf, layout)
@@ -382,19 +372,7 @@ class _Lowering:
         if src == dst and src.is_dense():
             d.create(d.CopyOp, [value, target])
             return
-        self._launch(self._identity_function(op, op.operands[0].type), [value], [target])
-
-    def _identity_function(self, op: Any, type_: ir.Type) -> str:
-        """A fused function that returns its argument: codegen turns it into a strided copy kernel."""
-        name = f"copy_{self.copies}"
-        self.copies += 1
-        with ir.InsertionPoint(self.module.body), op.location:
-            fn = func.FuncOp(name, ir.FunctionType.get([type_], [type_]), visibility="private")
-            fn.attributes[d.FUSED] = ir.UnitAttr.get()
-            block = fn.add_entry_block()
-            with ir.InsertionPoint(block):
-                func.ReturnOp([block.arguments[0]])
-        return name
+        emit_copy(self.module, value, target)
 
     def _return(self, op: Any) -> None:
         for overwrite in self.overwrites:

@@ -24,7 +24,7 @@ from .base import Pass, PassError
 # Torch dialect (as imported) -> tensor-level pygraph IR (`.pygraph.mlir`).
 TENSOR_PIPELINE = "place-constants,classify-ops,fuse-pointwise"
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).
-PLAN_PIPELINE = "lower-to-plan,form-segments,plan-memory,codegen-triton"
+PLAN_PIPELINE = "lower-to-plan,parameter-indirection,form-segments,plan-memory,codegen-triton"
 
 
 @dataclass

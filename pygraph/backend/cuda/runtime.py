@@ -1,34 +1,41 @@
 """Executes a `Plan` on a CUDA device: graph segments as explicitly built CUDA graphs, the rest eagerly.
 
-Construction compiles and loads the kernels and allocates what the runtime owns: the arena, a staging
-buffer per argument reached by copy, the constants, and a fixed home for each result of an eagerly run
-ATen call that a graph touches (a graph bakes addresses in; an eager call returns fresh storage).
+Construction compiles and loads the kernels and allocates what the runtime owns: the arena, the per-call
+table, a staging buffer per input the plan stages, the constants, and a fixed home for each result of an
+eager ATen call that a graph reaches without the table (a graph bakes addresses in; an eager call
+returns fresh storage each time).
 
-A call whose directly bound arguments (parameters, buffers, ...) are not the tensors the graphs were
-built on runs the whole plan node by node: that is the warm-up (the library calls of graph segments
-run on the side stream they are then recorded on). Then it builds the graphs: each library call
-recorded alone into a graph of its own, each graph segment one CUgraph whose edges are
-`dependencies`, instantiated once. Any other call stages the inputs, launches each graph, runs the
-eager steps in between and returns the outputs.
+`bind_state(tensors)` binds parameters, buffers and constants (used where the model keeps them). The
+first call after it runs the whole plan node by node: that is the warm-up (the library calls of graph
+segments run on the side stream they are then recorded on). Then it builds the graphs: each library
+call recorded alone into a graph of its own and added as a child node; each graph segment one CUgraph
+whose edges are `dependencies`, headed by a node that writes the per-call table, instantiated once.
+
+A later call is the hot path: stage the staged inputs, put the addresses of the inputs reached through
+the table and of fresh output tensors into the table writer's parameters, and launch; for each graph,
+`cuGraphExecKernelNodeSetParams` on its writer node, then `cuGraphLaunch`. Kernel parameters are copied
+when set, so calls queued back to back never see each other's addresses, and the table in device memory
+is written by the graph itself, in stream order.
 """
 
 from __future__ import annotations
 
 import contextlib
+import statistics
+import time
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from functools import partial
 from typing import Any
 
 import torch
 
 from ...ir.layout import Layout
-from ...ir.plan import Argument, HostStep, Node, Plan, PlanError, Segment, dependencies
+from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies
 from ..aten_call import AtenCall
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, torch_dtype, view_of
 from . import driver
-from .compile import compile_kernel, load
+from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
 from .graph import GraphBuilder, Recording, node_kinds, record
 
@@ -41,6 +48,7 @@ class SegmentGraph:
 
     graph: cu.CUgraph
     graph_exec: cu.CUgraphExec
+    writer: cu.CUgraphNode | None  # the node that writes the per-call table, if the graph reads it
     recordings: list[Recording]
 
     def destroy(self) -> None:
@@ -50,7 +58,7 @@ class SegmentGraph:
 
 
 class CudaRuntime:
-    """Runs a `Plan` on one CUDA device; `runtime(args)` takes tensors for all plan arguments in order."""
+    """Runs a `Plan` on one CUDA device; `bind_state(tensors)`, then `runtime(inputs)` per call."""
 
     def __init__(self, plan: Plan, device: torch.device | str) -> None:
         device = torch.device(device)
@@ -64,77 +72,134 @@ class CudaRuntime:
         self.family: dict[int, list[int]] = {}  # root -> every buffer on its storage
         for buf in plan.buffers:
             self.family.setdefault(buf.root, []).append(buf.id)
+        self.inputs = [a for a in plan.arguments if a.role == "input"]
+        self.state_args = [a for a in plan.arguments if a.role != "input"]
         self._check_arguments()
+        self._through_table = {
+            name: [e.startswith("**") for e in k.signature] for name, k in plan.kernels.items()
+        }
         self._aligned = {
-            name: [i for i, entry in enumerate(k.signature) if entry.partition(":")[2] == "16"]
-            for name, k in plan.kernels.items()
+            name: [e.partition(":")[2] == "16" for e in k.signature] for name, k in plan.kernels.items()
         }
         major, minor = torch.cuda.get_device_capability(self.device)
-        cubins = {name: compile_kernel(k, 10 * major + minor) for name, k in plan.kernels.items()}
+        arch = 10 * major + minor
+        cubins = {name: compile_kernel(k, arch) for name, k in plan.kernels.items()}
         with torch.cuda.device(self.device):
             self.arena = torch.empty(plan.arena_bytes, dtype=torch.uint8, device=self.device)
+            self.table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64, device=self.device)
             self.context = driver.current_context(index)
             self.functions = {name: load(cubin, self.context) for name, cubin in cubins.items()}
+            self.writer = (
+                load(_table_writer(plan.table_slots, arch), self.context) if plan.table_slots else None
+            )
             self.side = torch.cuda.Stream(self.device)
             self.pool = torch.cuda.graph_pool_handle()
             self._own_storage()
+        # The table writer's parameters: the table's address, then one value per slot; rewritten each call.
+        self.table_params = KernelParams([self.table.data_ptr(), *[0] * plan.table_slots, 0, 0])
+        self.slot_values = self.table_params.values
         self.calls: dict[int, AtenCall] = {}  # id(node) -> its bound ATen call
         self._runners = [self._step_runners(step) for step in plan.steps]
-        self._outputs = [(out.buffer, out.io == "copy") for out in plan.outputs]
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
-        self._key: list[Any] | None = None  # the direct arguments the graphs were built on
+        self._built = False
+        self._state_key: list[Any] | None = None
 
     # ----------------------------------------------------------------------------------------- calls
 
-    def __call__(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if len(args) != len(self.plan.arguments):
-            raise ValueError(f"the plan takes {len(self.plan.arguments)} arguments, got {len(args)}")
+    def bind_state(self, tensors: Sequence[torch.Tensor]) -> None:
+        """Binds parameters, buffers and constants; graphs built on other addresses are rebuilt."""
+        key = []
+        for arg, given in zip(self.state_args, tensors, strict=True):
+            layout = self.plan.buffers[arg.buffer].layout
+            device = self._arg_device(arg)
+            if not _has_layout(given, layout) or given.device != device:
+                raise ValueError(
+                    f"{arg.role} '{arg.name}' is {layout_of(given)} on {given.device}, "
+                    f"the plan was built for {layout} on {device}"
+                )
+            key.append(given.data_ptr())
+        if key != self._state_key:
+            self._release()
+            for arg, given in zip(self.state_args, tensors, strict=True):
+                self._place(arg.buffer, given)
+            self._state_key = key
+
+    def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        if self._state_key is None:
+            raise RuntimeError("bind_state() must come before the first call")
         with torch.cuda.device(self.device):
             self._stream = cu.CUstream(torch.cuda.current_stream(self.device).cuda_stream)
-            for i, staging in self._staged:
-                given = args[i]
-                if given.shape != staging.shape or given.dtype != staging.dtype:
-                    arg = self.plan.arguments[i]
-                    raise ValueError(
-                        f"{arg.role} '{arg.name}' is {given.dtype} {list(given.shape)}, "
-                        f"the plan was built for {staging.dtype} {list(staging.shape)}"
-                    )
-                staging.copy_(given)
-            key = [
-                (t.data_ptr(), t.shape, t.stride(), t.dtype, t.device)
-                for t in (args[i] for i in self._direct)
-            ]
-            if key != self._key:
-                return self._warm_up_and_build(args, key)
-            for run in self._program:
-                run()
-            return self._finish(args)
+            given = self._bind_inputs(inputs)
+            self._outputs_now = outputs = self._bind_outputs()
+            if not self._built:
+                for runners in self._runners:  # the warm-up
+                    for run in runners:
+                        run()
+                self._build()
+                self._built = True
+            else:
+                for run in self._program:
+                    run()
+            for i, staging in self._written:
+                inputs[i].copy_(staging)
+            for i in self._contiguity_copies:
+                if self._writes_input[i]:
+                    inputs[i].copy_(given[i])
+            return self._results(outputs)
 
-    def _warm_up_and_build(self, args: Sequence[torch.Tensor], key: list[Any]) -> list[torch.Tensor]:
-        self._release()
-        self._bind_direct(args)
-        for runners in self._runners:
-            for run in runners:
-                run()
-        outputs = self._finish(args)  # now: recording points library results at storage not yet written
-        self._build()
-        self._key = key
+    def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
+        strides differ from the plan's into the plan's layout first: kernels are specialized to it)."""
+        given = list(inputs)
+        self._contiguity_copies = []
+        for i, staging in self._staged:
+            staging.copy_(given[i])
+        for i, slot, layout, aligned in self._slotted:
+            x = given[i]
+            if x.stride() != layout.strides and not _has_layout(x, layout):
+                copy = empty(layout.with_offset(0), self.device)
+                copy.copy_(x)
+                self._contiguity_copies.append(i)
+                given[i] = x = copy
+            pointer = x.data_ptr()
+            if aligned and pointer % 16:
+                arg = self.inputs[i]
+                raise ValueError(
+                    f"input '{arg.name}' starts at {pointer:#x}, which is not 16-byte aligned as the plan assumes"
+                )
+            self.slot_values[1 + slot] = pointer
+        self._call_inputs = given
+        return given
+
+    def _bind_outputs(self) -> list[torch.Tensor]:
+        outputs = []
+        for slot, shape, strides, dtype in self._fresh:
+            out = torch.empty_strided(shape, strides, dtype=dtype, device=self.device)
+            self.slot_values[1 + slot] = out.data_ptr()
+            outputs.append(out)
         return outputs
 
-    def _finish(self, args: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        for i, staging in self._written:
-            args[i].copy_(staging)
-        return [self.tensors[b].clone() if copy else self.tensors[b] for b, copy in self._outputs]
+    def _results(self, fresh: list[torch.Tensor]) -> list[torch.Tensor]:
+        results, k = [], 0
+        for out in self.plan.outputs:
+            if out.io == "indirect":
+                results.append(fresh[k])
+                k += 1
+            elif out.io == "copy":
+                results.append(self._tensor(out.buffer).clone())
+            else:
+                results.append(self._tensor(out.buffer))
+        return results
 
     def stats(self) -> dict[str, Any]:
         """The plan's figures, with `nodes` and `graphs` read back from the instantiated graphs once built.
 
-        `copied_bytes_per_call` adds what this runtime moves beyond the plan's own figure: inputs the
-        plan writes, copied back, and eager results copied to their home in a graph's reach.
+        `copied_bytes_per_call` adds what this runtime moves beyond the plan's own figure: inputs the plan
+        writes, copied back, and eager results copied to their home in a graph's reach.
         """
-        if self._key is None:
+        if not self._built:
             return plan_stats(self.plan, self.captures)
         nodes = dict.fromkeys(("kernel", "memcpy", "memset", "child"), 0)
         for graph in self._graphs:
@@ -146,20 +211,40 @@ class CudaRuntime:
         stats["copied_bytes_per_call"] += self._extra_copied_bytes
         return stats
 
+    def measure_launch_us(self, calls: int = 50) -> float | None:
+        """Median host time of a bare `cuGraphLaunch` of the first graph, the GPU idle before each (the
+        floor of a replay from Python). It replays the last call again, into the same outputs."""
+        if not self._graphs:
+            return None
+        graph_exec, times = self._graphs[0].graph_exec, []
+        for _ in range(calls):
+            torch.cuda.synchronize(self.device)
+            start = time.perf_counter()
+            driver.launch_graph(graph_exec, self._stream)
+            times.append(time.perf_counter() - start)
+        torch.cuda.synchronize(self.device)
+        return statistics.median(times) * 1e6
+
     def __del__(self) -> None:
         with contextlib.suppress(Exception):  # the driver may be gone at interpreter exit
             self._release()
 
     # ---------------------------------------------------------------------------------------- storage
 
-    def _arg_device(self, arg: Argument) -> torch.device:
+    def _arg_device(self, arg: Any) -> torch.device:
         return torch.device("cpu") if arg.device == "cpu" else self.device
+
+    def _tensor(self, buffer: int) -> torch.Tensor:
+        tensor = self.tensors[buffer]
+        if tensor is None:
+            raise RuntimeError(f"buffer {buffer} ({self.plan.buffers[buffer].layout}) has no storage yet")
+        return tensor
 
     def _check_arguments(self) -> None:
         """Arguments reached in ways this runtime knows, and no CPU argument under a node of a segment."""
         plan = self.plan
         for arg in plan.arguments:
-            if arg.io not in ("stage", "direct"):
+            if arg.io not in ("stage", "direct", "indirect", "copy"):
                 raise PlanError(
                     f"{arg.role} '{arg.name}' is reached by '{arg.io}', which the CUDA runtime lacks"
                 )
@@ -174,7 +259,7 @@ class CudaRuntime:
                         )
 
     def _own_storage(self) -> None:
-        """Places what the runtime owns: arena buffers, constants, staging, homes of eager results."""
+        """Places what the runtime owns and precomputes what each call binds."""
         plan = self.plan
         for buf in plan.buffers:
             if buf.kind == "alloc":
@@ -186,16 +271,24 @@ class CudaRuntime:
                 home = empty(buf.layout, self.device)
                 home.copy_(value)
                 self._place(buf.id, home)
+        written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
         self._staged: list[tuple[int, torch.Tensor]] = []
-        for i, arg in enumerate(plan.arguments):
+        self._slotted: list[tuple[int, int, Layout, bool]] = []  # input index, slot, layout, 16-aligned
+        for i, arg in enumerate(self.inputs):
+            layout = plan.buffers[arg.buffer].layout
             if arg.io == "stage":
-                staging = empty(plan.buffers[arg.buffer].layout, self._arg_device(arg))
+                staging = empty(layout, self._arg_device(arg))
                 self._place(arg.buffer, staging)
                 self._staged.append((i, staging))
-        self._direct = [i for i, arg in enumerate(plan.arguments) if arg.io == "direct"]
-        written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
-        self._written = [(i, t) for i, t in self._staged if plan.arguments[i].buffer in written]
-        in_graphs, eager_results = set(), set()
+            else:
+                self._slotted.append((i, arg.slot, layout, layout.offset * layout.dtype.itemsize % 16 == 0))
+        self._writes_input = [arg.buffer in written for arg in self.inputs]
+        self._written = [(i, t) for i, t in self._staged if self._writes_input[i]]
+        self._fresh = [
+            (b.slot, b.layout.shape, b.layout.strides, torch_dtype(b.layout))
+            for b in sorted((b for b in plan.buffers if b.kind == "output"), key=lambda b: b.index)
+        ]
+        graphed_roots, eager_results = set(), set()
         self._in_segments: set[int] = set()  # roots that nodes of segments touch
         for step in plan.steps:
             graphed = isinstance(step, Segment) and step.mode == "graph"
@@ -204,10 +297,10 @@ class CudaRuntime:
                 if isinstance(step, Segment):
                     self._in_segments |= roots
                 if graphed:
-                    in_graphs |= roots
+                    graphed_roots |= roots
                 elif node.kind in ("library", "host"):
-                    eager_results.update(node.results)
-        self._homes = {r: empty(plan.buffers[r].layout, self.device) for r in eager_results & in_graphs}
+                    eager_results.update(r for r in node.results if plan.buffers[r].slot < 0)
+        self._homes = {r: empty(plan.buffers[r].layout, self.device) for r in eager_results & graphed_roots}
         for root, home in self._homes.items():
             self._place(root, home)
         self._extra_copied_bytes = sum(t.numel() * t.element_size() for _, t in self._written) + sum(
@@ -219,26 +312,23 @@ class CudaRuntime:
         bytes into it (arena), or else from where `storage` (a tensor with the root's layout) begins."""
         layout = self.plan.buffers[root].layout
         if byte_offset is None:
-            byte_offset = -layout.offset * layout.dtype.itemsize
+            byte_offset = (
+                storage.storage_offset() * storage.element_size() - layout.offset * layout.dtype.itemsize
+            )
+            storage = storage if storage.storage_offset() == 0 else _base(storage)
         for b in self.family[root]:
             self.tensors[b] = view_of(storage, self.plan.buffers[b].layout, byte_offset)
 
-    def _bind_direct(self, args: Sequence[torch.Tensor]) -> None:
-        for i in self._direct:
-            arg, given = self.plan.arguments[i], args[i]
-            layout = self.plan.buffers[arg.buffer].layout
-            device = self._arg_device(arg)
-            if (
-                tuple(given.shape) != layout.shape
-                or tuple(given.stride()) != layout.strides
-                or given.dtype != torch_dtype(layout)
-                or given.device != device
-            ):
-                raise ValueError(
-                    f"{arg.role} '{arg.name}' is {layout_of(given)} on {given.device}, "
-                    f"the plan was built for {layout} on {device}"
-                )
-            self._place(arg.buffer, given)
+    def _place_call_roots(self, outputs: list[torch.Tensor]) -> None:
+        """Eager steps read inputs reached through the table and outputs as tensors: place this call's."""
+        for i, _, _, _ in self._slotted:
+            self._place(self.inputs[i].buffer, self._call_inputs[i])
+        for buf, out in zip(
+            sorted((b for b in self.plan.buffers if b.kind == "output"), key=lambda b: b.index),
+            outputs,
+            strict=True,
+        ):
+            self._place(buf.id, out)
 
     def _take(self, node: Node, outputs: list[Any], recorded: bool) -> None:
         """Makes an ATen call's outputs the node's results, in the layouts the plan states."""
@@ -269,14 +359,17 @@ class CudaRuntime:
                 )
             else:
                 self._place(b, out)
+                slot = self.plan.buffers[b].slot
+                if slot >= 0:
+                    self.slot_values[1 + slot] = out.data_ptr()
 
     # ---------------------------------------------------------------------------------- eager runners
 
     def _step_runners(self, step: Segment | HostStep) -> list[Runner]:
+        runners: list[Runner] = [self._eager_table]
         if isinstance(step, HostStep):
-            return [self._aten(step.node, side=False)]
+            return [*runners, self._aten(step.node, side=False)]
         graphed = step.mode == "graph"
-        runners = []
         for node in step.nodes:
             if node.kind == "kernel":
                 runners.append(self._eager_kernel(node))
@@ -289,6 +382,13 @@ class CudaRuntime:
             else:
                 raise PlanError(f"{node.location}: the CUDA runtime has no '{node.kind}' node")
         return runners
+
+    def _eager_table(self) -> None:
+        """Before eager work: this call's tensors placed, and the table written from the host."""
+        self._place_call_roots(self._outputs_now)
+        if self.plan.table_slots:
+            values = list(self.slot_values[1 : 1 + self.plan.table_slots])
+            self.table.copy_(torch.tensor(values, dtype=torch.int64))
 
     def _eager_kernel(self, node: Node) -> Runner:
         function = self.functions[node.kernel]
@@ -309,7 +409,7 @@ class CudaRuntime:
             raise PlanError(f"{node.location}: {exc}") from exc
 
         def run() -> None:
-            inputs = [self.tensors[b] for b in node.reads]
+            inputs = [self._tensor(b) for b in node.reads]
             if not side:
                 self._take(node, call(inputs), recorded=False)
                 return
@@ -327,22 +427,31 @@ class CudaRuntime:
 
     def _eager_copy(self, node: Node) -> Runner:
         src, dst = node.reads[0], node.writes[0]
-        return lambda: _bytes(self.tensors[dst]).copy_(_bytes(self.tensors[src]))
+        return lambda: _bytes(self._tensor(dst)).copy_(_bytes(self._tensor(src)))
 
     def _eager_fill(self, node: Node) -> Runner:
         dst, byte = node.writes[0], node.byte
-        return lambda: _bytes(self.tensors[dst]).fill_(byte)
+        return lambda: _bytes(self._tensor(dst)).fill_(byte)
 
     def _pointers(self, node: Node) -> list[int]:
-        """The kernel's pointer arguments, each checked against the alignment its signature promises."""
-        pointers = [self.tensors[b].data_ptr() for b in node.args]
-        for i in self._aligned[node.kernel]:
-            if pointers[i] % 16:
-                layout = self.plan.buffers[node.args[i]].layout
+        """The kernel's pointer arguments: a table slot's address for buffers reached through the table,
+        else the buffer's first element, checked against the alignment the signature promises."""
+        table = self.table.data_ptr()
+        pointers = []
+        for i, (b, indirect, aligned) in enumerate(
+            zip(node.args, self._through_table[node.kernel], self._aligned[node.kernel], strict=True)
+        ):
+            if indirect:
+                pointers.append(table + 8 * self.plan.root(b).slot)
+                continue
+            pointer = self._tensor(b).data_ptr()
+            if aligned and pointer % 16:
+                layout = self.plan.buffers[b].layout
                 raise PlanError(
                     f"{node.location}: argument {i} of kernel @{node.kernel} is promised 16-byte aligned, "
-                    f"but its buffer ({layout}) starts at {pointers[i]:#x}"
+                    f"but its buffer ({layout}) starts at {pointer:#x}"
                 )
+            pointers.append(pointer)
         return pointers
 
     # ----------------------------------------------------------------------------------------- graphs
@@ -353,14 +462,39 @@ class CudaRuntime:
                 if step.nodes:
                     graph = self._build_segment(step)
                     self._graphs.append(graph)
-                    self._program.append(partial(self._launch, graph.graph_exec))
+                    self._program.append(self._launcher(graph))
             else:
                 self._program.extend(runners)
+
+    def _launcher(self, graph: SegmentGraph) -> Runner:
+        graph_exec, stream = graph.graph_exec, lambda: self._stream
+        if graph.writer is None:
+            return lambda: driver.launch_graph(graph_exec, stream())
+        node, params = graph.writer, self._writer_node_params()
+
+        def launch() -> None:
+            driver.call("cuGraphExecKernelNodeSetParams", graph_exec, node, params)
+            driver.launch_graph(graph_exec, stream())
+
+        return launch
+
+    def _writer_node_params(self) -> cu.CUDA_KERNEL_NODE_PARAMS:
+        p = cu.CUDA_KERNEL_NODE_PARAMS()
+        p.func = self.writer.handle
+        p.gridDimX, p.gridDimY, p.gridDimZ = 1, 1, 1
+        p.blockDimX, p.blockDimY, p.blockDimZ = self.writer.block, 1, 1
+        p.sharedMemBytes = self.writer.cubin.shared
+        p.kernelParams = self.table_params.address
+        return p
 
     def _build_segment(self, segment: Segment) -> SegmentGraph:
         builder = GraphBuilder(self.context)
         recordings = []
+        head = 1 if self.writer is not None else 0
+        if head:
+            builder.kernel([], self.writer, (1, 1, 1), self.table_params)
         for node, deps in zip(segment.nodes, dependencies(self.plan, segment), strict=True):
+            deps = [d + head for d in deps] or ([0] if head else [])
             try:
                 if node.kind == "kernel":
                     function = self.functions[node.kernel]
@@ -373,10 +507,10 @@ class CudaRuntime:
                     else:
                         builder.skip(deps)
                 else:
-                    dst = self.tensors[node.writes[0]].data_ptr()
+                    dst = self._tensor(node.writes[0]).data_ptr()
                     nbytes = self.plan.buffers[node.writes[0]].layout.nbytes()
                     if node.kind == "copy":
-                        builder.memcpy(deps, dst, self.tensors[node.reads[0]].data_ptr(), nbytes)
+                        builder.memcpy(deps, dst, self._tensor(node.reads[0]).data_ptr(), nbytes)
                     else:
                         builder.memset(deps, dst, node.byte, nbytes)
             except CudaError as exc:
@@ -385,11 +519,12 @@ class CudaRuntime:
             graph_exec = builder.instantiate()
         except CudaError as exc:
             raise RuntimeError(f"{segment.nodes[0].location}: the segment's graph: {exc}") from exc
-        return SegmentGraph(builder.graph, graph_exec, recordings)
+        writer = builder.nodes[0][0] if head else None
+        return SegmentGraph(builder.graph, graph_exec, writer, recordings)
 
     def _record(self, node: Node) -> Recording:
         call = self.calls[id(node)]
-        inputs = [self.tensors[b] for b in node.reads]
+        inputs = [self._tensor(b) for b in node.reads]
         try:
             recording = record(lambda: call(inputs), self.side, self.pool)
         except Exception as exc:
@@ -398,24 +533,34 @@ class CudaRuntime:
         self._take(node, recording.outputs, recorded=True)
         return recording
 
-    def _launch(self, graph_exec: cu.CUgraphExec) -> None:
-        driver.launch_graph(graph_exec, self._stream)
-
     def _release(self) -> None:
         """Drops the graphs, so that the next call builds anew."""
         for graph in self._graphs:
             graph.destroy()
-        self._graphs, self._program, self._key = [], [], None
+        self._graphs, self._program, self._built = [], [], False
+
+
+def _table_writer(slots: int, arch: int) -> Cubin:
+    """A one-thread kernel storing its `slots` 64-bit parameters into the table (the per-call refresh)."""
+    names = [f"v{i}" for i in range(slots)]
+    body = "".join(f"    tl.store(table + {i}, {n})\n" for i, n in enumerate(names))
+    source = f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef write_table(table, {', '.join(names)}):\n{body}"
+    kernel = TritonKernel(f"write_table_{slots}", source, "write_table", ["*i64", *["i64"] * slots], 1, 1)
+    return compile_kernel(kernel, arch)
 
 
 def _has_layout(t: torch.Tensor, layout: Layout) -> bool:
-    """Same sizes, dtype, storage offset and strides (a stride of a size-1 dim addresses nothing)."""
+    """Same sizes, dtype and strides (a stride of a size-1 dim addresses nothing)."""
     return (
         tuple(t.shape) == layout.shape
         and t.dtype == torch_dtype(layout)
-        and t.storage_offset() == layout.offset
         and all(n == 1 or s == w for n, s, w in zip(layout.shape, t.stride(), layout.strides, strict=True))
     )
+
+
+def _base(t: torch.Tensor) -> torch.Tensor:
+    """A tensor over the whole storage of `t`, from its start (byte offsets count from there)."""
+    return torch.empty(0, dtype=torch.uint8, device=t.device).set_(t.untyped_storage())
 
 
 def _bytes(t: torch.Tensor) -> torch.Tensor:

@@ -28,7 +28,7 @@ module {
     "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
     %l = "pygraph.library"(%a) {op = "aten.relu.default", args = [0 : index], layouts = [#pygraph.layout<[4], [1], 0 : i64, f32>], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
     %v = "pygraph.view"(%l) {layout = #pygraph.layout<[2, 2], [2, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
-    %h = "pygraph.host"(%v) {op = "aten.nonzero.default", args = [0 : index], layouts = [#pygraph.layout<[4], [1], 0 : i64, f32>], reason = "sync", operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+    %h = "pygraph.host"(%v) {op = "aten.nonzero.default", args = [0 : index], layouts = [#pygraph.layout<[4], [1], 0 : i64, f32>], reason = "sync", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
     %b = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
     "pygraph.kernel"(%h, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
     return %b : !pygraph.buf

@@ -1,0 +1,229 @@
+"""parameter-indirection: how each input and output is reached, so that a replay changes only pointers.
+
+A CUDA graph bakes addresses in. Instead of copying each call's inputs into the graph's own buffers
+(what reduce-overhead does), pygraph gives the call a table of 8-byte slots in device memory, rewritten
+once per call, and lets the graph find inputs and outputs through it. Each input and output gets the
+cheapest of its candidates (estimated per call by `pygraph.ir.costs`, recorded in `pygraph.io_costs`,
+the choice in `pygraph.io_choice`):
+
+inputs
+- `indirect`: only generated kernels use it; they load its address from its slot. Nothing moves.
+- `copy`: a generated copy kernel at the head of the graph moves it, read through the table, into a
+  static buffer for the consumers that cannot read through the table (vendor calls, host ops).
+- `eager`: the vendor calls that read it run outside the graph, on the tensor itself; the graph reaches
+  their results through the table (a large input feeding a convolution is never copied).
+- `stage`: the runtime copies it into a static buffer before the graph runs (inputs the model writes
+  and a vendor call reads; the fallback).
+outputs
+- `indirect`: the kernel that produces it writes a fresh tensor, allocated per call, through the table.
+- `copy kernel`: a generated copy kernel moves another producer's result into the fresh tensor.
+- `copy`: the runtime returns a copy of the graph's buffer.
+- `static` (option static-outputs): the graph's own buffer, which the next call overwrites.
+Parameters and buffers stay "direct": graphs use them where the model keeps them.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..ir import attrs, costs
+from ..ir import dialect as d
+from ..ir._mlir import ir
+from ..ir.buffers import buffer_layout, buffer_root, users
+from ..ir.layout import Layout
+from .base import Pass, PassError, main_function
+from .copies import emit_copy
+
+
+@dataclasses.dataclass
+class ParameterIndirection(Pass):
+    """Chooses per input and output how the graph reaches it; adds table slots and the copies chosen."""
+
+    name = "parameter-indirection"
+    summary = "reach inputs and outputs through a per-call table of addresses instead of copying them"
+    static_outputs: bool = False
+
+    def run(self, module: ir.Module) -> None:
+        main = main_function(module)
+        if d.TABLE_SLOTS in main.attributes:
+            return  # already decided
+        if "res_attrs" not in main.attributes or any(not isinstance(t, d.BufType) for t in main.type.inputs):
+            raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
+        with module.context, main.location:
+            _Indirection(module, main, costs.load(), self.static_outputs).run()
+
+
+class _Indirection:
+    def __init__(self, module: ir.Module, main: Any, model: costs.Costs, static_outputs: bool) -> None:
+        self.module, self.main, self.costs, self.static_outputs = module, main, model, static_outputs
+        self.block = main.regions[0].blocks[0]
+        self.slots = 0
+
+    def run(self) -> None:
+        arg_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["arg_attrs"])]
+        res_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["res_attrs"])]
+        self._kernels_for_memcpys()
+        ret = self.block.operations[len(self.block.operations) - 1]
+        for i in range(len(res_attrs)):
+            res_attrs[i].update(self._output(ret, i))
+        for i, arg in enumerate(self.block.arguments):
+            if ir.StringAttr(arg_attrs[i][d.ROLE]).value == "input":
+                arg_attrs[i].update(self._input(arg, ir.StringAttr(arg_attrs[i][d.NAME]).value))
+        self.main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
+        self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
+        self.main.attributes[d.TABLE_SLOTS] = attrs.i64(self.slots)
+
+    def _slot(self) -> int:
+        self.slots += 1
+        return self.slots - 1
+
+    def _kernels_for_memcpys(self) -> None:
+        """A memcpy node bakes both addresses in: one that touches an input becomes a copy kernel."""
+        for op in list(self.block.operations):
+            if isinstance(op, d.CopyOp) and any(
+                _is_input(buffer_root(v), self.main) for v in (op.source, op.target)
+            ):
+                with ir.InsertionPoint(op), op.location:
+                    emit_copy(self.module, op.source, op.target)
+                op.operation.erase()
+
+    # --------------------------------------------------------------------------------------- outputs
+
+    def _output(self, ret: Any, index: int) -> dict[str, ir.Attribute]:
+        value = ret.operands[index]
+        layout = buffer_layout(value)
+        move = self.costs.kernel_node_us + self.costs.move_us(layout.nbytes())
+        candidates = {
+            "copy kernel": move,
+            "copy": self.costs.runtime_copy_us + self.costs.move_us(layout.nbytes()),
+        }
+        if self.static_outputs:
+            candidates = {"static": 0.0}
+        elif self._written_only_by_a_kernel(value, ret, index):
+            candidates["indirect"] = 0.0
+        choice = min(candidates, key=candidates.get)
+        if choice in ("static", "copy"):
+            return _record({d.IO: attrs.string(choice)}, candidates, choice)
+        if choice == "indirect":
+            alloc = value.owner
+            with ir.InsertionPoint(alloc), alloc.location:
+                output = d.create(d.OutputOp, [], {"index": attrs.i64(index), "layout": alloc.layout}, 1)
+            alloc.buf.replace_all_uses_with(output.buf)
+            alloc.operation.erase()
+        else:
+            dense = (
+                layout
+                if layout.is_dense() and layout.offset == 0
+                else Layout.contiguous(layout.shape, layout.dtype)
+            )
+            first = self.block.operations[0]
+            with ir.InsertionPoint(first), first.location:
+                output = d.create(d.OutputOp, [], {"index": attrs.i64(index), "layout": dense.to_attr()}, 1)
+            with ir.InsertionPoint(ret), ret.location:
+                emit_copy(self.module, value, output.buf)
+            ret.operands[index] = output.buf
+        slot = self._slot()
+        fields = {
+            d.IO: attrs.string("indirect"),
+            d.SLOT: attrs.i64(slot),
+            d.LAYOUT: buffer_layout(output.buf).to_attr(),
+        }
+        return _record(fields, candidates, choice)
+
+    def _written_only_by_a_kernel(self, value: ir.Value, ret: Any, index: int) -> bool:
+        """A dense arena buffer that one kernel writes, only kernels read, and the call returns once."""
+        if not isinstance(value, ir.OpResult) or not isinstance(value.owner, d.AllocOp):
+            return False
+        layout = buffer_layout(value)
+        if layout.offset != 0 or not layout.is_dense() or [v == value for v in ret.operands].count(True) != 1:
+            return False
+        touching = [u for u in users(value) if u.operation != ret.operation]
+        writers = [u for u in touching if _writes(u, value)]
+        return all(isinstance(u, d.KernelOp) for u in touching) and len(writers) == 1
+
+    # ---------------------------------------------------------------------------------------- inputs
+
+    def _input(self, arg: ir.BlockArgument, name: str) -> dict[str, ir.Attribute]:
+        layout = buffer_layout(arg)
+        touching = users(arg)
+        others = [u for u in touching if not isinstance(u, d.KernelOp)]
+        written = any(_writes(u, arg) for u in touching)
+        candidates = {"stage": self.costs.runtime_copy_us + self.costs.move_us(layout.nbytes())}
+        if not others:
+            candidates["indirect"] = 0.0
+        elif not written:
+            candidates["copy"] = self.costs.kernel_node_us + self.costs.move_us(layout.nbytes())
+            if all(isinstance(u, d.LibraryOp) for u in others):
+                candidates["eager"] = len(others) * self.costs.eager_launch_us
+        choice = min(candidates, key=candidates.get)
+        if choice == "stage":
+            return _record({d.IO: attrs.string("stage")}, candidates, choice)
+        if choice == "copy":
+            self._copy_in(arg, layout)
+        elif choice == "eager":
+            for op in others:
+                self._outside_graph(op, name, layout.nbytes())
+        io = "copy" if choice == "copy" else "indirect"
+        return _record({d.IO: attrs.string(io), d.SLOT: attrs.i64(self._slot())}, candidates, choice)
+
+    def _copy_in(self, arg: ir.BlockArgument, layout: Layout) -> None:
+        """A static buffer shaped like the argument (views of it stay valid), filled by a copy kernel first."""
+        first = self.block.operations[0]
+        with ir.InsertionPoint(first), first.location:
+            static = d.create(d.AllocOp, [], {"layout": layout.to_attr(), "arena_offset": attrs.i64(-1)}, 1)
+            copy = emit_copy(self.module, arg, static.buf)
+        arg.replace_all_uses_except(static.buf, copy.operation)
+
+    def _outside_graph(self, op: Any, name: str, nbytes: int) -> None:
+        """Runs a vendor call outside the graph; results that only kernels read are reached through the table."""
+        slots = []
+        for result in op.results_:
+            kernels_only = all(isinstance(u, d.KernelOp) for u in users(result))
+            slots.append(self._slot() if kernels_only else -1)
+        fields = {
+            "op": op.op,
+            "args": op.args,
+            "layouts": op.layouts,
+            "reason": attrs.string(
+                f"reads input '{name}' where it is, instead of copying {nbytes} bytes into the graph"
+            ),
+            "slots": attrs.i64_array(slots),
+        }
+        with ir.InsertionPoint(op), op.location:
+            host = d.create(d.HostOp, [list(op.inputs)], fields, len(op.results_))
+        for old, new in zip(op.results_, host.results_, strict=True):
+            old.replace_all_uses_with(new)
+        op.operation.erase()
+
+
+def _dict(attr: ir.Attribute) -> dict[str, ir.Attribute]:
+    return {a.name: a.attr for a in ir.DictAttr(attr)}
+
+
+def _is_input(root: ir.Value, main: Any) -> bool:
+    if not isinstance(root, ir.BlockArgument):
+        return False
+    a = _dict(ir.ArrayAttr(main.attributes["arg_attrs"])[root.arg_number])
+    return d.ROLE in a and ir.StringAttr(a[d.ROLE]).value == "input"
+
+
+def _writes(op: Any, root: ir.Value) -> bool:
+    """Whether `op` writes the storage of `root` (through any view of it)."""
+    if isinstance(op, d.KernelOp):
+        modes = [ir.StringAttr(m).value for m in op.access]
+        return any("w" in m and buffer_root(a) == root for a, m in zip(op.args, modes, strict=True))
+    if isinstance(op, d.CopyOp):
+        return buffer_root(op.target) == root
+    if isinstance(op, d.FillOp):
+        return buffer_root(op.target) == root
+    return False
+
+
+def _record(
+    fields: dict[str, ir.Attribute], candidates: dict[str, float], choice: str
+) -> dict[str, ir.Attribute]:
+    """The mechanism's attributes plus the candidates' estimated costs (microseconds per call) and the choice."""
+    fields[d.IO_COSTS] = ir.DictAttr.get({k: attrs.f64(round(v, 3)) for k, v in candidates.items()})
+    fields[d.IO_CHOICE] = attrs.string(choice)
+    return fields

@@ -1,0 +1,62 @@
+// RUN: pygraph-opt %s -p parameter-indirection --split-input-file | filecheck %s
+// RUN: pygraph-opt %s -p 'parameter-indirection{static-outputs=true}' --split-input-file | filecheck %s --check-prefix=STATIC
+
+// %x only feeds a kernel: reached through the table. %y feeds a vendor call: a copy kernel moves it
+// into a static buffer first. Output 0 is written by one kernel: it writes the fresh tensor through
+// the table. Output 1 comes from a vendor call: a copy kernel moves it into the fresh tensor.
+// CHECK-LABEL: func.func @main
+// CHECK-SAME:    %arg0: !pygraph.buf {{{.*}}pygraph.io = "indirect", pygraph.io_choice = "indirect", pygraph.io_costs = {indirect = 0.000000e+00 : f64, stage = {{.*}}}{{.*}}pygraph.slot = 2 : i64}
+// CHECK-SAME:    %arg1: !pygraph.buf {{{.*}}pygraph.io = "copy", pygraph.io_choice = "copy", pygraph.io_costs = {copy = {{.*}}, eager = {{.*}}, stage = {{.*}}}{{.*}}pygraph.slot = 3 : i64}
+// CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "indirect", {{.*}}pygraph.slot = 0 : i64}, !pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "copy kernel", {{.*}}pygraph.slot = 1 : i64})
+// CHECK-SAME:    pygraph.table_slots = 4 : i64
+// CHECK-NEXT:    %[[SBUF:.*]] = "pygraph.alloc"() {arena_offset = -1 : i64, layout = #pygraph.layout<[4], [1], 0 : i64, f32>}
+// CHECK-NEXT:    "pygraph.kernel"(%arg1, %[[SBUF]]) {{{.*}}kernel = @copy_1
+// CHECK-NEXT:    %[[OUT1:.*]] = "pygraph.output"() {index = 1 : i64
+// CHECK-NEXT:    %[[OUT0:.*]] = "pygraph.output"() {index = 0 : i64
+// CHECK-NEXT:    "pygraph.kernel"(%arg0, %[[OUT0]]) {{{.*}}kernel = @k
+// CHECK-NEXT:    %[[LIB:.*]] = "pygraph.library"(%[[SBUF]])
+// CHECK-NEXT:    "pygraph.kernel"(%[[LIB]], %[[OUT1]]) {{{.*}}kernel = @copy_0
+// CHECK-NEXT:    return %[[OUT0]], %[[OUT1]]
+// STATIC-LABEL: func.func @main
+// STATIC-SAME:    -> (!pygraph.buf {pygraph.io = "static", pygraph.io_choice = "static", {{.*}}}, !pygraph.buf {pygraph.io = "static"
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @main(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"},
+                  %y: !pygraph.buf {pygraph.role = "input", pygraph.name = "y", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"})
+      -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}, !pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%x, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    %l = "pygraph.library"(%y) {op = "aten.relu.default", args = [0 : index], layouts = [#pygraph.layout<[4], [1], 0 : i64, f32>], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+    return %a, %l : !pygraph.buf, !pygraph.buf
+  }
+}
+
+// -----
+
+// A 64 MiB input feeding a convolution: running the convolution outside the graph, on the input where
+// it is, costs less than copying it into the graph; the graph's kernel reads the result through the table.
+// CHECK-LABEL: func.func @big
+// CHECK-SAME:    pygraph.io = "indirect", pygraph.io_choice = "eager"
+// CHECK:         %[[CONV:.*]] = "pygraph.host"(%arg0, %arg1) {{{.*}}op = "aten.convolution.default", {{.*}}reason = "reads input 'x' where it is, instead of copying 67108864 bytes into the graph", {{.*}}slots = [1]}
+// CHECK-NEXT:    %[[OUT:.*]] = "pygraph.output"() {index = 0 : i64
+// CHECK-NEXT:    "pygraph.kernel"(%[[CONV]], %[[OUT]])
+func.func @big(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>, pygraph.io = "stage"},
+               %w: !pygraph.buf {pygraph.role = "parameter", pygraph.name = "w", pygraph.layout = #pygraph.layout<[4, 4, 1, 1], [4, 1, 1, 1], 0 : i64, f32>, pygraph.io = "direct"})
+    -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>}) {
+  %c = "pygraph.library"(%x, %w) {op = "aten.convolution.default", args = [0 : index, 1 : index, unit, [1, 1], [0, 0], [1, 1], false, [0, 0], 1], layouts = [#pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  %r = "pygraph.alloc"() {layout = #pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  "pygraph.kernel"(%c, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+  return %r : !pygraph.buf
+}
+
+// -----
+
+// Already decided (the table exists): nothing changes.
+// CHECK-LABEL: func.func @decided
+// CHECK-SAME:    pygraph.io = "stage"
+// CHECK-SAME:    pygraph.table_slots = 0 : i64
+// CHECK-NEXT:    return %arg0
+func.func @decided(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"})
+    -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) attributes {pygraph.table_slots = 0 : i64} {
+  return %x : !pygraph.buf
+}
