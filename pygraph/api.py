@@ -77,13 +77,12 @@ def export_and_compile(
     """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    for flag, value in (("freeze", freeze), ("profile", profile)):
-        if value:
-            raise NotImplementedError(f"{flag}=True is not available yet in this version of pygraph")
+    if profile:
+        raise NotImplementedError("profile=True is not available yet in this version of pygraph")
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
     name = type(model).__name__
-    program = export_program(model, example_inputs, dynamic_shapes)
+    program = export_program(model, example_inputs, dynamic_shapes, freeze=freeze)
     context = make_context()
     imported = import_program(program, context)
     stages: dict[str, str] = {}
@@ -211,6 +210,8 @@ class CompiledModel:
             for a in self._inputs
         ]
         self._single_output = self._out_spec.is_leaf()
+        written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
+        self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         _StateWatch.install()
         self._bind_state()
 
@@ -225,10 +226,28 @@ class CompiledModel:
             for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=False)
         ):
             self._explain_bad_inputs(inputs)
+        if self._mutated_inputs and len(inputs) > 1:
+            self._refuse_aliased_inputs(inputs)
         if self._epoch != _StateWatch.epoch:
             self._bind_state()
         flat = self._backend(inputs)
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
+
+    def _refuse_aliased_inputs(self, inputs: tuple[torch.Tensor, ...]) -> None:
+        """The model writes an input in place: if it shares memory with another input, eager would let the
+        write show through the other one mid-call, which a compiled program cannot reproduce."""
+        spans = [
+            (x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes(), i)
+            for i, x in enumerate(inputs)
+        ]
+        for i in self._mutated_inputs:
+            start, stop, _ = spans[i]
+            for other_start, other_stop, j in spans:
+                if j != i and start < other_stop and other_start < stop:
+                    raise ValueError(
+                        f"input '{self._inputs[i].name}' is written in place by the model and shares memory with "
+                        f"input '{self._inputs[j].name}'; pass separate tensors"
+                    )
 
     def _bind_state(self) -> None:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose

@@ -23,7 +23,7 @@ from ..ir.layout import Layout
 from ..ir.plan import Node, Plan, Segment
 from .aten_call import AtenCall
 from .stats import plan_stats
-from .tensors import empty, layout_of, torch_dtype, view_of
+from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from .triton_source import load_kernel
 
 
@@ -66,9 +66,15 @@ class Emulator:
         arena = torch.full((plan.arena_bytes,), 0xFF, dtype=torch.uint8)
         table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64)
         tensors: dict[int, torch.Tensor] = {}
-        bound = [
-            (a, _bind(a, plan.buffers[a.buffer].layout, t)) for a, t in zip(self.inputs, inputs, strict=True)
-        ]
+        bound = []
+        for arg, given in zip(self.inputs, inputs, strict=True):
+            layout = plan.buffers[arg.buffer].layout
+            if arg.io == "value":  # the data lives in the table slot
+                bits = scalar_bits(given)
+                table[arg.slot] = bits - (1 << 64) if bits >= 1 << 63 else bits
+                bound.append((arg, view_of(table, layout, 8 * arg.slot)))
+            else:
+                bound.append((arg, _bind(arg, layout, given)))
         for arg, tensor in [*bound, *zip(self.state_args, self.state, strict=True)]:
             tensors[arg.buffer] = tensor
         for buf in plan.buffers:
@@ -95,8 +101,8 @@ class Emulator:
         for step in plan.steps:
             for node in step.nodes if isinstance(step, Segment) else [step.node]:
                 self._run(node, tensor, tensors, table)
-        for (_, used), given in zip(bound, inputs, strict=True):
-            if used is not given:  # a staged input: the plan may have written it
+        for (arg, used), given in zip(bound, inputs, strict=True):
+            if used is not given and arg.io != "value":  # a staged input: the plan may have written it
                 given.copy_(used)
         return [tensor(o.buffer).clone() if o.io == "copy" else tensor(o.buffer) for o in plan.outputs]
 

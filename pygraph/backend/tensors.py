@@ -36,3 +36,13 @@ def layout_of(tensor: torch.Tensor) -> Layout:
         tensor.storage_offset(),
         dtypes.from_name(str(tensor.dtype)),
     )
+
+
+_SAME_SIZE_INT = {1: torch.uint8, 2: torch.int16, 4: torch.int32, 8: torch.int64}
+
+
+def scalar_bits(tensor: torch.Tensor) -> int:
+    """A one-element tensor's bytes as an unsigned 64-bit integer (little-endian, zero-extended): what
+    a value slot of the per-call table holds."""
+    size = tensor.element_size()
+    return tensor.reshape(()).view(_SAME_SIZE_INT[size]).item() & ((1 << (8 * size)) - 1)

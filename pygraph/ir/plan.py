@@ -62,9 +62,9 @@ class Argument:
     buffer: int
     role: str  # "input" | "parameter" | "buffer" | "constant"
     name: str
-    io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy"
+    io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy" | "value"
     device: str
-    slot: int = -1  # "indirect" and "copy": the table slot holding its address
+    slot: int = -1  # "indirect" and "copy": the table slot holding its address; "value": holding its data
     choice: str = ""  # the candidate parameter-indirection chose ...
     costs: dict[str, float] = field(default_factory=dict)  # ... among these (estimated us per call)
 
@@ -238,7 +238,10 @@ class _Reader:
             layout = Layout.from_attr(a[d.LAYOUT])
             buf = self._new(value, "arg", layout)
             io = ir.StringAttr(a[d.IO]).value if d.IO in a else "direct"
-            buf.slot = self._slot(a, io in ("indirect", "copy"), f"argument {i}", main)
+            slot = self._slot(a, io in ("indirect", "copy", "value"), f"argument {i}", main)
+            if io == "value" and layout.nbytes() > 8:
+                raise _error(main, f"argument {i} travels in a table slot but has {layout.nbytes()} bytes")
+            buf.slot = slot if io != "value" else -1  # a value slot holds the data: pointers to it are plain
             args.append(
                 Argument(
                     buf.id,
@@ -246,7 +249,7 @@ class _Reader:
                     ir.StringAttr(a[d.NAME]).value,
                     io,
                     ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "",
-                    buf.slot,
+                    slot,
                     *_choice(a),
                 )
             )

@@ -13,7 +13,9 @@ inputs
 - `eager`: the vendor calls that read it run outside the graph, on the tensor itself; the graph reaches
   their results through the table (a large input feeding a convolution is never copied).
 - `stage`: the runtime copies it into a static buffer before the graph runs (inputs the model writes
-  and a vendor call reads; the fallback).
+  and a vendor call reads; host tensors a GPU program reads; the fallback).
+- `value`: a scalar on the host (a 0-d CPU tensor, or a Python number the frontend made one): its
+  value is written into its slot, and every consumer, vendor calls included, reads it there.
 outputs
 - `indirect`: the kernel that produces it writes a fresh tensor, allocated per call, through the table.
 - `copy kernel`: a generated copy kernel moves another producer's result into the fresh tensor.
@@ -67,9 +69,11 @@ class _Indirection:
         ret = self.block.operations[len(self.block.operations) - 1]
         for i in range(len(res_attrs)):
             res_attrs[i].update(self._output(ret, i))
+        devices = [ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "cpu" for a in arg_attrs]
+        self.gpu_program = "cuda" in devices
         for i, arg in enumerate(self.block.arguments):
             if ir.StringAttr(arg_attrs[i][d.ROLE]).value == "input":
-                arg_attrs[i].update(self._input(arg, ir.StringAttr(arg_attrs[i][d.NAME]).value))
+                arg_attrs[i].update(self._input(arg, ir.StringAttr(arg_attrs[i][d.NAME]).value, devices[i]))
         self.main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
         self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
         self.main.attributes[d.TABLE_SLOTS] = attrs.i64(self.slots)
@@ -144,12 +148,24 @@ class _Indirection:
 
     # ---------------------------------------------------------------------------------------- inputs
 
-    def _input(self, arg: ir.BlockArgument, name: str) -> dict[str, ir.Attribute]:
+    def _input(self, arg: ir.BlockArgument, name: str, device: str) -> dict[str, ir.Attribute]:
         layout = buffer_layout(arg)
         touching = users(arg)
         others = [u for u in touching if not isinstance(u, d.KernelOp)]
         written = any(_writes(u, arg) for u in touching)
         candidates = {"stage": self.costs.runtime_copy_us + self.costs.move_us(layout.nbytes())}
+        if device == "cpu" and layout.numel == 1 and layout.nbytes() <= 8 and not written:
+            candidates["value"] = 0.0  # a host scalar: its value travels in the table itself
+        if device == "cpu" and self.gpu_program:  # the GPU cannot read host memory through the table
+            choice = min(candidates, key=candidates.get)
+            fields = {d.IO: attrs.string(choice), d.DEVICE: attrs.string("cuda")}
+            if choice == "value":
+                fields[d.SLOT] = attrs.i64(self._slot())
+            return _record(fields, candidates, choice)
+        if "value" in candidates:
+            return _record(
+                {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._slot())}, candidates, "value"
+            )
         if not others:
             candidates["indirect"] = 0.0
         elif not written:

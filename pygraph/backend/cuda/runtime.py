@@ -33,7 +33,7 @@ from ...ir.layout import Layout
 from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies
 from ..aten_call import AtenCall
 from ..stats import plan_stats
-from ..tensors import empty, layout_of, torch_dtype, view_of
+from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver
 from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
@@ -156,6 +156,8 @@ class CudaRuntime:
         self._contiguity_copies = []
         for i, staging in self._staged:
             staging.copy_(given[i])
+        for i, slot in self._valued:
+            self.slot_values[1 + slot] = scalar_bits(given[i])
         for i, slot, layout, aligned in self._slotted:
             x = given[i]
             if x.stride() != layout.strides and not _has_layout(x, layout):
@@ -244,7 +246,7 @@ class CudaRuntime:
         """Arguments reached in ways this runtime knows, and no CPU argument under a node of a segment."""
         plan = self.plan
         for arg in plan.arguments:
-            if arg.io not in ("stage", "direct", "indirect", "copy"):
+            if arg.io not in ("stage", "direct", "indirect", "copy", "value"):
                 raise PlanError(
                     f"{arg.role} '{arg.name}' is reached by '{arg.io}', which the CUDA runtime lacks"
                 )
@@ -274,12 +276,16 @@ class CudaRuntime:
         written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
         self._staged: list[tuple[int, torch.Tensor]] = []
         self._slotted: list[tuple[int, int, Layout, bool]] = []  # input index, slot, layout, 16-aligned
+        self._valued: list[tuple[int, int]] = []  # input index, slot: host scalars carried in the table
         for i, arg in enumerate(self.inputs):
             layout = plan.buffers[arg.buffer].layout
             if arg.io == "stage":
-                staging = empty(layout, self._arg_device(arg))
+                staging = empty(layout, self.device)  # a host input of a GPU program is staged onto the GPU
                 self._place(arg.buffer, staging)
                 self._staged.append((i, staging))
+            elif arg.io == "value":
+                self._place(arg.buffer, self.table, 8 * arg.slot)
+                self._valued.append((i, arg.slot))
             else:
                 self._slotted.append((i, arg.slot, layout, layout.offset * layout.dtype.itemsize % 16 == 0))
         self._writes_input = [arg.buffer in written for arg in self.inputs]

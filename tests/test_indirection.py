@@ -1,0 +1,111 @@
+"""Parameter indirection on the emulator: inputs and outputs through the per-call table, state changes."""
+
+import pytest
+import torch
+
+import pygraph
+from pygraph.metrics import relative_error
+
+
+class Block(torch.nn.Module):
+    """A vendor call reads x (so it is copied into the graph); only kernels read y (reached through the table)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.relu(self.fc(x)) + y, y * 2
+
+
+def mechanisms(compiled: pygraph.CompiledModel) -> dict[str, str]:
+    return {item["name"]: item["mechanism"] for item in compiled.explain().io}
+
+
+def test_new_tensors_every_call_and_earlier_results_intact():
+    torch.manual_seed(0)
+    model = Block()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 16), torch.randn(4, 16)))
+    assert mechanisms(compiled) == {
+        "x": "copy", "y": "indirect", "fc.weight": "direct", "fc.bias": "direct", "output 0": "indirect", "output 1": "indirect"
+    }  # fmt: skip
+    kept = []
+    for _ in range(6):
+        x, y = torch.randn(4, 16), torch.randn(4, 16)
+        got = compiled(x, y)
+        assert relative_error(got, model(x, y)) <= 1e-6
+        kept.append((got, tuple(t.clone() for t in got)))
+    for got, copy in kept:  # fresh outputs each call: later calls never overwrite earlier results
+        for a, b in zip(got, copy, strict=True):
+            assert torch.equal(a, b)
+
+
+def test_non_contiguous_and_aliased_inputs_match_eager():
+    torch.manual_seed(1)
+    model = Block()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 16), torch.randn(4, 16)))
+    base = torch.randn(16, 4)
+    x, y = base.t(), torch.randn(8, 16)[::2]  # transposed and strided: not the example's layouts
+    assert relative_error(compiled(x, y), model(x, y)) <= 1e-6
+    z = torch.randn(4, 16)
+    assert relative_error(compiled(z, z), model(z, z)) <= 1e-6  # the same tensor twice
+
+
+def test_aliased_inputs_are_refused_when_the_model_writes_one():
+    class AddInto(torch.nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            x.add_(y)
+            return x * 2
+
+    compiled = pygraph.export_and_compile(AddInto(), (torch.randn(8), torch.randn(8)))
+    x, y = torch.randn(8), torch.randn(8)
+    expected_x = x + y
+    torch.testing.assert_close(compiled(x, y), expected_x * 2)
+    torch.testing.assert_close(x, expected_x)  # written in place, through the table
+    with pytest.raises(
+        ValueError, match="input 'x' is written in place by the model and shares memory with input 'y'"
+    ):
+        compiled(x, x)
+
+
+def test_host_scalars_travel_in_the_table():
+    class Scale(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.fc = torch.nn.Linear(8, 8)
+
+        def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+            return self.fc(x) / t + torch.clamp(x, max=t)
+
+    model = Scale()
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 8), torch.tensor(0.5)))
+    assert mechanisms(compiled)["t"] == "value"
+    for value in (0.5, 2.0, -3.0):
+        x, t = torch.randn(2, 8), torch.tensor(value)
+        torch.testing.assert_close(compiled(x, t), model(x, t), rtol=1e-5, atol=1e-6)
+
+
+def test_static_outputs_return_the_graphs_buffers():
+    model = Block()
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(4, 16), torch.randn(4, 16)), static_outputs=True
+    )
+    assert mechanisms(compiled)["output 0"] == "static"
+    x, y = torch.randn(4, 16), torch.randn(4, 16)
+    first = compiled(x, y)
+    torch.testing.assert_close(first, model(x, y))
+
+
+def test_state_changes_are_seen_without_scanning_every_call():
+    torch.manual_seed(2)
+    model = Block()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 16), torch.randn(4, 16)))
+    x, y = torch.randn(4, 16), torch.randn(4, 16)
+    model.load_state_dict(Block().state_dict())  # copies into the same tensors
+    torch.testing.assert_close(compiled(x, y), model(x, y))
+    model.fc.weight = torch.nn.Parameter(torch.randn(16, 16))  # a replaced parameter
+    torch.testing.assert_close(compiled(x, y), model(x, y))
+    model.fc = torch.nn.Linear(16, 16)  # a replaced layer
+    torch.testing.assert_close(compiled(x, y), model(x, y))
+    model.double().float()  # _apply: every tensor moves
+    torch.testing.assert_close(compiled(x, y), model(x, y))
