@@ -77,12 +77,13 @@ def export_and_compile(
     """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if profile:
-        raise NotImplementedError("profile=True is not available yet in this version of pygraph")
+    for flag, value in (("freeze", freeze), ("profile", profile)):
+        if value:
+            raise NotImplementedError(f"{flag}=True is not available yet in this version of pygraph")
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
     name = type(model).__name__
-    program = export_program(model, example_inputs, dynamic_shapes, freeze=freeze)
+    program = export_program(model, example_inputs, dynamic_shapes)
     context = make_context()
     imported = import_program(program, context)
     stages: dict[str, str] = {}
