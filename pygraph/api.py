@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import itertools
-import re
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -13,7 +12,7 @@ import torch.utils._pytree as pytree
 
 from .frontend import ImportedProgram, export_program, import_program
 from .ir.context import make_context, parse, print_module
-from .ir.explain import Explanation, explain_plan
+from .ir.explain import Explanation, explain_plan, source_location
 from .ir.plan import Plan, read_plan
 from .knobs import knobs
 from .passes.base import PassError
@@ -77,26 +76,56 @@ def export_and_compile(
     """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    for flag, value in (("freeze", freeze), ("profile", profile)):
-        if value:
-            raise NotImplementedError(f"{flag}=True is not available yet in this version of pygraph")
+    if profile and target == "emulator":
+        raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
     name = type(model).__name__
-    program = export_program(model, example_inputs, dynamic_shapes)
+    program = export_program(model, example_inputs, dynamic_shapes, freeze=freeze)
     context = make_context()
     imported = import_program(program, context)
     stages: dict[str, str] = {}
     module = _stage(name, "torch", imported.module, context, stages)
     module = _run(name, "pygraph", module, TENSOR_PIPELINE, context, stages)
-    plan_pipeline = PLAN_PIPELINE
-    if static_outputs:
-        plan_pipeline = plan_pipeline.replace(
-            "parameter-indirection", "parameter-indirection{static-outputs=true}"
-        )
-    module = _run(name, "plan", module, plan_pipeline, context, stages)
-    plan = read_plan(module)
-    return CompiledModel(model, imported, plan, stages, target)
+    cost_key = _cost_key(target, model)
+    module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target)
+    if profile:
+        compiled._profile(example_inputs, cost_key)
+    return compiled
+
+
+def _cost_key(target: str, model: torch.nn.Module) -> str:
+    """Which cost figures the passes read: calibrated for this GPU (measured once, then cached), or defaults."""
+    if target != "cuda":
+        return "default"
+    from .backend.cuda.calibrate import costs_for
+
+    return costs_for(_device(model, target))
+
+
+def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
+    """The plan pipeline with its options: cost figures, output mechanism, forced graph modes (PYGRAPH_GRAPHS)."""
+    force = {"auto": "", "all": " force=graph", "none": " force=eager"}.get(knobs.graphs)
+    if force is None:
+        raise ValueError(f"PYGRAPH_GRAPHS must be auto, all or none, not {knobs.graphs!r}")
+    indirection = (
+        f"parameter-indirection{{costs={cost_key}{' static-outputs=true' if static_outputs else ''}}}"
+    )
+    return PLAN_PIPELINE.replace("parameter-indirection", indirection).replace(
+        "select-graphs", f"select-graphs{{costs={cost_key}{force}}}"
+    )
+
+
+def _device(model: torch.nn.Module, target: str) -> torch.device:
+    device = next(
+        (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
+    )
+    return (
+        device
+        if target != "cuda" or device.type == "cuda"
+        else torch.device("cuda", torch.cuda.current_device())
+    )
 
 
 def _choose_target(target: str, model: torch.nn.Module, inputs: tuple[Any, ...]) -> str:
@@ -111,8 +140,8 @@ def _choose_target(target: str, model: torch.nn.Module, inputs: tuple[Any, ...])
     if target == "cuda":
         if not torch.cuda.is_available():
             raise RuntimeError('target="cuda" needs a CUDA GPU, and torch sees none')
-        if not all(on_cuda):
-            raise ValueError('target="cuda" needs the model and the example inputs on a CUDA device')
+        if not any(on_cuda):  # host tensors of a GPU program (CPU scalars, CPU buffers) are welcome
+            raise ValueError('target="cuda" needs the model or the example inputs on a CUDA device')
     elif any(on_cuda):
         raise ValueError("the emulator runs on the CPU: move the model and the example inputs to the CPU")
     return target
@@ -153,18 +182,9 @@ def _format_errors(exc: PassError) -> str:
     return "\n".join(lines)
 
 
-_FILE_LINE = re.compile(r'"([^"]+)":(\d+):\d+')
-_NAME = re.compile(r'^loc\("([^"]+)"\(')
-
-
 def user_location(loc: Any) -> str:
     """`model.py:12 (node linear_1)`: the innermost frame outside torch, and the FX node's name."""
-    text = str(loc)
-    frames = _FILE_LINE.findall(text)
-    user = [f for f in frames if "/torch/" not in f[0] and "site-packages" not in f[0]]
-    where = f"{(user or frames)[0][0]}:{(user or frames)[0][1]}" if frames else "unknown location"
-    name = _NAME.match(text)
-    return f"{where} (node {name.group(1)})" if name else where
+    return source_location(str(loc))
 
 
 class CompiledModel:
@@ -182,18 +202,11 @@ class CompiledModel:
         self._out_spec = imported.out_spec
         self._inputs = [a for a in plan.arguments if a.role == "input"]
         self._input_names = imported.input_names
-        device = next(
-            (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
-        )
-        if target == "cuda" and device.type != "cuda":
-            device = torch.device("cuda")
-        # Constants lifted out of forward (e.g. torch.tensor(3.0)) go where the plan places them, once, here.
-        placed = {a.name: a.device for a in plan.arguments if a.role == "constant"}
-        self._constants = {
-            a.name: a.value.to(device if placed[a.name] == "cuda" else "cpu")
-            for a in imported.arguments
-            if a.role == "constant"
-        }
+        self._device = device = _device(model, target)
+        self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
+        # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
+        # (the model's tensor, its version when copied, the copy the graphs read).
+        self._placed: dict[str, tuple[torch.Tensor, int, torch.Tensor]] = {}
         if target == "cuda":
             from .backend.cuda.runtime import CudaRuntime
 
@@ -202,13 +215,18 @@ class CompiledModel:
             from .backend.emulator import Emulator
 
             self._backend = Emulator(plan)
+        devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._expected = [
             (
                 torch.Size(plan.buffers[a.buffer].layout.shape),
                 getattr(torch, plan.buffers[a.buffer].layout.dtype.name),
-                target == "cuda",
+                target == "cuda" and device == "cuda",
             )
-            for a in self._inputs
+            for a, device in zip(self._inputs, devices, strict=True)
+        ]
+        # Inputs that may be Python numbers (0-d host tensors: the frontend lifts numbers into them).
+        self._numbers = [
+            (i, dtype) for i, (shape, dtype, cuda) in enumerate(self._expected) if not shape and not cuda
         ]
         self._single_output = self._out_spec.is_leaf()
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
@@ -219,6 +237,8 @@ class CompiledModel:
     def __call__(self, *inputs: torch.Tensor) -> Any:
         """The hot path: cheap checks of the inputs, state rebound only after an event that may have moved
         it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor."""
+        if self._numbers:
+            inputs = self._numbers_as_tensors(inputs)
         if len(inputs) != len(self._expected) or not all(
             isinstance(x, torch.Tensor)
             and x.shape == shape
@@ -231,6 +251,10 @@ class CompiledModel:
             self._refuse_aliased_inputs(inputs)
         if self._epoch != _StateWatch.epoch:
             self._bind_state()
+        for name, (source, version, copy) in self._placed.items():
+            if source._version != version:  # changed in place (load_state_dict): the copy follows, in order
+                copy.copy_(source)
+                self._placed[name] = (source, source._version, copy)
         flat = self._backend(inputs)
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
 
@@ -250,13 +274,44 @@ class CompiledModel:
                         f"input '{self._inputs[j].name}'; pass separate tensors"
                     )
 
+    def _numbers_as_tensors(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Python numbers for host scalar inputs, as 0-d tensors of the traced dtype (their bits go into the
+        table); a float where an integer was traced is refused rather than truncated."""
+        converted = list(inputs)
+        for i, dtype in self._numbers:
+            value = converted[i] if i < len(converted) else None
+            if isinstance(value, (bool, int, float)):
+                if isinstance(value, float) and not dtype.is_floating_point:
+                    raise TypeError(
+                        f"input '{self._inputs[i].name}' was traced as {dtype}, got the float {value}"
+                    )
+                converted[i] = torch.scalar_tensor(value, dtype=dtype)
+        return tuple(converted)
+
     def _bind_state(self) -> None:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
         addresses changed); done again only after something may have replaced or moved them."""
         self._epoch = _StateWatch.epoch
-        self._backend.bind_state(
-            [self._state(a.role, a.name) for a in self.plan.arguments if a.role != "input"]
-        )
+        self._backend.bind_state(self._state_tensors())
+
+    def _state_tensors(self) -> list[torch.Tensor]:
+        """The tensors of the plan's parameters, buffers and constants, where the plan places them."""
+        return [
+            self._placed_state(a.name, self._state(a.role, a.name), a.device)
+            for a in self.plan.arguments
+            if a.role not in ("input", "rng")
+        ]
+
+    def _placed_state(self, name: str, tensor: torch.Tensor, device: str) -> torch.Tensor:
+        """The tensor where the plan places it: a host tensor of a GPU program that the plan puts on the GPU
+        is copied there once, and again only when the model changes it (see `__call__`)."""
+        if self.target != "cuda" or device != "cuda" or tensor.is_cuda:
+            return tensor
+        known = self._placed.get(name)
+        if known is None or known[0] is not tensor:
+            known = (tensor, tensor._version, tensor.to(self._device))
+            self._placed[name] = known
+        return known[2]
 
     def _explain_bad_inputs(self, inputs: tuple[Any, ...]) -> None:
         if len(inputs) != len(self._inputs):
@@ -271,7 +326,7 @@ class CompiledModel:
                 raise TypeError(
                     f"input '{spec.name}' has dtype {value.dtype}, expected torch.{layout.dtype.name}"
                 )
-            want_device = "cuda" if self.target == "cuda" else "cpu"
+            want_device = "cuda" if self._expected[self._inputs.index(spec)][2] else "cpu"
             if value.device.type != want_device:
                 raise ValueError(f"input '{spec.name}' is on {value.device}, expected a {want_device} tensor")
             if value.dim() != layout.rank:
@@ -297,6 +352,25 @@ class CompiledModel:
         if stage not in STAGES:
             raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
         return self._stages[stage]
+
+    def _profile(self, example_inputs: tuple[torch.Tensor, ...], cost_key: str) -> None:
+        """Measures each segment as a graph and as eager launches, stores the figures for later
+        compilations, and lets select-graphs choose again from them."""
+        from .backend.cuda.profile import profile_segments
+        from .ir import costs
+
+        state, inputs = self._state_tensors(), self._numbers_as_tensors(example_inputs)
+        costs.record_segments(
+            cost_key, profile_segments(self._stages["plan"], state, inputs, self._backend.device)
+        )
+        module = parse(self._stages["plan"])
+        run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))
+        self._stages["plan"] = print_module(module, debug_info=True)
+        self.plan = read_plan(module)
+        from .backend.cuda.runtime import CudaRuntime
+
+        self._backend = CudaRuntime(self.plan, self._backend.device)
+        self._bind_state()
 
     def rebind(self) -> None:
         """Rebinds parameters and buffers now: needed only after `param.data = other` (see `_StateWatch`)."""

@@ -60,6 +60,11 @@ class Knobs:
     verify = _IntKnob(
         "PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass"
     )
+    graphs = _Knob(
+        "PYGRAPH_GRAPHS",
+        "auto",
+        "auto: select-graphs chooses per segment; all / none: every segment a graph / eager",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

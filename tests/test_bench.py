@@ -38,8 +38,8 @@ def test_table_has_speedups_and_geomeans():
         "b": entry("small", {"eager": 2.0, "compile": 1.0, "ro": 1.0, "pygraph": 0.5}),
     }}  # fmt: skip
     text = bench.table(data)
-    assert "| a | 1.000 | 0.500 | 0.250 | 0.125 | 8.00x | 2.00x |" in text
-    assert "| geomean (small) |  |  |  |  | 5.66x | 2.00x |" in text
+    assert "| a | 1.000 | 0.500 | 0.250 | 0.125 | - | - | 8.00x | 2.00x | 0.125 |" in text
+    assert "| geomean (small) | | | | | | | 5.66x | 2.00x |" in text
 
 
 def test_every_workload_of_the_doc_is_defined():

@@ -33,6 +33,7 @@ from pygraph.knobs import knobs
 from pygraph.passes.base import main_function
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 from pygraph.passes.pointwise import POINTWISE
+from pygraph.passes.reductions import REDUCTIONS
 
 # The interpreter computes masked-off lanes too (on zeros): numpy warns about their divisions and logs.
 pytestmark = [
@@ -124,11 +125,13 @@ def import_case(case: Case, inputs: tuple[torch.Tensor, ...]) -> Any:
             name = aten.aten_name(op)
             if name in POINTWISE:
                 op.attributes[d.CLASS] = string("pointwise")
+            elif name in REDUCTIONS:
+                op.attributes[d.CLASS] = string("reduction")
             elif name in aten.NOP_OPS:
                 op.attributes[d.CLASS] = string("nop")
             elif op.operation.name != "func.return" and any(is_tensor(r.type) for r in op.results):
                 raise AssertionError(
-                    f"a kernel test case may only use pointwise ops, not {op.operation.name}"
+                    f"a kernel test case may only use pointwise ops and reductions, not {op.operation.name}"
                 )
     return module
 
@@ -186,8 +189,9 @@ def lower(
     return parse(plan), returned
 
 
-def run_kernels(plan: Any, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
-    """Executes the plan's kernel launches in order; returns the allocated buffers in order."""
+def launcher(plan: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Callable[[], None], list[torch.Tensor]]:
+    """A function that executes the plan's kernel launches in order, where the inputs are (Triton's
+    interpreter on the CPU, compiled on a GPU), and the allocated buffers it writes, in order."""
     kernels = {}
     for op in plan.body.operations:
         if isinstance(op, d.TritonKernelOp):
@@ -202,35 +206,62 @@ def run_kernels(plan: Any, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tenso
     main = main_function(plan)
     block = main.regions[0].blocks[0]
     buffers: dict[Any, torch.Tensor] = dict(zip(block.arguments, inputs, strict=True))
-    allocs = []
+    device = inputs[0].device if inputs else torch.device("cpu")
+    allocs, launches = [], []
     for op in block.operations:
         if isinstance(op, d.AllocOp):
             layout = Layout.from_attr(op.layout)
             dtype = getattr(torch, layout.dtype.name)
             # Garbage the kernel must overwrite.
-            storage = torch.full((layout.storage_elements(),), 77, dtype=dtype)
+            storage = torch.full((layout.storage_elements(),), 77, dtype=dtype, device=device)
             buffers[op.buf] = storage.as_strided(layout.shape, layout.strides, layout.offset)
             allocs.append(buffers[op.buf])
         elif isinstance(op, d.KernelOp):
             kernel = kernels[op.kernel.value]
-            grid = [a.value for a in op.grid]
-            InterpretedFunction(load_kernel(kernel).fn)[tuple(grid)](*[buffers[a] for a in op.args])
+            grid = tuple(a.value for a in op.grid)
+            args = [buffers[a] for a in op.args]
+            if device.type == "cuda":
+                options = {
+                    "num_warps": kernel.num_warps,
+                    "num_stages": kernel.num_stages,
+                    "enable_fp_fusion": False,
+                }
+                launches.append(lambda k=kernel, g=grid, a=args, o=options: load_kernel(k)[g](*a, **o))
+            else:
+                launches.append(
+                    lambda k=kernel, g=grid, a=args: InterpretedFunction(load_kernel(k).fn)[g](*a)
+                )
+
+    def run() -> None:
+        for launch in launches:
+            launch()
+
+    return run, allocs
+
+
+def run_kernels(plan: Any, inputs: tuple[torch.Tensor, ...]) -> list[torch.Tensor]:
+    """Executes the plan's kernel launches in order; returns the allocated buffers in order."""
+    run, allocs = launcher(plan, inputs)
+    run()
     return allocs
 
 
-def compile_case(case: Case, inputs: tuple[torch.Tensor, ...]) -> tuple[Any, list[int]]:
-    """The plan of a case after codegen-triton, and the allocs it returns."""
+def compile_case(
+    case: Case, inputs: tuple[torch.Tensor, ...], codegen: str = "codegen-triton"
+) -> tuple[Any, list[int]]:
+    """The plan of a case after `codegen` (codegen-triton with options), and the allocs it returns."""
     module = import_case(case, inputs)
     run_pipeline(module, parse_pipeline("fuse-pointwise"))
     plan, returned = lower(module, inputs, case.output)
-    run_pipeline(plan, parse_pipeline("codegen-triton"))
+    run_pipeline(plan, parse_pipeline(codegen))
     return plan, returned
 
 
-def check(case: Case, seed: int = 0) -> None:
+def check(case: Case, seed: int = 0, codegen: str = "codegen-triton") -> Any:
+    """Runs the case's kernels on its inputs and compares with eager; returns the plan."""
     torch.manual_seed(seed)
     inputs = case.inputs()
-    plan, returned = compile_case(case, inputs)
+    plan, returned = compile_case(case, inputs, codegen)
     buffers = run_kernels(plan, inputs)
     expected = case.fn(*inputs)
     expected = list(expected) if isinstance(expected, (tuple, list)) else [expected]
@@ -242,6 +273,7 @@ def check(case: Case, seed: int = 0) -> None:
             {"rtol": 1e-4, "atol": 1e-6} if want.dtype != torch.float16 else {"rtol": 1e-3, "atol": 1e-3}
         )
         torch.testing.assert_close(got, want, equal_nan=True, **(tolerance | case.tolerance))
+    return plan
 
 
 @pytest.fixture(autouse=True)

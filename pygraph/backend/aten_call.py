@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -41,13 +42,32 @@ class AtenCall:
         args = [_substitute(a, operands) for a in self.positional]
         kwargs = {k: _substitute(v, operands) for k, v in self.keyword.items()}
         out = self.op(*args, **kwargs)
-        return list(out) if isinstance(out, (tuple, list)) else [out]
+        return [_tensor(o) for o in out] if isinstance(out, (tuple, list)) else [_tensor(out)]
+
+
+@dataclass(frozen=True)
+class _Number:
+    """Operand `index`, a 0-d tensor passed where the schema wants a number (`.item()`, a size)."""
+
+    index: int
+
+
+_NUMBER_TYPES = ("int", "float", "bool", "number", "SymInt")
+
+
+def _tensor(out: Any) -> Any:
+    """A number an op returns (`aten.item`, `aten.size.int`) as the 0-d tensor the plan holds for it."""
+    if isinstance(out, float):
+        return torch.tensor(out, dtype=torch.float64)
+    return torch.tensor(out) if isinstance(out, (bool, int)) else out
 
 
 def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
     if isinstance(value, list):
-        element = schema_type.removesuffix("?").removesuffix("[]")
+        element = schema_type.removeprefix("Optional[").removeprefix("List[").rstrip("]")
         return [_convert(v, element, device) for v in value]
+    if isinstance(value, Operand) and schema_type.removeprefix("Optional[").rstrip("]") in _NUMBER_TYPES:
+        return _Number(value.index)
     if isinstance(value, Device):
         return device
     if isinstance(value, dtypes.DType):
@@ -72,6 +92,8 @@ def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
 def _substitute(value: Any, operands: Sequence[torch.Tensor]) -> Any:
     if isinstance(value, Operand):
         return operands[value.index]
+    if isinstance(value, _Number):
+        return operands[value.index].item()
     if isinstance(value, list):
         return [_substitute(v, operands) for v in value]
     return value

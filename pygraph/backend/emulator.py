@@ -22,6 +22,7 @@ from triton.runtime.interpreter import InterpretedFunction
 from ..ir.layout import Layout
 from ..ir.plan import Node, Plan, Segment
 from .aten_call import AtenCall
+from .random import seed_and_offset
 from .stats import plan_stats
 from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from .triton_source import load_kernel
@@ -39,7 +40,8 @@ class Emulator:
                 if node.kind in ("library", "host"):
                     self.calls[id(node)] = AtenCall(node.op, node.aten_args, torch.device("cpu"))
         self.inputs = [a for a in plan.arguments if a.role == "input"]
-        self.state_args = [a for a in plan.arguments if a.role != "input"]
+        self.rng = [a for a in plan.arguments if a.role == "rng"]  # seed, offset: written each call
+        self.state_args = [a for a in plan.arguments if a.role not in ("input", "rng")]
         self.state: list[torch.Tensor] | None = None
         # per kernel node and argument: the slot to pass (the address is loaded from it) or -1
         self.slot_of = {
@@ -67,14 +69,15 @@ class Emulator:
         table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64)
         tensors: dict[int, torch.Tensor] = {}
         bound = []
-        for arg, given in zip(self.inputs, inputs, strict=True):
+        drawn = seed_and_offset(torch.device("cpu"), plan.random_numbers) if self.rng else ()
+        for arg, value in [*zip(self.inputs, inputs, strict=True), *zip(self.rng, drawn, strict=True)]:
             layout = plan.buffers[arg.buffer].layout
             if arg.io == "value":  # the data lives in the table slot
-                bits = scalar_bits(given)
+                bits = scalar_bits(value) if isinstance(value, torch.Tensor) else value % (1 << 64)
                 table[arg.slot] = bits - (1 << 64) if bits >= 1 << 63 else bits
                 bound.append((arg, view_of(table, layout, 8 * arg.slot)))
             else:
-                bound.append((arg, _bind(arg, layout, given)))
+                bound.append((arg, _bind(arg, layout, value)))
         for arg, tensor in [*bound, *zip(self.state_args, self.state, strict=True)]:
             tensors[arg.buffer] = tensor
         for buf in plan.buffers:
@@ -101,7 +104,7 @@ class Emulator:
         for step in plan.steps:
             for node in step.nodes if isinstance(step, Segment) else [step.node]:
                 self._run(node, tensor, tensors, table)
-        for (arg, used), given in zip(bound, inputs, strict=True):
+        for (arg, used), given in zip(bound, inputs, strict=False):  # inputs, then seed and offset
             if used is not given and arg.io != "value":  # a staged input: the plan may have written it
                 given.copy_(used)
         return [tensor(o.buffer).clone() if o.io == "copy" else tensor(o.buffer) for o in plan.outputs]
@@ -151,7 +154,10 @@ def _bind(arg: Any, layout: Layout, given: torch.Tensor) -> torch.Tensor:
 
 
 def _with_layout(out: torch.Tensor, layout: Layout, node: Node) -> torch.Tensor:
-    """The result in the plan's layout (ATen on the CPU may choose other strides than on the GPU)."""
+    """The result in the plan's layout (ATen on the CPU may choose other strides than on the GPU); a
+    dynamic layout takes whatever sizes the data gave."""
+    if layout.is_dynamic and out.dim() == layout.rank and out.dtype == torch_dtype(layout):
+        return out
     if tuple(out.shape) != layout.shape or out.dtype != torch_dtype(layout):
         raise RuntimeError(f"{node.location}: {node.op} gave {layout_of(out)}, the plan says {layout}")
     if tuple(out.stride()) == layout.strides and out.storage_offset() == layout.offset:

@@ -9,12 +9,13 @@ from ..ir.plan import HostStep, Plan, Segment
 
 def copied_bytes_per_call(plan: Plan) -> int:
     """Bytes moved per call besides the model's own kernels: inputs staged or copied into the graph, outputs
-    copied out of it (by the runtime or by a copy kernel into the fresh tensor), memcpy nodes."""
+    copied out of it (by the runtime or by a copy kernel into the fresh tensor), memcpy nodes. Outputs whose
+    size the data decides are not counted."""
     total = sum(plan.buffers[a.buffer].layout.nbytes() for a in plan.arguments if a.io in ("stage", "copy"))
     total += sum(
         plan.buffers[o.buffer].layout.nbytes()
         for o in plan.outputs
-        if o.io == "copy" or o.choice == "copy kernel"
+        if (o.io == "copy" or o.choice == "copy kernel") and not plan.buffers[o.buffer].layout.is_dynamic
     )
     for segment in plan.segments:
         total += sum(plan.buffers[n.writes[0]].layout.nbytes() for n in segment.nodes if n.kind == "copy")

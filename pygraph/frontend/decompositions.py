@@ -34,7 +34,13 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.addr.default: "becomes outer, mul and add",
     aten._native_batch_norm_legit_functional.default: "training-mode batch norm: var_mean and pointwise ops",
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
+    aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
+    aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
     aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
+    aten._native_batch_norm_legit_no_training.default: (
+        "eval batch norm: pointwise ops in the input's shape, one kernel with the ops around it "
+        "(torch's own calls the non-functional _native_batch_norm_legit)"
+    ),
 }
 
 
@@ -44,7 +50,36 @@ def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
     return x
 
 
-_OWN = {aten.squeeze.dims: _squeeze_dims}  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
+def _batch_norm_inference(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1). The statistics are viewed in
+    x's shape (expand: no copy), so that every op has x's shape and fuse-pointwise makes them one group;
+    recomputing the per-channel factor per element costs nothing in a memory-bound kernel. The two
+    statistics results are empty, as eager's."""
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+
+    def per_element(t: torch.Tensor) -> torch.Tensor:
+        return t.view(shape).expand_as(x)
+
+    y = (x - per_element(running_mean)) * torch.rsqrt(per_element(running_var) + eps)
+    if weight is not None:
+        y = y * per_element(weight)
+    if bias is not None:
+        y = y + per_element(bias)
+    return y, x.new_zeros(0), x.new_zeros(0)
+
+
+_OWN = {
+    aten.squeeze.dims: _squeeze_dims,
+    aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
+}  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
 
 
 def _is_composite(op: torch._ops.OpOverload) -> bool:

@@ -9,6 +9,8 @@ from typing import Any
 import torch
 
 from .decompositions import TABLE
+from .freeze import fold_batch_norms
+from .numbers import lift_numbers
 
 
 class ExportError(Exception):
@@ -16,28 +18,30 @@ class ExportError(Exception):
 
 
 def export_program(
-    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any = None
+    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any = None, freeze: bool = False
 ) -> torch.export.ExportedProgram:
-    """Exports `model` called with `example_inputs` (tensors only) and decomposes with `TABLE`.
+    """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
+    decomposes with `TABLE`.
 
-    `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`).
+    `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
+    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`).
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
     names = _argument_names(model, len(example_inputs))
-    for name, value in zip(names, example_inputs, strict=True):
-        if not isinstance(value, torch.Tensor):
-            raise TypeError(
-                f"argument '{name}' of {type(model).__name__}.forward is {type(value).__name__} ({value!r}); "
-                "pygraph takes tensor inputs only"
-            )
+    example_inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
         with warnings.catch_warnings():  # torch's own pytree deprecation, raised inside export
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
+            if freeze:
+                fold_batch_norms(program)
             return program.run_decompositions(TABLE)
     except Exception as e:
-        raise ExportError(f"torch.export failed for {type(model).__name__}: {type(e).__name__}: {e}") from e
+        hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
+        raise ExportError(
+            f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
+        ) from e
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:

@@ -45,6 +45,7 @@ class ArgumentSpec:
     name: str  # forward's argument name, the state-dict (or buffer) key, or the constant's name
     position: int | None = None  # inputs: index in forward's positional arguments
     value: torch.Tensor | None = None  # constants: the tensor (it is not part of the model's state)
+    device: str = ""  # inputs: the example's device type ("cpu" for a host scalar of a GPU program)
 
 
 @dataclass
@@ -71,7 +72,10 @@ def import_program(ep: torch.export.ExportedProgram, context: ir.Context) -> Imp
 
     nodes = {node.name: node for node in ep.graph.nodes}
     inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
-    arguments = [ArgumentSpec("input", name, position=i) for i, name in enumerate(inputs)] + hooks.arguments
+    arguments = [
+        ArgumentSpec("input", name, position=i, device=nodes[name].meta["val"].device.type)
+        for i, name in enumerate(inputs)
+    ] + hooks.arguments
     tensors = [nodes[name].meta["val"] for name in inputs] + hooks.tensors  # the examples, as fake tensors
     with context:
         importer.module.operation.attributes[dialect.STAGE] = string("torch")

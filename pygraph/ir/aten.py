@@ -1,7 +1,8 @@
 """ATen op names as pygraph sees them, and the op sets that decide an op's class.
 
-Pointwise ops are those the kernel generator can emit (`pygraph.passes.pointwise.POINTWISE`); every
-other ATen op that computes tensors is a library op unless listed here as a view, a no-op or a host op.
+Pointwise ops and reductions are those the kernel generator can emit (the tables
+`pygraph.passes.pointwise.POINTWISE` and `pygraph.passes.reductions.REDUCTIONS`); every other ATen op
+that computes tensors is a library op unless listed here as a view, a no-op or a host op.
 """
 
 from __future__ import annotations
@@ -63,31 +64,6 @@ HOST_OPS = frozenset(
         "aten._local_scalar_dense.default",
         "aten.item.default",
         "aten.repeat_interleave.Tensor",
-    }
-)
-
-# Reductions: library calls for now; fusion with producers and consumers comes with generated reductions.
-REDUCTION_OPS = frozenset(
-    {
-        "aten.sum.default",
-        "aten.sum.dim_IntList",
-        "aten.mean.default",
-        "aten.mean.dim",
-        "aten.amax.default",
-        "aten.amin.default",
-        "aten.max.default",
-        "aten.min.default",
-        "aten.var.correction",
-        "aten.var_mean.correction",
-        "aten.prod.default",
-        "aten.prod.dim_int",
-        "aten._softmax.default",
-        "aten.softmax.int",
-        "aten._log_softmax.default",
-        "aten.log_softmax.int",
-        "aten.layer_norm.default",
-        "aten.native_layer_norm.default",
-        "aten.rms_norm.default",
     }
 )
 

@@ -84,3 +84,12 @@ def users(value: ir.Value) -> list[Any]:
             else:
                 found.append(owner)
     return found
+
+
+def in_place_target(op: Any) -> ir.Value | None:
+    """The operand an in-place ATen call (`aten.index_put_.default`: its name ends in `_`) writes: the
+    operand it passes first; None for other calls."""
+    first = next(iter(op.args), None)
+    if not op.op.value.split(".")[1].endswith("_") or not isinstance(first, ir.IntegerAttr):
+        return None
+    return op.inputs[first.value] if isinstance(first.type, ir.IndexType) else None

@@ -38,6 +38,8 @@ FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"
 TRANSFORMS = "pygraph.transforms"  # module: what each graph-safety pass changed ({pass, what, location})
+REASON = "pygraph.reason"  # torch op of class "host": why it runs between graphs
+RANDOM_NUMBERS = "pygraph.random_numbers"  # plan function: random numbers each call draws
 
 
 class PyGraph(ext.Dialect, name="pygraph"):
@@ -83,13 +85,15 @@ def _requires(*names: str) -> Any:
     return wrap
 
 
-def _check_layout(op: Any, attr: ir.Attribute, what: str = "layout") -> bool:
+def _check_layout(op: Any, attr: ir.Attribute, what: str = "layout", dynamic: bool = False) -> bool:
+    """`dynamic`: sizes and strides may be -1, decided at run time (a host op's data-dependent result)."""
     if not isinstance(attr, LayoutAttr):
         return _fail(op, f"{what} must be a #pygraph.layout")
     shape, strides = ir.ArrayAttr(attr.shape), ir.ArrayAttr(attr.strides)
     if len(shape) != len(strides):
         return _fail(op, f"{what} has {len(shape)} sizes but {len(strides)} strides")
-    if any(ir.IntegerAttr(s).value < 0 for s in shape) or any(ir.IntegerAttr(s).value < 0 for s in strides):
+    lowest = -1 if dynamic else 0
+    if any(ir.IntegerAttr(s).value < lowest for s in [*shape, *strides]):
         return _fail(op, f"{what} has a negative size or stride")
     if ir.IntegerAttr(attr.offset).value < 0:
         return _fail(op, f"{what} has a negative storage offset")
@@ -201,7 +205,9 @@ class LibraryOp(PyGraph.Operation, name="library"):
 
 class HostOp(PyGraph.Operation, name="host"):
     """One ATen op run eagerly between graphs, with `reason`; fields as `library`. Its results are fresh
-    tensors each call: `slots` gives, per result, the table slot through which graphs reach it (-1: none)."""
+    tensors each call: `slots` gives, per result, the table slot through which graphs reach it (-1: none).
+    A result whose shape depends on the data has a dynamic layout (sizes and strides -1); a number (`.item()`,
+    a size) is a 0-d tensor of its type (int64, float64, bool), read as a number where an argument wants one."""
 
     inputs: Sequence[ext.Operand[BufType]]
     op: ir.StringAttr
@@ -215,14 +221,14 @@ class HostOp(PyGraph.Operation, name="host"):
     def verify_invariants(self) -> bool:
         if len(self.slots) != len(self.results_):
             return _fail(self, f"has {len(self.results_)} results but {len(self.slots)} slots")
-        return _verify_aten_call(self)
+        return _verify_aten_call(self, dynamic=True)
 
 
-def _verify_aten_call(op: Any) -> bool:
+def _verify_aten_call(op: Any, dynamic: bool = False) -> bool:
     if len(op.layouts) != len(op.results_):
         return _fail(op, f"has {len(op.results_)} results but {len(op.layouts)} layouts")
     for i, layout in enumerate(op.layouts):
-        if not _check_layout(op, layout, f"layout of result {i}"):
+        if not _check_layout(op, layout, f"layout of result {i}", dynamic):
             return False
     for arg in _walk_attrs(op.args):
         is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)

@@ -6,11 +6,13 @@ so it can only use what the IR states.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 from typing import Any
 
 from ._mlir import ir
 from .dialect import TRANSFORMS
+from .layout import Layout
 from .plan import HostStep, Plan, Segment, attr_value
 
 
@@ -32,7 +34,7 @@ class Explanation:
             cost = "" if item["cost_us"] is None else f", {item['cost_us']} us (estimated)"
             others = ", ".join(f"{k} {v}" for k, v in item["candidates"].items() if k != item["mechanism"])
             lines.append(
-                f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<11} {item['bytes']} B/call{cost}"
+                f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<11} {item['bytes'] if item['bytes'] is not None else '?'} B/call{cost}"
                 + (f"; other candidates: {others}" if others else "")
             )
         lines.append("segments:")
@@ -55,12 +57,31 @@ class Explanation:
         return "\n".join(lines)
 
 
+_FILE_LINE = re.compile(r'"([^"]+)":(\d+):\d+')
+_NAME = re.compile(r'^(?:loc\()?"([^"]+)"\(')
+
+
+def source_location(text: str) -> str:
+    """`model.py:12 (node linear_1)` from an MLIR location's text: the innermost frame outside torch and
+    the FX node's name; the location itself where it names no file (hand-written IR)."""
+    frames = _FILE_LINE.findall(text)
+    if not frames:
+        return text[len("loc(") : -1] if text.startswith("loc(") else text
+    user = [f for f in frames if "/torch/" not in f[0] and "site-packages" not in f[0]]
+    file, line = (user or frames)[0]
+    name = _NAME.match(text)
+    return f"{file}:{line} (node {name.group(1)})" if name else f"{file}:{line}"
+
+
 _MOVES = {"stage", "copy", "copy kernel"}  # mechanisms that move the tensor's bytes each call
 
 
-def _io(kind: str, name: str, io: str, choice: str, costs: dict[str, float], nbytes: int) -> dict[str, Any]:
+def _io(
+    kind: str, name: str, io: str, choice: str, costs: dict[str, float], layout: Layout
+) -> dict[str, Any]:
+    """`bytes`: moved per call, None when the data decides the size."""
     mechanism = choice or io
-    moved = nbytes if mechanism in _MOVES else 0
+    moved = (None if layout.is_dynamic else layout.nbytes()) if mechanism in _MOVES else 0
     return {
         "kind": kind,
         "name": name,
@@ -78,7 +99,8 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
     for step in plan.steps:
         if isinstance(step, HostStep):
             total += 1
-            outside.append({"op": step.node.op, "reason": step.reason, "location": step.node.location})
+            location = source_location(step.node.location)
+            outside.append({"op": step.node.op, "reason": step.reason, "location": location})
             continue
         assert isinstance(step, Segment)
         n = sum(node.kind in counted for node in step.nodes)
@@ -94,15 +116,12 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
                         {
                             "op": node.op or node.kernel,
                             "reason": step.info.get("reason", "segment runs eagerly"),
-                            "location": node.location,
+                            "location": source_location(node.location),
                         }
                     )
-    io = [
-        _io(a.role, a.name, a.io, a.choice, a.costs, plan.buffers[a.buffer].layout.nbytes())
-        for a in plan.arguments
-    ]
+    io = [_io(a.role, a.name, a.io, a.choice, a.costs, plan.buffers[a.buffer].layout) for a in plan.arguments]
     io += [
-        _io("output", f"output {i}", o.io, o.choice, o.costs, plan.buffers[o.buffer].layout.nbytes())
+        _io("output", f"output {i}", o.io, o.choice, o.costs, plan.buffers[o.buffer].layout)
         for i, o in enumerate(plan.outputs)
     ]
     transforms = []

@@ -27,6 +27,15 @@ class Layout:
     def contiguous(shape: Sequence[int], dtype: dtypes.DType, offset: int = 0) -> Layout:
         return Layout(tuple(shape), contiguous_strides(shape), offset, dtype)
 
+    @staticmethod
+    def dynamic(rank: int, dtype: dtypes.DType) -> Layout:
+        """The layout of a result whose sizes depend on the data: known at run time only (sizes, strides -1)."""
+        return Layout((-1,) * rank, (-1,) * rank, 0, dtype)
+
+    @property
+    def is_dynamic(self) -> bool:
+        return any(n < 0 for n in self.shape)
+
     @property
     def rank(self) -> int:
         return len(self.shape)

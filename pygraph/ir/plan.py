@@ -15,6 +15,7 @@ from . import dialect as d
 from . import dtypes
 from ._mlir import func, ir
 from .attrs import int_list, str_list
+from .buffers import in_place_target
 from .layout import Layout
 
 ARENA_ALIGNMENT = 256  # bytes; cudaMalloc's alignment, enough for every vector width
@@ -60,7 +61,7 @@ class Buffer:
 @dataclass
 class Argument:
     buffer: int
-    role: str  # "input" | "parameter" | "buffer" | "constant"
+    role: str  # "input" | "parameter" | "buffer" | "constant" | "rng" (a call's seed or offset)
     name: str
     io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy" | "value"
     device: str
@@ -132,6 +133,7 @@ class Plan:
     kernels: dict[str, TritonKernel]
     arena_bytes: int
     table_slots: int = 0
+    random_numbers: int = 0  # drawn per call from the `rng` arguments' seed and offset
 
     def root(self, buffer: int) -> Buffer:
         return self.buffers[self.buffers[buffer].root]
@@ -182,6 +184,11 @@ class _Reader:
         self.table_slots = (
             ir.IntegerAttr(main.attributes[d.TABLE_SLOTS]).value if d.TABLE_SLOTS in main.attributes else 0
         )
+        random_numbers = (
+            ir.IntegerAttr(main.attributes[d.RANDOM_NUMBERS]).value
+            if d.RANDOM_NUMBERS in main.attributes
+            else 0
+        )
         self.result_attrs = _result_attrs(main)
         arguments = self._arguments(main)
         steps: list[Segment | HostStep] = []
@@ -205,7 +212,9 @@ class _Reader:
         for buf in self.buffers:
             if buf.kind == "alloc":
                 self._check_arena(buf, arena_bytes, main)
-        return Plan(self.buffers, arguments, outputs, steps, kernels, arena_bytes, self.table_slots)
+        return Plan(
+            self.buffers, arguments, outputs, steps, kernels, arena_bytes, self.table_slots, random_numbers
+        )
 
     def _slot(self, attrs: dict[str, ir.Attribute], through_table: bool, what: str, op: Any) -> int:
         slot = ir.IntegerAttr(attrs[d.SLOT]).value if d.SLOT in attrs else -1
@@ -378,11 +387,12 @@ class _Reader:
                     raise _error(op, f"result slot {slot} is past the table ({self.table_slots} slots)")
                 self.buffers[b].slot = slot
         aten_args = [_aten_arg(a) for a in op.args]
+        written = in_place_target(op)  # an in-place call writes its first operand, results or not
         return Node(
             index,
             kind,
             inputs,
-            results,
+            results + ([self._id(written, op)] if written is not None else []),
             str(op.location),
             op=op.op.value,
             aten_args=aten_args,

@@ -15,10 +15,16 @@ _REGISTRY: dict[str, str] = {
     "codegen-triton": "pygraph.passes.codegen_triton:CodegenTriton",
     "form-segments": "pygraph.passes.form_segments:FormSegments",
     "fuse-pointwise": "pygraph.passes.fuse_pointwise:FusePointwise",
+    "hoist-host-copies": "pygraph.passes.hoist_host_copies:HoistHostCopies",
+    "isolate-data-dependent": "pygraph.passes.isolate_data_dependent:IsolateDataDependent",
     "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",
     "parameter-indirection": "pygraph.passes.parameter_indirection:ParameterIndirection",
     "place-constants": "pygraph.passes.place_constants:PlaceConstants",
     "plan-memory": "pygraph.passes.plan_memory:PlanMemory",
+    "seed-random": "pygraph.passes.seed_random:SeedRandom",
+    "select-graphs": "pygraph.passes.select_graphs:SelectGraphs",
+    "split-bias": "pygraph.passes.split_bias:SplitBias",
+    "write-in-place": "pygraph.passes.write_in_place:WriteInPlace",
 }
 
 

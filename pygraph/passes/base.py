@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from ..ir._mlir import func, ir
 from ..ir.dialect import TRANSFORMS
+from ..ir.explain import source_location
 
 
 class PassError(Exception):
@@ -86,8 +87,7 @@ def _format_option(value: Any) -> str:
 
 def describe_location(loc: ir.Location) -> str:
     """`file:line` of the user's code where possible, with the FX node name (`linear_1`) if known."""
-    text = str(loc)
-    return text[len("loc(") : -1] if text.startswith("loc(") else text
+    return source_location(str(loc))
 
 
 def functions(module: ir.Module) -> Iterator[Any]:

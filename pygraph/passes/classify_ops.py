@@ -1,8 +1,8 @@
 """classify-ops: give every op of `@main` its class, the first decision of the pipeline.
 
-Classes: `pointwise` (the kernel generator can emit it), `view` (layout only), `reduction` and
-`library` (one ATen call each), `host` (needs the host: it synchronises or has a data-dependent
-shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
+Classes: `pointwise` and `reduction` (the kernel generator can emit it; fuse-pointwise puts it in a
+kernel or leaves it to ATen), `view` (layout only), `library` (one ATen call), `host` (needs the
+host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
 computes tensors and is not otherwise known is a library op, so no model is refused for a missing
 lowering; ops that are not ATen at all are errors naming the op and its source location.
 """
@@ -15,9 +15,10 @@ from typing import Any
 from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.torch_types import is_tensor, tensor_info
+from ..ir.torch_types import is_tensor
 from .base import Pass, PassError, main_function
 from .pointwise import POINTWISE
+from .reductions import REDUCTIONS
 
 _STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
 _SCALAR_PREFIXES = ("torch.constant.", "torch.prim.", "torch.symbolic_int", "torch.derefine")
@@ -48,7 +49,7 @@ def classify(op: Any) -> str:
         return "host"
     if aten_name in POINTWISE:
         return "pointwise"
-    if aten_name in aten.REDUCTION_OPS:
+    if aten_name in REDUCTIONS:
         return "reduction"
     return "library"
 
@@ -72,22 +73,6 @@ class ClassifyOps(Pass):
                 except ValueError as exc:
                     errors.append((op.location, str(exc)))
                     continue
-                if cls in ("host", "library", "reduction", "pointwise") and _data_dependent(op):
-                    errors.append(
-                        (
-                            op.location,
-                            f"{aten.aten_name(op)} has an output shape that depends on the data; "
-                            "pygraph does not support data-dependent shapes yet",
-                        )
-                    )
-                    continue
                 op.attributes[d.CLASS] = attrs.string(cls)
         if errors:
             raise PassError(errors)
-
-
-def _data_dependent(op: Any) -> bool:
-    """A result with a dynamic dim and no eager layout was sized by the data, not by the inputs' shapes."""
-    if d.LAYOUTS in op.attributes:
-        return False
-    return any((info := tensor_info(r.type)) is not None and -1 in info[0] for r in op.results)

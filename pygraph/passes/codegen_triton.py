@@ -12,6 +12,18 @@ linear index by division and remainder by the sizes of the iteration space's dim
 dims every buffer walks contiguously: a buffer laid out like the iteration space is addressed by the
 linear index itself, which lets Triton vectorize. Indices are 32-bit unless an offset can exceed 2**31-1.
 Values are computed by the `pointwise` table, one op at a time; inputs are loaded where first used.
+
+A fused function with reductions (`reductions` table) gets a 2-D kernel instead: rows (the dims its
+reductions keep) by columns (the dims they reduce). Program p handles rows [p * XBLOCK, (p + 1) * XBLOCK)
+as an [XBLOCK, RBLOCK] block; row and column indices address every buffer at its strides, merged as
+above, so reductions over any dims work. Values are per element or, computed from reduced values, per
+row ([XBLOCK, 1]), and outputs of either kind are stored. When the row fits in RBLOCK (up to `max-rblock`
+columns), the kernel is *persistent*: it loads each row once and keeps it in registers through every
+reduction and the stores. Longer rows loop over column blocks, once per reduction and once for the
+stores, recomputing the per-element values each loop needs from the inputs. Reductions accumulate in
+float32 (the opmath dtype). Block sizes and warps follow the shape (`_row_blocks`): a persistent
+program covers about 1024 elements with a warp per 128 of them, a looping one blocks of 2048 columns
+with 16 warps, and reductions over strided columns take many rows at a time so loads coalesce along them.
 """
 
 from __future__ import annotations
@@ -19,15 +31,17 @@ from __future__ import annotations
 import dataclasses
 import itertools
 import math
+import re
 from typing import Any
 
 from ..ir import aten, attrs, dtypes
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.buffers import buffer_layout, indirection_offset, reached_through_table
-from ..ir.layout import Layout
+from ..ir.dtypes import DType
+from ..ir.layout import Layout, contiguous_strides
 from ..ir.torch_types import tensor_info
-from . import pointwise
+from . import pointwise, reductions
 from .base import Pass, PassError, main_function, walk
 
 INT32, INT64 = dtypes.BY_NAME["int32"], dtypes.BY_NAME["int64"]
@@ -35,6 +49,14 @@ _INT32_MAX = 2**31 - 1
 _TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
              "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "int1"}  # fmt: skip
 _HEADER = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+_ROW_ELEMENTS = 1024  # elements a program of a persistent reduction kernel works on (XBLOCK * RBLOCK)
+_LOOP_BLOCK = 2048  # columns per iteration of a looping reduction kernel
+# Reductions as `tl.reduce` with the combine functions of tl.sum/tl.max/tl.min: Triton's interpreter
+# runs those natively, but cannot call the @jit wrappers themselves from an interpreted kernel.
+_COMBINE = {"sum": "tl.standard._sum_combine", "max": "tl.standard._elementwise_max", "min": "tl.standard._elementwise_min"}  # fmt: skip
+_IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}
+_ACCUMULATE = {"sum": "{acc} + {x}", "max": "tl.maximum({acc}, {x})", "min": "tl.minimum({acc}, {x})"}
+_NAMES = re.compile(r"\b(?:[a-z]+[0-9]+|lin)\b")  # names a kernel line may read
 
 
 @dataclasses.dataclass
@@ -44,10 +66,13 @@ class CodegenTriton(Pass):
     name = "codegen-triton"
     summary = "generate a Triton kernel for each launch of a fused function, specialized to its buffers"
     max_block: int = 1024  # elements per program (a power of two, at least 128)
+    max_rblock: int = 4096  # the longest row a reduction kernel keeps in registers (a power of two)
 
     def run(self, module: ir.Module) -> None:
         if self.max_block < 128 or self.max_block & (self.max_block - 1):
             raise ValueError(f"max-block must be a power of two of at least 128, got {self.max_block}")
+        if self.max_rblock < 2 or self.max_rblock & (self.max_rblock - 1):
+            raise ValueError(f"max-rblock must be a power of two of at least 2, got {self.max_rblock}")
         main = main_function(module)
         symbols = {
             ir.StringAttr(op.attributes["sym_name"]).value: op
@@ -68,10 +93,12 @@ class CodegenTriton(Pass):
                     errors.append((op.location, f"kernel @{name} is not a fused function"))
                     continue
                 indirect = [indirection_offset(a) if reached_through_table(a) else None for a in op.args]
+                layouts = [buffer_layout(a) for a in op.args]
                 try:
-                    kernel = _Writer(
-                        callee, [buffer_layout(a) for a in op.args], self.max_block, indirect
-                    ).write()
+                    if any(aten.aten_name(o) in reductions.REDUCTIONS for o in callee.regions[0].blocks[0]):
+                        kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
+                    else:
+                        kernel = _Writer(callee, layouts, self.max_block, indirect).write()
                 except PassError as exc:
                     errors.extend(exc.errors)
                     continue
@@ -130,6 +157,21 @@ class _Writer:
     """Writes one kernel: a fused function specialized to the layouts of its launch's buffers."""
 
     def __init__(self, fn: Any, layouts: list[Layout], max_block: int, indirect: list[int | None]) -> None:
+        self._read(fn, layouts, indirect)
+        types = [tensor_info(v.type) for v in self.results]
+        self.shape = tuple(types[0][0])
+        if any(tuple(info[0]) != self.shape for info in types):
+            raise ValueError("the outputs of a fused function must share one shape")
+        self.numel = math.prod(self.shape)
+        self.block = max(128, min(max_block, 1 << max(self.numel - 1, 0).bit_length()))
+        self.grid = max(1, -(-self.numel // self.block))
+        self.num_warps = min(8, max(1, self.block // 256))
+        # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
+        self.wide = self.grid * self.block > _INT32_MAX or _spans_overflow(layouts)
+        self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
+
+    def _read(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
+        """The fused function's body, arguments and results, checked against the launch's buffers."""
         block = fn.regions[0].blocks[0]
         self.body_ops = list(block.operations)[:-1]
         self.args = list(block.arguments)
@@ -145,23 +187,12 @@ class _Writer:
         for i, (layout, info) in enumerate(zip(layouts, types, strict=True)):
             if info is None or list(layout.shape) != info[0] or layout.dtype != info[1]:
                 raise ValueError(f"buffer {i} is {layout}, the fused function expects {values[i].type}")
-        self.shape = tuple(types[len(self.args)][0])
-        if any(tuple(info[0]) != self.shape for info in types[len(self.args) :]):
-            raise ValueError("the outputs of a fused function must share one shape")
         self.layouts = layouts
         self.indirect = indirect  # per buffer: None, or the element offset from the address in its table slot
-        self.numel = math.prod(self.shape)
-        self.block = max(128, min(max_block, 1 << max(self.numel - 1, 0).bit_length()))
-        self.grid = max(1, -(-self.numel // self.block))
-        self.lines: list[str | _Load] = []
+        self.lines: list[Any] = []  # source lines, and markers rendered once the offsets are known
         self.values: dict[ir.Value, Any] = {}
         self.loaded: dict[int, pointwise.Value] = {}
         self.counter = itertools.count()
-        # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
-        self.wide = self.grid * self.block > _INT32_MAX or any(
-            sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > _INT32_MAX for x in layouts
-        )
-        self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
 
     def write(self) -> _Kernel:
         ops = []
@@ -169,22 +200,19 @@ class _Writer:
             if self._constant(op):
                 continue
             name = aten.aten_name(op)
-            if name not in pointwise.POINTWISE:
-                raise PassError.at(op, f"'{op.operation.name}' has no kernel template (not a pointwise op)")
             self._emit(op, name)
             ops.append(name.split(".")[1].strip("_"))
         n_in = len(self.args)
         stores = [(n_in + j, self._operand(result).expr) for j, result in enumerate(self.results)]
-        dims, strides = self._dims(sorted(self.loaded) + [a for a, _ in stores])
         return _Kernel(
             params=[f"in{a}" for a in range(n_in)] + [f"out{j}" for j in range(len(self.results))],
-            body=self._render(dims, strides, stores),
+            body=self._render(stores),
             signature=[
                 self._signature(x, off is not None)
                 for x, off in zip(self.layouts, self.indirect, strict=True)
             ],
             grid=self.grid,
-            num_warps=min(8, max(1, self.block // 256)),
+            num_warps=self.num_warps,
             ops=ops,
         )
 
@@ -205,11 +233,13 @@ class _Writer:
         return False
 
     def _emit(self, op: Any, name: str) -> None:
+        if name not in pointwise.POINTWISE:
+            raise PassError.at(op, f"'{op.operation.name}' has no kernel template (not a pointwise op)")
         shape, dtype = tensor_info(op.results[0].type)
         operands = [lambda v=v: self._operand(v) for v in op.operands]
         try:
             expr = pointwise.emit(
-                name, pointwise.OpEmitter(operands, dtype, self.index, self.block, self._let)
+                name, pointwise.OpEmitter(operands, dtype, self.index, self._block_shape(), self._let)
             )
         except ValueError as exc:
             raise PassError.at(op, f"{name}: {exc}") from None
@@ -231,38 +261,26 @@ class _Writer:
         self.lines.append(f"{name} = {expr}")
         return name
 
+    def _block_shape(self) -> str:
+        """The shape of a block of values, as Triton source (for literals made into blocks)."""
+        return str(self.block)
+
     # ------------------------------------------------------------------------------------ layout
 
-    def _dims(self, used: list[int]) -> tuple[list[int], dict[int, list[int]]]:
-        """The iteration space's dims, size-1 dims dropped and neighbours merged where every used buffer
-        steps through them contiguously; each used buffer's stride per merged dim."""
-        per_buffer = {}
-        for a in used:
-            layout = self.layouts[a]
-            try:
-                per_buffer[a] = layout.expand(self.shape).strides
-            except ValueError:
-                raise ValueError(f"buffer {a} ({layout}) does not broadcast to {list(self.shape)}") from None
-            if a >= len(self.args) and any(
-                s == 0 for n, s in zip(self.shape, per_buffer[a], strict=True) if n > 1
-            ):
-                raise ValueError(f"output buffer {layout} overlaps itself")
-        dims: list[int] = []
-        strides: dict[int, list[int]] = {a: [] for a in used}
-        for k, size in enumerate(self.shape):
-            if size == 1:
-                continue
-            if dims and all(strides[a][-1] == per_buffer[a][k] * size for a in used):
-                dims[-1] *= size
-                for a in used:
-                    strides[a][-1] = per_buffer[a][k]
-                continue
-            dims.append(size)
-            for a in used:
-                strides[a].append(per_buffer[a][k])
-        return dims, strides
+    def _strides(self, a: int) -> tuple[int, ...]:
+        """Buffer `a`'s strides over the iteration space (0 along the dims it broadcasts in)."""
+        layout = self.layouts[a]
+        try:
+            strides = layout.expand(self.shape).strides
+        except ValueError:
+            raise ValueError(f"buffer {a} ({layout}) does not broadcast to {list(self.shape)}") from None
+        if a >= len(self.args) and any(s == 0 for n, s in zip(self.shape, strides, strict=True) if n > 1):
+            raise ValueError(f"output buffer {layout} overlaps itself")
+        return strides
 
-    def _render(self, dims: list[int], strides: dict[int, list[int]], stores: list[tuple[int, str]]) -> str:
+    def _render(self, stores: list[tuple[int, str]]) -> str:
+        used = sorted(self.loaded) + [a for a, _ in stores]
+        dims, strides = _merge_dims(list(self.shape), {a: self._strides(a) for a in used})
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         masked = self.numel % self.block != 0
         lines = [f"# {list(self.shape)}: {self.numel} elements, {self.grid} programs of {self.block}"]
@@ -271,24 +289,8 @@ class _Writer:
         if masked:
             lines.append(f"mask = i < {self.numel}")
         mask = ", mask=mask" if masked else ""
-        inner = [math.prod(dims[j + 1 :]) for j in range(len(dims))]
-        linear = {a for a in strides if strides[a] == inner}  # laid out like the iteration space
-        names = {}  # the index along each merged dim that another buffer moves along
-        for j, size in enumerate(dims):
-            if not any(strides[a][j] for a in strides if a not in linear):
-                continue
-            quotient = "i" if inner[j] == 1 else f"i // {inner[j]}"
-            names[j] = quotient if j == 0 else f"{quotient} % {size}"
-            if names[j] != "i":
-                lines.append(f"d{j} = {names[j]}")
-                names[j] = f"d{j}"
-
-        def offset(a: int) -> str:
-            if a in linear:
-                return "i"
-            terms = [names[j] if s == 1 else f"{names[j]} * {s}" for j, s in enumerate(strides[a]) if s]
-            return " + ".join(terms) or "0"
-
+        index_lines, offset = _indices("i", "d", dims, strides)
+        lines += index_lines
         for line in self.lines:
             if isinstance(line, _Load):
                 off = offset(line.arg)
@@ -328,3 +330,358 @@ class _Writer:
         """`*fp32:16`: a pointer to the first element, 16-byte aligned; `**fp32:16`: a pointer to the table
         slot holding the address of the buffer's storage (the alignment promise is the buffer's)."""
         return f"{'**' if indirect else '*'}{layout.dtype.triton}{':16' if cls._aligned(layout) else ''}"
+
+
+def _spans_overflow(layouts: list[Layout]) -> bool:
+    """Whether an offset within some buffer (at most its span) can exceed 32 bits."""
+    return any(
+        sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > _INT32_MAX for x in layouts
+    )
+
+
+def _merge_dims(
+    sizes: list[int], per_buffer: dict[int, tuple[int, ...]]
+) -> tuple[list[int], dict[int, list[int]]]:
+    """`sizes` with size-1 dims dropped and neighbours merged where every buffer steps through them
+    contiguously; each buffer's stride per merged dim."""
+    dims: list[int] = []
+    strides: dict[int, list[int]] = {a: [] for a in per_buffer}
+    for k, size in enumerate(sizes):
+        if size == 1:
+            continue
+        if dims and all(strides[a][-1] == per_buffer[a][k] * size for a in per_buffer):
+            dims[-1] *= size
+            for a in per_buffer:
+                strides[a][-1] = per_buffer[a][k]
+            continue
+        dims.append(size)
+        for a in per_buffer:
+            strides[a].append(per_buffer[a][k])
+    return dims, strides
+
+
+def _indices(var: str, prefix: str, dims: list[int], strides: dict[int, list[int]]) -> tuple[list[str], Any]:
+    """Lines computing the index along each merged dim that some buffer moves along, from `var`, the
+    row-major index over `dims`; and each buffer's offset (a buffer laid out like `dims` uses `var`)."""
+    inner = [math.prod(dims[j + 1 :]) for j in range(len(dims))]
+    linear = {a for a in strides if strides[a] == inner}
+    names, lines = {}, []
+    for j, size in enumerate(dims):
+        if not any(strides[a][j] for a in strides if a not in linear):
+            continue
+        quotient = var if inner[j] == 1 else f"{var} // {inner[j]}"
+        names[j] = quotient if j == 0 else f"{quotient} % {size}"
+        if names[j] != var:
+            lines.append(f"{prefix}{j} = {names[j]}")
+            names[j] = f"{prefix}{j}"
+
+    def offset(a: int) -> str:
+        if a in linear:
+            return var
+        terms = [names[j] if s == 1 else f"{names[j]} * {s}" for j, s in enumerate(strides[a]) if s]
+        return " + ".join(terms) or "0"
+
+    return lines, offset
+
+
+def _pow2(n: int) -> int:
+    return 1 << max(n - 1, 0).bit_length()
+
+
+def _row_blocks(rows: int, cols: int, inner: bool, max_rblock: int) -> tuple[int, int, int]:
+    """(XBLOCK, RBLOCK, num_warps) for a reduction kernel. When the columns are contiguous (inner), a
+    program takes whole rows if they fit in `max_rblock` (persistent), as many as keep it near
+    `_ROW_ELEMENTS`, else loops over blocks of `_LOOP_BLOCK` columns. When the rows are contiguous, it
+    takes 64 rows and fewer columns, so that each load coalesces along the rows. Warps, measured on an
+    H200: a warp per 128 elements for whole rows (BERT's and GPT-2's layer norms and softmax run 5-25%
+    faster with 8 warps than with 4 for blocks of 1024), 16 when looping (twice as fast as 4 and 8:
+    a few programs walk long rows)."""
+    if inner:
+        persistent = _pow2(cols) <= max_rblock
+        rblock = _pow2(cols) if persistent else min(_LOOP_BLOCK, max_rblock)
+        xblock = min(_pow2(rows), max(1, _ROW_ELEMENTS // rblock)) if persistent else 1
+    else:
+        xblock = min(_pow2(rows), 64)
+        rblock = min(_pow2(cols), max(1, _ROW_ELEMENTS // xblock), max_rblock)
+        persistent = rblock >= cols
+    warps = min(8, max(1, xblock * rblock // 128)) if persistent else 16
+    return xblock, rblock, warps
+
+
+@dataclasses.dataclass(frozen=True)
+class _Line:
+    """`name = expr`; `deps` are the names it reads."""
+
+    name: str
+    expr: str
+    deps: frozenset[str]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Reduce:
+    """`name` = the `kind` reduction ("sum", "max", "min") of `arg` over each row's columns."""
+
+    name: str
+    kind: str
+    arg: str
+    dtype: DType
+
+
+class _RowWriter(_Writer):
+    """Writes a reduction kernel: a fused function with reductions, rows by columns (module docstring)."""
+
+    def __init__(self, fn: Any, layouts: list[Layout], max_rblock: int, indirect: list[int | None]) -> None:
+        self._read(fn, layouts, indirect)
+        spaces = set()
+        for op in self.body_ops:
+            name = aten.aten_name(op)
+            if name in reductions.REDUCTIONS:
+                shape = tuple(tensor_info(op.operands[0].type)[0])
+                args = [pointwise.constant_value(v) for v in op.operands]
+                spaces.add((shape, reductions.reduced_dims(name, args, len(shape))))
+        if len(spaces) != 1 or None in next(iter(spaces)):
+            raise ValueError(
+                f"the reductions of a fused function must share one iteration space, not {spaces}"
+            )
+        self.shape, self.reduced = spaces.pop()
+        self.row_shape = tuple(1 if d in self.reduced else n for d, n in enumerate(self.shape))
+        self.rows = math.prod(self.row_shape)
+        self.cols = math.prod(self.shape[d] for d in self.reduced)
+        # The columns are contiguous if an input steps through a reduced dim with stride 1 (with no
+        # input along them, if the last dim is reduced).
+        along = [self._strides(a) for a in range(len(self.args)) if self._per_element(a)]
+        inner = any(s[d] == 1 for s in along for d in self.reduced)
+        inner = inner or (not along and len(self.shape) - 1 in self.reduced)
+        self.xblock, self.rblock, self.num_warps = _row_blocks(self.rows, self.cols, inner, max_rblock)
+        self.persistent = self.rblock >= self.cols
+        self.grid = max(1, -(-self.rows // self.xblock))
+        self.wide = self.grid * self.xblock * self.cols > _INT32_MAX or _spans_overflow(layouts)
+        self.index = pointwise.Value("lin", INT64 if self.wide else INT32, 1)
+        self.defined: set[str] = set()
+        self.per_element: set[str] = set()  # names of values that vary along the columns
+        self.known: dict[Any, str] = {}  # expressions and reductions computed already, by their names
+        self.level = "element"  # of the op being emitted: "element" or "row"
+
+    # ------------------------------------------------------------------------------------ values
+
+    def _emit(self, op: Any, name: str) -> None:
+        if name in reductions.REDUCTIONS:
+            self.level = "row"
+            self._emit_reduction(op, name)
+            return
+        if name not in pointwise.POINTWISE:
+            raise PassError.at(
+                op, f"'{op.operation.name}' has no kernel template (not a pointwise op or a reduction)"
+            )
+        self.level = "row" if tuple(tensor_info(op.results[0].type)[0]) == self.row_shape else "element"
+        super()._emit(op, name)
+
+    def _emit_reduction(self, op: Any, name: str) -> None:
+        results = [tensor_info(r.type) for r in op.results]
+        operands = [lambda v=v: self._operand(v) for v in op.operands]
+
+        def reduce(kind: str, expr: str) -> str:
+            return self._reduce(kind, expr, k.dtype)
+
+        k = reductions.ReductionEmitter(
+            operands, results[0][1], self.index, self._block_shape(), self._let, reduce, self.cols
+        )
+        try:
+            exprs = reductions.emit(name, k)
+        except ValueError as exc:
+            raise PassError.at(op, f"{name}: {exc}") from None
+        for result, (shape, dtype), expr in zip(op.results, results, exprs, strict=True):
+            expr = pointwise.convert(expr, k.dtype, dtype)
+            var = expr if expr.isidentifier() else self._let(expr, "v")
+            self.values[result] = pointwise.Value(var, dtype, len(shape))
+
+    def _operand(self, value: ir.Value) -> Any:
+        first = value not in self.values and value.arg_number not in self.loaded
+        operand = super()._operand(value)
+        if first:
+            self._define(operand.expr, self._per_element(value.arg_number))
+        return operand
+
+    def _let(self, expr: str, prefix: str = "t") -> str:
+        names = set(_NAMES.findall(expr))
+        if "lin" in names and "lin" not in self.defined:  # arange reads the linear index
+            self.lines.append(_Load(-1))
+            self._define("lin", True)
+        deps = frozenset(names & self.defined)
+        if expr in self.known:  # computed already (the mean that var and std of x share)
+            return self.known[expr]
+        name = f"{prefix}{next(self.counter)}"
+        self.lines.append(_Line(name, expr, deps))
+        self._define(name, bool(deps & self.per_element) or (not deps and self.level == "element"))
+        self.known[expr] = name
+        return name
+
+    def _reduce(self, kind: str, expr: str, dtype: DType) -> str:
+        arg = expr if expr.isidentifier() else self._let(expr)
+        if (kind, arg) not in self.known:
+            self.known[kind, arg] = name = f"r{next(self.counter)}"
+            self.lines.append(_Reduce(name, kind, arg, dtype))
+            self._define(name, False)
+        return self.known[kind, arg]
+
+    def _define(self, name: str, per_element: bool) -> None:
+        self.defined.add(name)
+        if per_element:
+            self.per_element.add(name)
+
+    def _block_shape(self) -> str:
+        return f"{self.xblock}, {self.rblock if self.level == 'element' else 1}"
+
+    # ------------------------------------------------------------------------------------ layout
+
+    def _strides(self, a: int) -> tuple[int, ...]:
+        """Buffer `a`'s strides over the iteration space (-1: the linear index); a per-row output has
+        stride 0 along the reduced dims."""
+        if a < 0:
+            return contiguous_strides(self.shape)
+        layout = self.layouts[a]
+        if a < len(self.args) or layout.shape == self.shape:
+            return super()._strides(a)
+        if layout.rank < len(self.shape):  # a reduction's result without the reduced dims
+            for dim in self.reduced:
+                layout = layout.unsqueeze(dim)
+        strides = layout.expand(self.row_shape).strides
+        if any(s == 0 for n, s in zip(self.row_shape, strides, strict=True) if n > 1):
+            raise ValueError(f"output buffer {self.layouts[a]} overlaps itself")
+        return tuple(0 if d in self.reduced else s for d, s in enumerate(strides))
+
+    def _per_element(self, a: int) -> bool:
+        """Whether buffer `a` varies along the columns."""
+        return any(self._strides(a)[d] for d in self.reduced if self.shape[d] > 1)
+
+    # ------------------------------------------------------------------------------------ source
+
+    def _render(self, stores: list[tuple[int, str]]) -> str:
+        used = sorted(self.loaded) + ([-1] if "lin" in self.defined else []) + [a for a, _ in stores]
+        strides = {a: self._strides(a) for a in used}
+        keep = [d for d in range(len(self.shape)) if d not in self.reduced]
+        row_lines, self.row_offset = _indices(
+            "row",
+            "rd",
+            *_merge_dims(
+                [self.shape[d] for d in keep], {a: tuple(s[d] for d in keep) for a, s in strides.items()}
+            ),
+        )
+        self.col_lines, self.col_offset = _indices(
+            "col",
+            "cd",
+            *_merge_dims(
+                [self.shape[d] for d in self.reduced],
+                {a: tuple(s[d] for d in self.reduced) for a, s in strides.items()},
+            ),
+        )
+        self.row_mask = self.rows % self.xblock != 0
+        self.col_mask = self.cols % self.rblock != 0
+        pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+        mode = "whole rows" if self.persistent else "looping over columns"
+        lines = [
+            f"# {list(self.shape)} reduced over {list(self.reduced)}: {self.rows} rows of {self.cols}, "
+            f"{self.grid} programs of {self.xblock} x {self.rblock}, {mode}",
+            *self._dereference(),
+            f"row = {pid} * {self.xblock} + tl.arange(0, {self.xblock})[:, None]",
+        ]
+        if self.row_mask:
+            lines.append(f"xmask = row < {self.rows}")
+        lines += row_lines
+        n_in = len(self.args)
+        element = [(a, v) for a, v in stores if self.layouts[a].shape == self.shape]
+        element_stores = [
+            f"tl.store(out{a - n_in} + {self._offset(a)}, {v}{self._mask(True)})" for a, v in element
+        ]
+        if self.persistent:
+            lines += self._columns("0")
+            for item in self.lines:
+                lines += self._source(item)
+            lines += element_stores
+        else:
+            for item in self.lines:
+                if isinstance(item, _Reduce):
+                    lines += self._looped(item)
+                elif self._name(item) not in self.per_element:
+                    lines += self._source(item)
+            if element:
+                lines += self._loop([v for _, v in element], element_stores)
+        for a, value in stores:
+            if (a, value) not in element:
+                lines.append(f"tl.store(out{a - n_in} + {self._offset(a)}, {value}{self._mask(False)})")
+        return "".join(f"    {line}\n" for line in lines)
+
+    def _columns(self, start: str) -> list[str]:
+        """The column index (from `start`), masks and per-dim column indices of a block of columns."""
+        lines = [f"col = {'' if start == '0' else f'{start} + '}tl.arange(0, {self.rblock})[None, :]"]
+        if self.wide:
+            lines.append("col = col.to(tl.int64)")
+        if self.col_mask:
+            lines.append(f"cmask = col < {self.cols}")
+        if self.row_mask and self.col_mask:
+            lines.append("mask = xmask & cmask")
+        return lines + self.col_lines
+
+    def _mask(self, per_element: bool) -> str:
+        if per_element and self.col_mask:
+            return ", mask=mask" if self.row_mask else ", mask=cmask"
+        return ", mask=xmask" if self.row_mask else ""
+
+    def _offset(self, a: int) -> str:
+        terms = [self.row_offset(a), self.col_offset(a) if self._per_element(a) else "0"]
+        return " + ".join(t for t in terms if t != "0") or "0"
+
+    @staticmethod
+    def _name(item: Any) -> str:
+        if isinstance(item, _Load):
+            return "lin" if item.arg < 0 else f"x{item.arg}"
+        return item.name
+
+    def _source(self, item: Any) -> list[str]:
+        """The source of one line, load or (persistent) reduction."""
+        if isinstance(item, _Line):
+            return [f"{item.name} = {item.expr}"]
+        if isinstance(item, _Reduce):
+            return [
+                f"{item.name} = tl.reduce({self._masked(item)}, 1, {_COMBINE[item.kind]}, keep_dims=True)"
+            ]
+        if item.arg < 0:
+            return [f"lin = {self._offset(-1)}"]
+        offset = self._offset(item.arg)
+        if offset == "0":  # one element for all: a block (the interpreter mishandles 0-d tensors)
+            return [f"x{item.arg} = tl.broadcast_to(tl.load(in{item.arg}), [{self.xblock}, 1])"]
+        mask = self._mask(self._name(item) in self.per_element)
+        return [f"x{item.arg} = tl.load(in{item.arg} + {offset}{mask})"]
+
+    def _masked(self, item: _Reduce) -> str:
+        """The reduction's argument over a whole block, the identity where columns are masked off."""
+        if self.col_mask:
+            return f"tl.where(cmask, {item.arg}, {_IDENTITY[item.kind]})"
+        if item.arg in self.per_element:
+            return item.arg
+        return f"tl.broadcast_to({item.arg}, [{self.xblock}, {self.rblock}])"
+
+    def _looped(self, item: _Reduce) -> list[str]:
+        """A reduction over longer rows: accumulate block by block, then reduce the accumulator."""
+        acc = f"acc{item.name[1:]}"
+        full = f"tl.full([{self.xblock}, {self.rblock}], {_IDENTITY[item.kind]}, {pointwise.tl_type(item.dtype)})"
+        step = _ACCUMULATE[item.kind].format(acc=acc, x=self._masked(item))
+        return [
+            f"{acc} = {full}",
+            *self._loop([item.arg], [f"{acc} = {step}"]),
+            f"{item.name} = tl.reduce({acc}, 1, {_COMBINE[item.kind]}, keep_dims=True)",
+        ]
+
+    def _loop(self, names: list[str], tail: list[str]) -> list[str]:
+        """A loop over the column blocks computing the per-element values `names` need, then `tail`."""
+        needed, chosen = set(names), []
+        for item in reversed(self.lines):
+            name = self._name(item)
+            if name in needed and name in self.per_element:
+                chosen.append(item)
+                needed |= item.deps if isinstance(item, _Line) else set()
+        body = self._columns("c0")
+        for item in reversed(chosen):
+            body += self._source(item)
+        header = f"for c0 in range(0, {self.cols}, {self.rblock}):"
+        return [header, *(f"    {line}" for line in body + tail)]

@@ -13,7 +13,7 @@ import dataclasses
 import math
 from typing import Any
 
-from ..ir import aten, attrs
+from ..ir import aten, attrs, dtypes
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.layout import Layout
@@ -85,10 +85,11 @@ class _Lowering:
             self.layouts[new_arg] = layout
         new_fn.attributes["arg_attrs"] = ir.ArrayAttr.get(new_arg_attrs)
 
-        with ir.InsertionPoint(block), self.old.location:
+        with ir.InsertionPoint(block):
             for op in old_block.operations:
                 try:
-                    self._lower(op)
+                    with op.location:  # what an op becomes keeps the user's source location
+                        self._lower(op)
                 except PassError as exc:
                     self.errors.extend(exc.errors)
                     self.failed.update(op.results)
@@ -345,20 +346,22 @@ class _Lowering:
 
         args = [encode(self._value(v, op)) for v in op.operands]
         name = aten.aten_name(op)
-        if any(not is_tensor(r.type) for r in op.results):
+        if cls is d.HostOp:
+            layouts = [_host_layout(r, op) for r in op.results]
+        elif any(not is_tensor(r.type) for r in op.results):
             raise PassError.at(
                 op, f"{name} returns a non-tensor value, which pygraph cannot keep on the device"
             )
-        layouts = self._eager_layouts(op)
+        else:
+            layouts = self._eager_layouts(op)
         fields = {
             "op": attrs.string(name),
             "args": ir.ArrayAttr.get(args),
             "layouts": ir.ArrayAttr.get([x.to_attr() for x in layouts]),
         }
         if cls is d.HostOp:
-            fields["reason"] = attrs.string(
-                f"{name} needs the host (it synchronises or has a data-dependent shape)"
-            )
+            reason = f"{name} needs the host (it synchronises or has a data-dependent shape)"
+            fields["reason"] = op.attributes[d.REASON] if d.REASON in op.attributes else attrs.string(reason)
             fields["slots"] = attrs.i64_array([-1] * len(layouts))
         new = d.create(cls, [operands], fields, len(layouts))
         for result, buf, layout in zip(op.results, new.results_, layouts, strict=True):
@@ -386,6 +389,24 @@ class _Lowering:
             [ir.DictAttr.get({d.LAYOUT: self.layouts[b].to_attr(), d.IO: attrs.string("copy")}) for b in bufs]
         )
         func.ReturnOp(bufs)
+
+
+_NUMBERS = {"!torch.int": "int64", "!torch.float": "float64", "!torch.bool": "bool"}
+
+
+def _host_layout(result: ir.Value, op: Any) -> Layout:
+    """A host op's result: eager's layout, a dynamic one when its sizes depend on the data, or the 0-d
+    tensor that holds a number."""
+    if d.LAYOUTS in op.attributes:
+        return Layout.from_attr(ir.ArrayAttr(op.attributes[d.LAYOUTS])[result.result_number])
+    if str(result.type) in _NUMBERS:
+        return Layout.contiguous((), dtypes.BY_NAME[_NUMBERS[str(result.type)]])
+    info = tensor_info(result.type)
+    if info is None:
+        raise PassError.at(op, f"{aten.aten_name(op)} returns {result.type}, which a host op cannot hold")
+    if -1 in info[0]:
+        return Layout.dynamic(len(info[0]), info[1])
+    return Layout.contiguous(info[0], info[1])
 
 
 def _splat(scalar: Any, layout: Layout) -> ir.DenseElementsAttr:

@@ -31,10 +31,10 @@ from typing import Any
 
 from ..ir import attrs, costs
 from ..ir import dialect as d
-from ..ir._mlir import ir
-from ..ir.buffers import buffer_layout, buffer_root, users
+from ..ir._mlir import func, ir
+from ..ir.buffers import buffer_layout, buffer_root, in_place_target, users
 from ..ir.layout import Layout
-from .base import Pass, PassError, main_function
+from .base import Pass, PassError, main_function, record_transform
 from .copies import emit_copy
 
 
@@ -45,6 +45,7 @@ class ParameterIndirection(Pass):
     name = "parameter-indirection"
     summary = "reach inputs and outputs through a per-call table of addresses instead of copying them"
     static_outputs: bool = False
+    costs: str = "default"  # the cost cache key (device and versions) to read
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)
@@ -53,7 +54,7 @@ class ParameterIndirection(Pass):
         if "res_attrs" not in main.attributes or any(not isinstance(t, d.BufType) for t in main.type.inputs):
             raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
         with module.context, main.location:
-            _Indirection(module, main, costs.load(), self.static_outputs).run()
+            _Indirection(module, main, costs.load(self.costs), self.static_outputs).run()
 
 
 class _Indirection:
@@ -66,14 +67,21 @@ class _Indirection:
         arg_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["arg_attrs"])]
         res_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["res_attrs"])]
         self._kernels_for_memcpys()
+        self._reach_host_results()
         ret = self.block.operations[len(self.block.operations) - 1]
         for i in range(len(res_attrs)):
             res_attrs[i].update(self._output(ret, i))
         devices = [ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "cpu" for a in arg_attrs]
         self.gpu_program = "cuda" in devices
         for i, arg in enumerate(self.block.arguments):
-            if ir.StringAttr(arg_attrs[i][d.ROLE]).value == "input":
+            role = ir.StringAttr(arg_attrs[i][d.ROLE]).value
+            if role == "input":
                 arg_attrs[i].update(self._input(arg, ir.StringAttr(arg_attrs[i][d.NAME]).value, devices[i]))
+            elif role == "rng":  # the runtime writes each call's seed and offset into value slots
+                device = attrs.string("cuda" if self.gpu_program else "cpu")
+                arg_attrs[i].update(
+                    {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._slot()), d.DEVICE: device}
+                )
         self.main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
         self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
         self.main.attributes[d.TABLE_SLOTS] = attrs.i64(self.slots)
@@ -92,11 +100,25 @@ class _Indirection:
                     emit_copy(self.module, op.source, op.target)
                 op.operation.erase()
 
+    def _reach_host_results(self) -> None:
+        """Results of host ops (data-dependent ops, `.item()`) that only kernels read are reached through the
+        table: the graph after the host op reads them where the op put them, without a copy."""
+        for op in self.block.operations:
+            if not isinstance(op, d.HostOp):
+                continue
+            slots = [
+                self._slot() if _kernels_only(r) and not buffer_layout(r).is_dynamic else -1
+                for r in op.results_
+            ]
+            op.attributes["slots"] = attrs.i64_array(slots)
+
     # --------------------------------------------------------------------------------------- outputs
 
     def _output(self, ret: Any, index: int) -> dict[str, ir.Attribute]:
         value = ret.operands[index]
         layout = buffer_layout(value)
+        if layout.is_dynamic:  # sized by the data: a host op's fresh tensor, returned as a copy
+            return _record({d.IO: attrs.string("copy")}, {"copy": self.costs.runtime_copy_us}, "copy")
         move = self.costs.kernel_node_us + self.costs.move_us(layout.nbytes())
         candidates = {
             "copy kernel": move,
@@ -144,7 +166,18 @@ class _Indirection:
             return False
         touching = [u for u in users(value) if u.operation != ret.operation]
         writers = [u for u in touching if _writes(u, value)]
-        return all(isinstance(u, d.KernelOp) for u in touching) and len(writers) == 1
+        return (
+            all(isinstance(u, d.KernelOp) for u in touching) and len(writers) == 1 and self._fused(writers[0])
+        )
+
+    def _fused(self, kernel: Any) -> bool:
+        """A launch of a fused function: codegen, which runs later, writes it to reach buffers through the
+        table (a kernel generated already, such as a random one, cannot change its signature)."""
+        name = ir.FlatSymbolRefAttr(kernel.kernel).value
+        return any(
+            isinstance(op, func.FuncOp) and op.sym_name.value == name and d.FUSED in op.attributes
+            for op in self.module.body.operations
+        )
 
     # ---------------------------------------------------------------------------------------- inputs
 
@@ -161,11 +194,15 @@ class _Indirection:
             fields = {d.IO: attrs.string(choice), d.DEVICE: attrs.string("cuda")}
             if choice == "value":
                 fields[d.SLOT] = attrs.i64(self._slot())
+                self._record_value(arg, name, fields[d.SLOT])
+            else:
+                what = f"host tensor '{name}' is copied to the GPU by the runtime before the graphs run"
+                record_transform(self.module, ParameterIndirection.name, what, arg.location)
             return _record(fields, candidates, choice)
         if "value" in candidates:
-            return _record(
-                {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._slot())}, candidates, "value"
-            )
+            slot = attrs.i64(self._slot())
+            self._record_value(arg, name, slot)
+            return _record({d.IO: attrs.string("value"), d.SLOT: slot}, candidates, "value")
         if not others:
             candidates["indirect"] = 0.0
         elif not written:
@@ -183,6 +220,13 @@ class _Indirection:
         io = "copy" if choice == "copy" else "indirect"
         return _record({d.IO: attrs.string(io), d.SLOT: attrs.i64(self._slot())}, candidates, choice)
 
+    def _record_value(self, arg: ir.BlockArgument, name: str, slot: ir.IntegerAttr) -> None:
+        what = (
+            f"host scalar '{name}' travels in table slot {slot.value}: each call's value reaches the graphs "
+            "without a copy or a recompilation"
+        )
+        record_transform(self.module, ParameterIndirection.name, what, arg.location)
+
     def _copy_in(self, arg: ir.BlockArgument, layout: Layout) -> None:
         """A static buffer shaped like the argument (views of it stay valid), filled by a copy kernel first."""
         first = self.block.operations[0]
@@ -193,10 +237,7 @@ class _Indirection:
 
     def _outside_graph(self, op: Any, name: str, nbytes: int) -> None:
         """Runs a vendor call outside the graph; results that only kernels read are reached through the table."""
-        slots = []
-        for result in op.results_:
-            kernels_only = all(isinstance(u, d.KernelOp) for u in users(result))
-            slots.append(self._slot() if kernels_only else -1)
+        slots = [self._slot() if _kernels_only(result) else -1 for result in op.results_]
         fields = {
             "op": op.op,
             "args": op.args,
@@ -211,6 +252,10 @@ class _Indirection:
         for old, new in zip(op.results_, host.results_, strict=True):
             old.replace_all_uses_with(new)
         op.operation.erase()
+
+
+def _kernels_only(result: ir.Value) -> bool:
+    return all(isinstance(u, d.KernelOp) for u in users(result))
 
 
 def _dict(attr: ir.Attribute) -> dict[str, ir.Attribute]:
@@ -233,6 +278,9 @@ def _writes(op: Any, root: ir.Value) -> bool:
         return buffer_root(op.target) == root
     if isinstance(op, d.FillOp):
         return buffer_root(op.target) == root
+    if isinstance(op, d.LibraryOp):  # an in-place ATen op (write-in-place)
+        written = in_place_target(op)
+        return written is not None and buffer_root(written) == root
     return False
 
 

@@ -22,9 +22,11 @@ from . import get_pass, pass_names
 from .base import Pass, PassError
 
 # Torch dialect (as imported) -> tensor-level pygraph IR (`.pygraph.mlir`).
-TENSOR_PIPELINE = "place-constants,classify-ops,fuse-pointwise"
+TENSOR_PIPELINE = (
+    "place-constants,hoist-host-copies,classify-ops,isolate-data-dependent,split-bias,fuse-pointwise"
+)
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).
-PLAN_PIPELINE = "lower-to-plan,parameter-indirection,form-segments,plan-memory,codegen-triton"
+PLAN_PIPELINE = "lower-to-plan,write-in-place,seed-random,parameter-indirection,form-segments,select-graphs,plan-memory,codegen-triton"
 
 
 @dataclass

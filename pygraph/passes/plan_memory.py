@@ -3,18 +3,32 @@ whose lifetimes do not overlap.
 
 Lifetimes are positions in program order: a buffer lives from the first node that touches it (or a
 view of it) to the last, the function's return included. Placement is greedy best-fit over buffers
-sorted by size, aligned to 256 bytes. Reuse adds write-after-read edges between nodes that share
-bytes (`pygraph.ir.plan.dependencies` derives them), which is the price of the smaller arena.
+sorted by size, aligned to 256 bytes.
+
+In place: a kernel's output takes the bytes of an input that dies at that kernel when both are arena
+buffers with the same layout and no other argument of the kernel reaches that input's storage. Every
+generated kernel reads an element before it writes the element at the same address (a 1-D kernel per
+block, a reduction kernel per row), so no write clobbers a value still to be read; chains of kernels
+then run in one buffer, as a residual stream does.
+
+Reuse against parallelism: bytes that two buffers share make `pygraph.ir.plan.dependencies` add
+write-after-read edges from the nodes touching the first buffer to the writer of the second. By default
+that is the price of the smaller arena. With `parallel=true`, bytes are shared (reused or in place) only
+where those nodes are already ordered before the writer by data dependencies, segment order or the
+program order of library nodes (which the graph keeps anyway), so independent branches (the Q, K and V
+projections, the branches of an inception or squeeze-excitation block) still overlap on the GPU, at
+the cost of a larger arena. `reuse=false` shares nothing.
 """
 
 from __future__ import annotations
 
 import dataclasses
+from typing import Any
 
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.buffers import users
+from ..ir.buffers import buffer_root, users
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from .base import Pass, main_function, walk
@@ -26,42 +40,162 @@ class PlanMemory(Pass):
 
     name = "plan-memory"
     summary = "place arena buffers by liveness, reusing memory between buffers that are never live together"
-    reuse: bool = True
+    reuse: bool = True  # share bytes between buffers that are never live together
+    in_place: bool = True  # a kernel's output may take the bytes of an input that dies at that kernel
+    parallel: bool = False  # share bytes only where the nodes involved are ordered already
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)
         ops = walk(main)
         position = {op.operation: i for i, op in enumerate(ops)}
-        end = len(ops)
-        allocs = [op for op in ops if isinstance(op, d.AllocOp)]
-        intervals = []
-        for alloc in allocs:
-            touched = [position[u.operation] for u in users(alloc.buf)]
-            first, last = (min(touched), max(touched)) if touched else (end, end)
-            layout = Layout.from_attr(alloc.layout)
-            size = _align(layout.storage_elements() * layout.dtype.itemsize)
-            intervals.append((first, last, size, alloc))
-        placed: list[tuple[int, int, int, int]] = []  # first, last, offset, size
+        order = _Order(ops)
+        buffers: dict[ir.Value, _Buffer] = {}
+        for op in ops:
+            if isinstance(op, d.AllocOp):
+                touched = {position[u.operation] for u in users(op.buf)} or {len(ops)}
+                layout = Layout.from_attr(op.layout)
+                size = _align(layout.storage_elements() * layout.dtype.itemsize)
+                buffers[op.buf] = _Buffer([op], layout, size, touched)
+        if self.reuse and self.in_place:
+            for op in ops:
+                if isinstance(op, d.KernelOp):
+                    self._write_in_place(op, position[op.operation], buffers, order)
+        placed: list[tuple[_Buffer, int]] = []
         total = 0
-        for first, last, size, alloc in sorted(intervals, key=lambda t: (-t[2], t[0])):
-            offset = self._place(first, last, size, placed) if self.reuse else total
-            placed.append((first, last, offset, size))
-            total = max(total, offset + size)
+        for buf in sorted(dict.fromkeys(buffers.values()), key=lambda b: (-b.size, b.first)):
+            busy = sorted(
+                (off, off + other.size) for other, off in placed if not self._can_share(buf, other, order)
+            )
+            offset = _lowest_gap(busy, buf.size)
+            placed.append((buf, offset))
+            total = max(total, offset + buf.size)
             with module.context:
-                alloc.attributes["arena_offset"] = attrs.i64(offset)
+                for alloc in buf.allocs:
+                    alloc.attributes["arena_offset"] = attrs.i64(offset)
         with module.context:
             main.attributes[d.ARENA_BYTES] = attrs.i64(total)
 
-    @staticmethod
-    def _place(first: int, last: int, size: int, placed: list[tuple[int, int, int, int]]) -> int:
-        """Lowest offset whose bytes no buffer live at the same time uses (best fit among gaps)."""
-        busy = sorted((off, off + n) for start, stop, off, n in placed if start <= last and first <= stop)
-        best, cursor = None, 0
-        for start, stop in busy:
-            if start - cursor >= size and (best is None or start - cursor < best[1]):
-                best = (cursor, start - cursor)
-            cursor = max(cursor, stop)
-        return best[0] if best is not None else cursor
+    def _write_in_place(self, kernel: Any, at: int, buffers: dict[ir.Value, _Buffer], order: _Order) -> None:
+        """Gives each output of `kernel` written first here the bytes of an input that dies here with
+        the same layout (merging their buffers)."""
+        args, modes = list(kernel.args), [ir.StringAttr(a).value for a in kernel.access]
+        roots = [buffer_root(a) for a in args]
+        taken: list[_Buffer] = []  # inputs given to an output already (two outputs never share bytes)
+        for out, mode in zip(args, modes, strict=True):
+            target = buffers.get(out)
+            if mode != "w" or target is None or target.first != at:
+                continue
+            for arg, arg_mode in zip(args, modes, strict=True):
+                source = buffers.get(arg)
+                if (
+                    arg_mode == "r"
+                    and source is not None
+                    and source is not target
+                    and source not in taken
+                    and source.last == at
+                    and source.layout == target.layout
+                    and roots.count(arg) == 1
+                    and (not self.parallel or all(order.before(u, at) for u in source.touched))
+                ):
+                    source.absorb(target)
+                    for alloc in target.allocs:
+                        buffers[alloc.buf] = source
+                    taken.append(source)
+                    break
+
+    def _can_share(self, a: _Buffer, b: _Buffer, order: _Order) -> bool:
+        if not self.reuse or not (a.last < b.first or b.last < a.first):
+            return False
+        earlier, later = (a, b) if a.last < b.first else (b, a)
+        return not self.parallel or all(order.before(u, later.first) for u in earlier.touched)
+
+
+@dataclasses.dataclass(eq=False)
+class _Buffer:
+    """Allocs that share one place in the arena (several when written in place), and where they live."""
+
+    allocs: list[Any]
+    layout: Layout
+    size: int
+    touched: set[int]  # positions of the ops that touch them
+
+    @property
+    def first(self) -> int:
+        return min(self.touched)
+
+    @property
+    def last(self) -> int:
+        return max(self.touched)
+
+    def absorb(self, other: _Buffer) -> None:
+        self.allocs += other.allocs
+        self.touched |= other.touched
+        self.size = max(self.size, other.size)
+
+
+class _Order:
+    """Which nodes must finish before which, whatever the arena: data dependencies between nodes (per
+    storage, as the IR states them), program order among library nodes, and the order of segments and
+    host steps, which run one after another."""
+
+    def __init__(self, ops: list[Any]) -> None:
+        self.reach: dict[int, int] = {}  # node position -> bitset of the positions it waits for
+        writer: dict[ir.Value, int] = {}
+        readers: dict[ir.Value, list[int]] = {}
+        done = barrier = 0  # all nodes so far; the nodes before the current segment or host step
+        last_library = None
+        for at, op in enumerate(ops):
+            if isinstance(op, (d.SegmentOp, d.HostOp)):
+                barrier = done
+            accesses = _accesses(op)
+            if accesses is None:
+                continue
+            waits = [writer[root] for root, _ in accesses if root in writer]
+            waits += [r for root, mode in accesses if "w" in mode for r in readers.get(root, [])]
+            if isinstance(op, d.LibraryOp) and last_library is not None:
+                waits.append(last_library)
+            bits = barrier
+            for w in waits:
+                bits |= self.reach[w] | (1 << w)
+            self.reach[at] = bits
+            for root, mode in accesses:
+                if "w" in mode:
+                    writer[root], readers[root] = at, []
+                if "r" in mode:
+                    readers.setdefault(root, []).append(at)
+            last_library = at if isinstance(op, d.LibraryOp) else last_library
+            done |= 1 << at
+            if isinstance(op, d.HostOp):
+                barrier = done
+
+    def before(self, a: int, b: int) -> bool:
+        """Whether node `a` is `b` or finishes before `b` starts (positions that are no node, such as the
+        return, come after everything)."""
+        return a == b or bool((self.reach.get(b, 0) >> a) & 1)
+
+
+def _accesses(op: Any) -> list[tuple[ir.Value, str]] | None:
+    """(storage, "r" | "w" | "rw") for each buffer a node touches; None for ops that are no node."""
+    if isinstance(op, d.KernelOp):
+        return [(buffer_root(a), ir.StringAttr(m).value) for a, m in zip(op.args, op.access, strict=True)]
+    if isinstance(op, (d.LibraryOp, d.HostOp)):
+        return [(buffer_root(v), "r") for v in op.inputs] + [(v, "w") for v in op.results_]
+    if isinstance(op, d.CopyOp):
+        return [(buffer_root(op.source), "r"), (buffer_root(op.target), "w")]
+    if isinstance(op, d.FillOp):
+        return [(buffer_root(op.target), "w")]
+    return None
+
+
+def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:
+    """The offset of the tightest gap between busy byte ranges that holds `size` bytes (best fit), or the
+    end of the last one."""
+    best, cursor = None, 0
+    for start, stop in busy:
+        if start - cursor >= size and (best is None or start - cursor < best[1]):
+            best = (cursor, start - cursor)
+        cursor = max(cursor, stop)
+    return best[0] if best is not None else cursor
 
 
 def _align(n: int) -> int:

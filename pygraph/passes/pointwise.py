@@ -217,11 +217,11 @@ def _is_literal(expr: str) -> bool:
 # ------------------------------------------------------------------------------------ shared formulas
 
 
-def _div(k: OpEmitter, a: str, b: str) -> str:
+def div(k: OpEmitter, a: str, b: str) -> str:
     return f"tl.math.div_rn({a}, {b})" if k.dtype == FLOAT32 else f"({a} / {b})"
 
 
-def _sqrt(k: OpEmitter, x: str) -> str:
+def sqrt(k: OpEmitter, x: str) -> str:
     return f"tl.math.sqrt_rn({x})" if k.dtype == FLOAT32 else f"tl.sqrt({x})"
 
 
@@ -237,20 +237,20 @@ def _expm1(k: OpEmitter, x: str) -> str:
     """exp(x) - 1 without cancellation (Kahan: the ratio (u - 1) / log(u) absorbs exp's rounding)."""
     u = k.let(f"tl.exp({x})")
     um1 = k.let(f"{u} - 1.0")
-    ratio = _div(k, f"{um1} * {x}", f"tl.log({u})")
+    ratio = div(k, f"{um1} * {x}", f"tl.log({u})")
     return f"tl.where({um1} == 0.0, {x}, tl.where({um1} == -1.0, -1.0, tl.where({u} == {INF}, {u}, {ratio})))"
 
 
 def _log1p(k: OpEmitter, x: str) -> str:
     """log(1 + x) without cancellation (the same trick: x / (u - 1) corrects u's rounding)."""
     u = k.let(f"1.0 + {x}")
-    scaled = k.let(f"tl.log({u}) * {_div(k, x, f'{u} - 1.0')}")
+    scaled = k.let(f"tl.log({u}) * {div(k, x, f'{u} - 1.0')}")
     return f"tl.where({u} == 1.0, {x}, tl.where({u} == {INF}, {u}, {scaled}))"
 
 
 def _tanh(k: OpEmitter, x: str) -> str:
     e = k.let(_expm1(k, k.let(f"-2.0 * tl.abs({x})")))
-    t = k.let(_div(k, f"-{e}", f"2.0 + {e}"))
+    t = k.let(div(k, f"-{e}", f"2.0 + {e}"))
     return f"tl.where({x} < 0.0, -{t}, {t})"
 
 
@@ -316,21 +316,21 @@ def _floor_div(k: OpEmitter, a: str, b: str) -> str:
         q, r = k.let(f"{a} // {b}"), k.let(f"{a} % {b}")
         return f"tl.where(({r} != 0) & (({r} < 0) != ({b} < 0)), {q} - 1, {q})"
     m = k.let(f"{a} % {b}")
-    q = k.let(_div(k, f"{a} - {m}", b))
+    q = k.let(div(k, f"{a} - {m}", b))
     q = k.let(f"tl.where(({m} != 0.0) & (({b} < 0.0) != ({m} < 0.0)), {q} - 1.0, {q})")
     f = k.let(f"tl.floor({q})")
     f = k.let(f"tl.where({q} - {f} > 0.5, {f} + 1.0, {f})")
-    exact = k.let(_div(k, a, b))
+    exact = k.let(div(k, a, b))
     return f"tl.where({b} == 0.0, {exact}, tl.where({q} == 0.0, {exact} * 0.0, {f}))"
 
 
 def _trunc_div(k: OpEmitter, a: str, b: str) -> str:
-    return _trunc(k.let(_div(k, a, b))) if k.is_float else f"{a} // {b}"
+    return _trunc(k.let(div(k, a, b))) if k.is_float else f"{a} // {b}"
 
 
 def _div_mode(k: OpEmitter) -> str:
     mode = k.param(2)
-    formula = {None: _div, "trunc": _trunc_div, "floor": _floor_div}.get(mode)
+    formula = {None: div, "trunc": _trunc_div, "floor": _floor_div}.get(mode)
     if formula is None:
         raise ValueError(f"unknown rounding mode {mode!r}")
     return formula(k, k.x(0), k.x(1))
@@ -359,10 +359,10 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
         1: x,
         2: f"{x} * {x}",
         3: f"{x} * {x} * {x}",
-        0.5: _sqrt(k, x),
-        -0.5: _div(k, "1.0", _sqrt(k, x)),
-        -1: _div(k, "1.0", x),
-        -2: _div(k, "1.0", f"{x} * {x}"),
+        0.5: sqrt(k, x),
+        -0.5: div(k, "1.0", sqrt(k, x)),
+        -1: div(k, "1.0", x),
+        -2: div(k, "1.0", f"{x} * {x}"),
     }
     if e in special:
         return special[e]
@@ -430,7 +430,7 @@ def _elu(k: OpEmitter) -> str:
 def _softplus(k: OpEmitter) -> str:
     x, beta, threshold = k.x(0), k.param(1), k.param(2)
     scaled = k.let(f"{x} * {k.lit(beta)}")
-    soft = _div(k, _log1p(k, k.let(f"tl.exp({scaled})")), k.lit(beta))
+    soft = div(k, _log1p(k, k.let(f"tl.exp({scaled})")), k.lit(beta))
     return f"tl.where({scaled} > {k.lit(threshold)}, {x}, {soft})"
 
 
@@ -445,8 +445,8 @@ def _round_decimals(k: OpEmitter) -> str:
         return x
     scale = k.lit(10.0 ** abs(decimals))
     if decimals < 0:
-        return f"{_round_half_even(k, k.let(_div(k, x, scale)))} * {scale}"
-    return _div(k, _round_half_even(k, k.let(f"{x} * {scale}")), scale)
+        return f"{_round_half_even(k, k.let(div(k, x, scale)))} * {scale}"
+    return div(k, _round_half_even(k, k.let(f"{x} * {scale}")), scale)
 
 
 def _nan_to_num(k: OpEmitter) -> str:
@@ -555,8 +555,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.rsub.Scalar": _add("-", swap=True),
     "aten.mul.Tensor": _binary(lambda k, a, b: f"{a} * {b}"),
     "aten.mul.Scalar": _binary(lambda k, a, b: f"{a} * {b}"),
-    "aten.div.Tensor": _binary(_div),
-    "aten.div.Scalar": _binary(_div),
+    "aten.div.Tensor": _binary(div),
+    "aten.div.Scalar": _binary(div),
     "aten.div.Tensor_mode": Pointwise(_div_mode),
     "aten.div.Scalar_mode": Pointwise(_div_mode),
     "aten.floor_divide.default": _binary(_floor_div),
@@ -570,13 +570,13 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.pow.Scalar": Pointwise(_pow_scalar),
     "aten.neg.default": _unary(lambda k, x: f"-{x}", "-{x}"),
     "aten.abs.default": _unary(lambda k, x: f"tl.abs({x})", "tl.abs({x})"),
-    "aten.reciprocal.default": _unary(lambda k, x: _div(k, "1.0", x), None),
+    "aten.reciprocal.default": _unary(lambda k, x: div(k, "1.0", x), None),
     "aten.maximum.default": _binary(_max),
     "aten.minimum.default": _binary(_min),
     "aten.max.other": _binary(_max),
     "aten.min.other": _binary(_min),
     "aten.addcmul.default": _addc(lambda k, a, b: f"({a} * {b})"),
-    "aten.addcdiv.default": _addc(_div),
+    "aten.addcdiv.default": _addc(div),
     "aten.lerp.Scalar": Pointwise(_lerp),
     "aten.lerp.Tensor": Pointwise(_lerp),
     # math
@@ -584,8 +584,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.log.default": _unary(lambda k, x: f"tl.log({x})"),
     "aten.log1p.default": _unary(_log1p),
     "aten.expm1.default": _unary(_expm1),
-    "aten.sqrt.default": _unary(_sqrt),
-    "aten.rsqrt.default": _unary(lambda k, x: _div(k, "1.0", _sqrt(k, x))),
+    "aten.sqrt.default": _unary(sqrt),
+    "aten.rsqrt.default": _unary(lambda k, x: div(k, "1.0", sqrt(k, x))),
     "aten.sin.default": _unary(lambda k, x: f"tl.sin({x})"),
     "aten.cos.default": _unary(lambda k, x: f"tl.cos({x})"),
     "aten.tanh.default": _unary(_tanh),
@@ -600,8 +600,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.relu.default": Pointwise(lambda k: _max(k, k.x(0), k.lit(0))),
     "aten.relu6.default": Pointwise(lambda k: _min(k, _max(k, k.x(0), k.lit(0)), k.lit(6))),
     "aten.gelu.default": Pointwise(_gelu),
-    "aten.silu.default": _unary(lambda k, x: _div(k, x, f"1.0 + tl.exp(-{x})")),
-    "aten.sigmoid.default": _unary(lambda k, x: _div(k, "1.0", f"1.0 + tl.exp(-{x})")),
+    "aten.silu.default": _unary(lambda k, x: div(k, x, f"1.0 + tl.exp(-{x})")),
+    "aten.sigmoid.default": _unary(lambda k, x: div(k, "1.0", f"1.0 + tl.exp(-{x})")),
     "aten.hardswish.default": _unary(lambda k, x: f"{x} * {_hardsigmoid_core(k, x)}"),
     "aten.hardsigmoid.default": _unary(_hardsigmoid_core),
     "aten.elu.default": Pointwise(_elu),

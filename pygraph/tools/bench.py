@@ -12,7 +12,10 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
 - `ms`: 5 rounds; each round times every system over 50 calls (wall clock, synchronised before and
   after the 50 calls); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
   among 32 input sets, so a system that copies inputs or caches by address pays as a user would.
-- `host_us`: median over 20 calls of the time until the call returns, the GPU idle before each call.
+- `host_us`: median over 20 calls of the time until the call returns, the GPU idle before each call;
+  for pygraph also `launch_us`, the bare `cuGraphLaunch` of its first graph measured the same way.
+- `pygraph_all_graphs` / `pygraph_no_graphs`: pygraph with every segment forced into a graph / launched
+  node by node (PYGRAPH_GRAPHS=all / none), the references select-graphs is judged against.
 - `kernels`, `gpu_ms`: torch.profiler over 10 calls: kernel launches per call (graph replays included;
   memcpy and memset apart) and the union of kernel intervals per call (overlapping kernels count once).
 - `copied_bytes`: pygraph's `stats()["copied_bytes_per_call"]`, checked against the profiler's memcpy
@@ -43,7 +46,8 @@ import torch
 from ..metrics import relative_error
 from .workloads import SUITES, Workload, select
 
-SYSTEMS = ("eager", "compile", "ro", "pygraph")
+SYSTEMS = ("eager", "compile", "ro", "pygraph", "pygraph_all_graphs", "pygraph_no_graphs")
+PYGRAPHS = {"pygraph": "auto", "pygraph_all_graphs": "all", "pygraph_no_graphs": "none"}  # PYGRAPH_GRAPHS
 BASELINES = ("eager", "compile", "ro")
 ROUNDS, CALLS, ROTATION = 5, 50, 32
 
@@ -60,10 +64,13 @@ def _build(system: str, model: torch.nn.Module, example: tuple[torch.Tensor, ...
         return torch.compile(model)
     if system == "ro":
         return torch.compile(model, mode="reduce-overhead")
-    if system == "pygraph":
+    if system in PYGRAPHS:
         import pygraph
 
-        return pygraph.export_and_compile(model, example)
+        from ..knobs import knobs
+
+        with knobs.scope(graphs=PYGRAPHS[system]):
+            return pygraph.export_and_compile(model, example)
     raise ValueError(f"unknown system {system}")
 
 
@@ -183,10 +190,11 @@ def measure(
             prof = _profile(fn, inputs)
             r["kernels"], r["gpu_ms"] = round(prof["kernels"], 2), round(prof["gpu_ms"], 4)
             r["copied_bytes"] = None
-            if system == "pygraph":
+            if system in PYGRAPHS:
                 stats = fn.stats()
                 r["graph_nodes"] = stats["nodes"]
                 r["copied_bytes"] = stats["copied_bytes_per_call"]
+                r["launch_us"] = round(fn._backend.measure_launch_us() or 0.0, 2) or None
                 if abs(prof["memcpy_bytes"] - stats["copied_bytes_per_call"]) > 0.01 * max(
                     1, stats["copied_bytes_per_call"]
                 ):
@@ -247,8 +255,12 @@ def _fmt(x: float | None, digits: int = 3) -> str:
 
 
 def table(data: dict[str, Any]) -> str:
-    """Markdown: ms per system, pygraph's speedups over eager and ro, geometric means per suite."""
-    head = "| workload | eager ms | compile ms | ro ms | pygraph ms | pygraph / eager | pygraph / ro | kernels pygraph (compile) | pygraph gpu_ms (floor) | pygraph error |"
+    """Markdown: ms per system, pygraph's speedups over eager and ro (geometric means per suite), and
+    pygraph against the best of eager and its own all-graphs / no-graphs variants (select-graphs' bar)."""
+    head = (
+        "| workload | eager ms | compile ms | ro ms | pygraph ms | all graphs ms | no graphs ms | pygraph / eager "
+        "| pygraph / ro | pygraph vs best of eager, all, none | kernels pygraph (compile) | pygraph gpu_ms (floor) | pygraph error |"
+    )
     columns = head.count("|") - 1
     lines = [head, "|" + "---|" * columns]
     for suite in SUITES:
@@ -263,17 +275,21 @@ def table(data: dict[str, Any]) -> str:
             se, sr = _speedup(s, "eager"), _speedup(s, "ro")
             over_eager += [se] if se else []
             over_ro += [sr] if sr else []
+            refs = [s.get(k, {}).get("ms") for k in ("eager", "pygraph_all_graphs", "pygraph_no_graphs")]
+            refs = [r for r in refs if r]
             p = s.get("pygraph", {})
+            vs_best = f"{p['ms'] / min(refs):.3f}" if p.get("ms") and refs else "-"
             err = p.get("error") or (f"{p['max_rel_err']:.1e}" if p.get("max_rel_err") is not None else "-")
             kernels = f"{_fmt(p.get('kernels'), 0)} ({_fmt(s.get('compile', {}).get('kernels'), 0)})"
             gpu = f"{_fmt(p.get('gpu_ms'))} ({_fmt(e.get('floor_ms'))})"
-            lines.append(
-                f"| {name} | "
-                + " | ".join(ms)
-                + f" | {_fmt(se, 2)}x | {_fmt(sr, 2)}x | {kernels} | {gpu} | {str(err)[:60]} |"
-            )
+            cells = [*ms, f"{_fmt(se, 2)}x", f"{_fmt(sr, 2)}x", vs_best, kernels, gpu, str(err)[:60]]
+            lines.append(f"| {name} | " + " | ".join(cells) + " |")
+        blank = " |" * (columns - 9)
         lines.append(
-            f"| geomean ({suite}) |  |  |  |  | {_fmt(_geomean(over_eager), 2)}x | {_fmt(_geomean(over_ro), 2)}x |  |  |  |"
+            f"| geomean ({suite}) |"
+            + " |" * 6
+            + f" {_fmt(_geomean(over_eager), 2)}x | {_fmt(_geomean(over_ro), 2)}x |"
+            + blank
         )
     return "\n".join(lines) + "\n"
 

@@ -32,6 +32,7 @@ import torch
 from ...ir.layout import Layout
 from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies
 from ..aten_call import AtenCall
+from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver
@@ -73,7 +74,8 @@ class CudaRuntime:
         for buf in plan.buffers:
             self.family.setdefault(buf.root, []).append(buf.id)
         self.inputs = [a for a in plan.arguments if a.role == "input"]
-        self.state_args = [a for a in plan.arguments if a.role != "input"]
+        self.rng = [a for a in plan.arguments if a.role == "rng"]  # seed, offset: written each call
+        self.state_args = [a for a in plan.arguments if a.role not in ("input", "rng")]
         self._check_arguments()
         self._through_table = {
             name: [e.startswith("**") for e in k.signature] for name, k in plan.kernels.items()
@@ -158,6 +160,10 @@ class CudaRuntime:
             staging.copy_(given[i])
         for i, slot in self._valued:
             self.slot_values[1 + slot] = scalar_bits(given[i])
+        if self.rng:
+            drawn = seed_and_offset(self.device, self.plan.random_numbers)
+            for arg, value in zip(self.rng, drawn, strict=True):
+                self.slot_values[1 + arg.slot] = value % (1 << 64)
         for i, slot, layout, aligned in self._slotted:
             x = given[i]
             if x.stride() != layout.strides and not _has_layout(x, layout):
@@ -288,6 +294,8 @@ class CudaRuntime:
                 self._valued.append((i, arg.slot))
             else:
                 self._slotted.append((i, arg.slot, layout, layout.offset * layout.dtype.itemsize % 16 == 0))
+        for arg in self.rng:
+            self._place(arg.buffer, self.table, 8 * arg.slot)
         self._writes_input = [arg.buffer in written for arg in self.inputs]
         self._written = [(i, t) for i, t in self._staged if self._writes_input[i]]
         self._fresh = [
@@ -348,6 +356,9 @@ class CudaRuntime:
                 raise RuntimeError(
                     f"{node.location}: {node.op} returned a {type(out).__name__}, not a tensor"
                 )
+            if layout.is_dynamic and not recorded and out.dim() == layout.rank:
+                self.tensors[b] = out  # sizes the data decided: only host steps read it
+                continue
             if not _has_layout(out, layout):
                 if recorded or tuple(out.shape) != layout.shape or out.dtype != torch_dtype(layout):
                     raise RuntimeError(
@@ -393,8 +404,10 @@ class CudaRuntime:
         """Before eager work: this call's tensors placed, and the table written from the host."""
         self._place_call_roots(self._outputs_now)
         if self.plan.table_slots:
-            values = list(self.slot_values[1 : 1 + self.plan.table_slots])
-            self.table.copy_(torch.tensor(values, dtype=torch.int64))
+            values = [
+                v - (1 << 64) if v >= 1 << 63 else v for v in self.slot_values[1 : 1 + self.plan.table_slots]
+            ]
+            self.table.copy_(torch.tensor(values, dtype=torch.int64))  # the slots' bits, as signed int64
 
     def _eager_kernel(self, node: Node) -> Runner:
         function = self.functions[node.kernel]

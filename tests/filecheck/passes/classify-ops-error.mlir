@@ -5,11 +5,3 @@ func.func @foreign(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
   %0 = arith.constant 1 : i32
   return %arg0 : !torch.vtensor<[4],f32>
 }
-
-// -----
-
-func.func @data_dependent(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[?,1],si64> {
-  // expected-error @+1 {{aten.nonzero.default has an output shape that depends on the data}}
-  %0 = torch.aten.nonzero %arg0 : !torch.vtensor<[4],f32> -> !torch.vtensor<[?,1],si64>
-  return %0 : !torch.vtensor<[?,1],si64>
-}

@@ -51,3 +51,25 @@ module {
     return
   }
 }
+
+// -----
+
+// One kernel has one iteration space: reductions over different dims cannot share it.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>) attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0
+    %int1 = torch.constant.int 1
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %rows = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %cols = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+    %0 = torch.aten.sum.dim_IntList %arg0, %rows, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+    %1 = torch.aten.sum.dim_IntList %arg0, %cols, %false, %none : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+    return %0, %1 : !torch.vtensor<[4],f32>, !torch.vtensor<[8],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>}) {
+    // expected-error @+1 {{cannot generate @fused_0: the reductions of a fused function must share one iteration space}}
+    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "w", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

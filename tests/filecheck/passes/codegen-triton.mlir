@@ -1,5 +1,6 @@
 // RUN: pygraph-opt %s -p codegen-triton --split-input-file | filecheck %s
 // RUN: pygraph-opt %s -p 'codegen-triton{max-block=128}' --split-input-file | filecheck %s --check-prefix=SMALL
+// RUN: pygraph-opt %s -p 'codegen-triton{max-rblock=16}' --split-input-file | filecheck %s --check-prefix=LOOP
 
 // An epilogue, gelu(a + bias) with a broadcast bias: the contiguous buffers are addressed by the linear
 // index, the bias by its column; 8192 elements make 8 programs of 1024 with no mask. The kernel op
@@ -114,4 +115,60 @@ module {
 func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 4], [4, 1], 0 : i64, f32>}) -> !pygraph.buf {
   %m = "pygraph.library"(%arg0) {op = "aten.mm.default", args = [0 : index, 0 : index], layouts = [#pygraph.layout<[4, 4], [4, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
   return %m : !pygraph.buf
+}
+
+// -----
+
+// A reduction kernel: softmax over rows of 40, times a broadcast row, and the rows' amax as a second,
+// per-row output ([6, 1]). Rows of 40 fit in a block of 64 (masked), so each program keeps 8 whole rows
+// in registers (a warp per 128 elements); the amax (max and NaN count) and the softmax share the loaded
+// row. With max-rblock=16 each program loops over one row in blocks of 16 columns, with 16 warps: once
+// per reduction, once for the per-element store.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    num_warps = 4 : i64
+// CHECK-SAME:    # [6, 40] reduced over [1]: 6 rows of 40, 1 programs of 8 x 64, whole rows\0A
+// CHECK-SAME:    row = tl.program_id(0) * 8 + tl.arange(0, 8)[:, None]\0A
+// CHECK-SAME:    xmask = row < 6\0A
+// CHECK-SAME:    col = tl.arange(0, 64)[None, :]\0A
+// CHECK-SAME:    cmask = col < 40\0A
+// CHECK-SAME:    mask = xmask & cmask\0A
+// CHECK-SAME:    x0 = tl.load(in0 + row * 40 + col, mask=mask)\0A
+// CHECK-SAME:    r0 = tl.reduce(tl.where(cmask, x0, float(\22-inf\22)), 1, tl.standard._elementwise_max, keep_dims=True)\0A
+// CHECK-SAME:    r3 = tl.reduce(tl.where(cmask, t2, 0.0), 1, tl.standard._sum_combine, keep_dims=True)\0A
+// CHECK-SAME:    x1 = tl.load(in1 + col, mask=mask)\0A
+// CHECK-SAME:    v8 = tl.where(r7 > 0.0, float(\22nan\22), r0)\0A
+// CHECK-SAME:    tl.store(out0 + row * 40 + col, v5, mask=mask)\0A
+// CHECK-SAME:    tl.store(out1 + row, v8, mask=xmask)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %{{.*}}, %{{.*}}) {access = ["r", "r", "w", "w"], grid = [1, 1, 1], kernel = @k0_softmax_mul_amax
+// LOOP-LABEL:  "pygraph.triton_kernel"() {entry = "k0_softmax_mul_amax"
+// LOOP-SAME:     num_warps = 16 : i64
+// LOOP-SAME:     6 rows of 40, 6 programs of 1 x 16, looping over columns\0A
+// LOOP-SAME:     acc0 = tl.full([1, 16], float(\22-inf\22), tl.float32)\0A
+// LOOP-SAME:     for c0 in range(0, 40, 16):\0A
+// LOOP-SAME:         col = c0 + tl.arange(0, 16)[None, :]\0A
+// LOOP-SAME:         acc0 = tl.maximum(acc0, tl.where(cmask, x0, float(\22-inf\22)))\0A
+// LOOP-SAME:     r0 = tl.reduce(acc0, 1, tl.standard._elementwise_max, keep_dims=True)\0A
+// LOOP-SAME:         t2 = tl.exp(t1)\0A
+// LOOP-SAME:         acc3 = acc3 + tl.where(cmask, t2, 0.0)\0A
+// LOOP-SAME:     for c0 in range(0, 40, 16):\0A
+// LOOP-SAME:         tl.store(out0 + row * 40 + col, v5, mask=cmask)\0A
+// LOOP-SAME:     tl.store(out1 + row, v8)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[6,40],f32>, %arg1: !torch.vtensor<[40],f32>) -> (!torch.vtensor<[6,40],f32>, !torch.vtensor<[6,1],f32>) attributes {pygraph.fused} {
+    %int-1 = torch.constant.int -1
+    %none = torch.constant.none
+    %0 = torch.aten.softmax.int %arg0, %int-1, %none : !torch.vtensor<[6,40],f32>, !torch.int, !torch.none -> !torch.vtensor<[6,40],f32>
+    %1 = torch.aten.mul.Tensor %0, %arg1 : !torch.vtensor<[6,40],f32>, !torch.vtensor<[40],f32> -> !torch.vtensor<[6,40],f32>
+    %dims = torch.prim.ListConstruct %int-1 : (!torch.int) -> !torch.list<int>
+    %true = torch.constant.bool true
+    %2 = torch.aten.amax %arg0, %dims, %true : !torch.vtensor<[6,40],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[6,1],f32>
+    return %1, %2 : !torch.vtensor<[6,40],f32>, !torch.vtensor<[6,1],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[6, 40], [40, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[40], [1], 0 : i64, f32>}) -> (!pygraph.buf, !pygraph.buf) {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[6, 40], [40, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[6, 1], [1, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0, %1) {kernel = @fused_0, access = ["r", "r", "w", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
+  }
 }

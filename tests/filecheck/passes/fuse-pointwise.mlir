@@ -1,5 +1,6 @@
 // RUN: pygraph-opt %s -p fuse-pointwise --split-input-file | filecheck %s
 // RUN: pygraph-opt %s -p 'fuse-pointwise{max-ops=1}' --split-input-file | filecheck %s --check-prefix=ONE
+// RUN: pygraph-opt %s -p 'fuse-pointwise{max-row=4}' --split-input-file | filecheck %s --check-prefix=LONGROW
 
 // An epilogue, gelu(a + bias) with a broadcast bias: one group, its constants cloned into the body,
 // the call carrying the output's eager layout (here a column-major one).
@@ -136,4 +137,156 @@ func.func @main(%a: !torch.vtensor<[4,4],f32>, %b: !torch.vtensor<[4,4],f32>, %w
   %m = torch.aten.mm %e, %w {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   %g = torch.aten.mul.Tensor %f, %m {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   return %g : !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// Layer norm after a bias and a residual add (BERT's output block): one group, a reduction kernel.
+// With max-row=4, rows of 8 are too long for a kernel: the layer norm is left to ATen.
+// LONGROW-LABEL: func.func @main
+// LONGROW:       call @fused_0(%arg0, %arg1, %arg2)
+// LONGROW:       torch.aten.layer_norm {{.*}} {pygraph.class = "library"}
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> !torch.vtensor<[4,8],f32> attributes {pygraph.fused}
+// CHECK:         %[[B:.*]] = torch.aten.add.Tensor %arg0, %arg1
+// CHECK:         %[[R:.*]] = torch.aten.add.Tensor %[[B]], %arg2
+// CHECK:         %[[N:.*]] = torch.aten.layer_norm %[[R]], %{{.*}}, %arg3, %arg4
+// CHECK-NEXT:    return %[[N]]
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[K:.*]] = call @fused_0(%arg0, %arg1, %arg2, %arg3, %arg4) {pygraph.class = "kernel", pygraph.layouts = [#pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>]}
+// CHECK-NEXT:    return %[[K]]
+func.func @main(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>, %arg2: !torch.vtensor<[4,8],f32>, %arg3: !torch.vtensor<[8],f32>, %arg4: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %0 = torch.aten.add.Tensor %arg0, %arg1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %int1_0 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %1 = torch.aten.add.Tensor %0, %arg2, %int1_0 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %int8 = torch.constant.int 8 {pygraph.class = "scalar"}
+  %2 = torch.prim.ListConstruct %int8 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %float1.000000e-05 = torch.constant.float 1.000000e-05 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %3 = torch.aten.layer_norm %1, %2, %arg3, %arg4, %float1.000000e-05, %false {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float, !torch.bool -> !torch.vtensor<[4,8],f32>
+  return %3 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// RMS norm as Hugging Face writes it: the mean keeps its dim, so the ops on [4, 1] compute one value per
+// row of the group's [4, 8] space (eps, rsqrt) and the ops after it are per element again. One group.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         torch.aten.pow.Tensor_Scalar %arg0
+// CHECK:         torch.aten.mean.dim
+// CHECK:         torch.aten.add.Scalar
+// CHECK-NEXT:    torch.aten.rsqrt
+// CHECK-NEXT:    torch.aten.mul.Tensor %arg0
+// CHECK-NEXT:    torch.aten.mul.Tensor %arg1
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    call @fused_0(%arg0, %arg1)
+// CHECK-NEXT:    return
+func.func @main(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %0 = torch.aten.pow.Tensor_Scalar %arg0, %int2 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %1 = torch.prim.ListConstruct %int-1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %2 = torch.aten.mean.dim %0, %1, %true, %none {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4,1],f32>
+  %float9.999990e-07 = torch.constant.float 9.9999999999999995E-7 {pygraph.class = "scalar"}
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %3 = torch.aten.add.Scalar %2, %float9.999990e-07, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,1],f32>, !torch.float, !torch.int -> !torch.vtensor<[4,1],f32>
+  %4 = torch.aten.rsqrt %3 {pygraph.class = "pointwise"} : !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,1],f32>
+  %5 = torch.aten.mul.Tensor %arg0, %4 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,1],f32> -> !torch.vtensor<[4,8],f32>
+  %6 = torch.aten.mul.Tensor %arg1, %5 {pygraph.class = "pointwise"} : !torch.vtensor<[8],f32>, !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+  return %6 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// A sum over the rows (dim 0) of a softmax over the columns reduces other dims: a group of its own. The
+// sum over dim -1 reads the softmax's input and reduces the same dims, so it joins its group as a
+// sibling; its result has no reduced dim (keepdim false), so the add reading it starts a new group.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4],f32>)
+// CHECK:         torch.aten.softmax.int %arg0
+// CHECK:         torch.aten.sum.dim_IntList %arg0
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         torch.aten.sum.dim_IntList %arg0
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK:         torch.aten.add.Scalar %arg0
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[S:.*]]:2 = call @fused_0(%arg0)
+// CHECK-NEXT:    %[[C:.*]] = call @fused_1(%[[S]]#0)
+// CHECK-NEXT:    %[[A:.*]] = call @fused_2(%[[S]]#1)
+// CHECK-NEXT:    return %[[C]], %[[A]]
+func.func @main(%arg0: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[4],f32>) {
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %0 = torch.aten.softmax.int %arg0, %int-1, %none {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.int, !torch.none -> !torch.vtensor<[4,8],f32>
+  %int0 = torch.constant.int 0 {pygraph.class = "scalar"}
+  %1 = torch.prim.ListConstruct %int0 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none_0 = torch.constant.none {pygraph.class = "scalar"}
+  %2 = torch.aten.sum.dim_IntList %0, %1, %false, %none_0 {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  %int-1_1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %3 = torch.prim.ListConstruct %int-1_1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %false_2 = torch.constant.bool false {pygraph.class = "scalar"}
+  %none_3 = torch.constant.none {pygraph.class = "scalar"}
+  %4 = torch.aten.sum.dim_IntList %arg0, %3, %false_2, %none_3 {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %int1_4 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %5 = torch.aten.add.Scalar %4, %int1, %int1_4 {pygraph.class = "pointwise"} : !torch.vtensor<[4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4],f32>
+  return %2, %5 : !torch.vtensor<[8],f32>, !torch.vtensor<[4],f32>
+}
+
+// -----
+
+// Integer reductions are left to ATen (class "library"); float ones get a kernel.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         torch.aten.sum.dim_IntList %arg0
+// CHECK-LABEL: func.func @main
+// CHECK:         call @fused_0(%arg0)
+// CHECK:         torch.aten.sum.dim_IntList %arg1, {{.*}} {pygraph.class = "library"}
+func.func @main(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[4,8],si64>) -> (!torch.vtensor<[4],f32>, !torch.vtensor<[4],si64>) {
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %0 = torch.prim.ListConstruct %int-1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %1 = torch.aten.sum.dim_IntList %arg0, %0, %false, %none {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+  %int-1_0 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %2 = torch.prim.ListConstruct %int-1_0 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %false_1 = torch.constant.bool false {pygraph.class = "scalar"}
+  %none_2 = torch.constant.none {pygraph.class = "scalar"}
+  %3 = torch.aten.sum.dim_IntList %arg1, %2, %false_1, %none_2 {pygraph.class = "reduction"} : !torch.vtensor<[4,8],si64>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],si64>
+  return %1, %3 : !torch.vtensor<[4],f32>, !torch.vtensor<[4],si64>
+}
+
+// -----
+
+// A squeeze-excitation gate: hardsigmoid(s + b) on [1, 4, 1, 1] is read only by x * gate on [1, 4, 3, 3].
+// Its two ops are recomputed per element in the multiply's kernel instead of being a kernel of their
+// own. The second gate is also returned, so it stays a group (and a kernel) of its own.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> !torch.vtensor<[1,4,3,3],f32>
+// CHECK:         torch.aten.add.Tensor %arg0, %arg1
+// CHECK-NEXT:    torch.aten.hardsigmoid
+// CHECK-NEXT:    torch.aten.mul.Tensor %arg2
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      -> !torch.vtensor<[1,4,1,1],f32>
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK-SAME:      -> !torch.vtensor<[1,4,3,3],f32>
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[Y:.*]] = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    torch.aten.mm
+// CHECK-NEXT:    %[[G:.*]] = call @fused_1(%arg3, %arg4)
+// CHECK-NEXT:    %[[Z:.*]] = call @fused_2(%arg5, %[[G]])
+// CHECK-NEXT:    return %[[Y]], %[[Z]], %[[G]]
+func.func @main(%s: !torch.vtensor<[1,4,1,1],f32>, %b: !torch.vtensor<[4,1,1],f32>, %x: !torch.vtensor<[1,4,3,3],f32>, %s2: !torch.vtensor<[1,4,1,1],f32>, %b2: !torch.vtensor<[4,1,1],f32>, %x2: !torch.vtensor<[1,4,3,3],f32>) -> (!torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %0 = torch.aten.add.Tensor %s, %b, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,1,1],f32>, !torch.vtensor<[4,1,1],f32>, !torch.int -> !torch.vtensor<[1,4,1,1],f32>
+  %1 = torch.aten.hardsigmoid %0 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,1,1],f32> -> !torch.vtensor<[1,4,1,1],f32>
+  %2 = torch.aten.mul.Tensor %x, %1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32> -> !torch.vtensor<[1,4,3,3],f32>
+  %3 = torch.aten.mm %2, %2 {pygraph.class = "library"} : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,3,3],f32> -> !torch.vtensor<[1,4,3,3],f32>
+  %4 = torch.aten.add.Tensor %s2, %b2, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,1,1],f32>, !torch.vtensor<[4,1,1],f32>, !torch.int -> !torch.vtensor<[1,4,1,1],f32>
+  %5 = torch.aten.hardsigmoid %4 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,1,1],f32> -> !torch.vtensor<[1,4,1,1],f32>
+  %6 = torch.aten.mul.Tensor %x2, %5 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32> -> !torch.vtensor<[1,4,3,3],f32>
+  return %2, %6, %5 : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32>
 }

@@ -20,7 +20,9 @@
 // STATIC-LABEL: func.func @main
 // STATIC-SAME:    -> (!pygraph.buf {pygraph.io = "static", pygraph.io_choice = "static", {{.*}}}, !pygraph.buf {pygraph.io = "static"
 module {
-  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func private @k(%a: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> attributes {pygraph.fused} {
+    return %a : !torch.vtensor<[4],f32>
+  }
   func.func @main(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"},
                   %y: !pygraph.buf {pygraph.role = "input", pygraph.name = "y", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"})
       -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}, !pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
@@ -40,6 +42,9 @@ module {
 // CHECK:         %[[CONV:.*]] = "pygraph.host"(%arg0, %arg1) {{{.*}}op = "aten.convolution.default", {{.*}}reason = "reads input 'x' where it is, instead of copying 67108864 bytes into the graph", {{.*}}slots = [1]}
 // CHECK-NEXT:    %[[OUT:.*]] = "pygraph.output"() {index = 0 : i64
 // CHECK-NEXT:    "pygraph.kernel"(%[[CONV]], %[[OUT]])
+func.func private @k(%a: !torch.vtensor<[16,4,512,512],f32>) -> !torch.vtensor<[16,4,512,512],f32> attributes {pygraph.fused} {
+  return %a : !torch.vtensor<[16,4,512,512],f32>
+}
 func.func @big(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>, pygraph.io = "stage"},
                %w: !pygraph.buf {pygraph.role = "parameter", pygraph.name = "w", pygraph.layout = #pygraph.layout<[4, 4, 1, 1], [4, 1, 1, 1], 0 : i64, f32>, pygraph.io = "direct"})
     -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[16, 4, 512, 512], [1048576, 262144, 512, 1], 0 : i64, f32>}) {
@@ -59,4 +64,30 @@ func.func @big(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pyg
 func.func @decided(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"})
     -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) attributes {pygraph.table_slots = 0 : i64} {
   return %x : !pygraph.buf
+}
+
+// -----
+
+// The seed and offset of random kernels (role "rng") travel in value slots; a host op's result that only
+// a kernel reads is reached through the table (the graph after the host op reads it where the op put
+// it), and one whose shape the data decides is returned as a copy.
+// CHECK-LABEL: func.func @rng_and_host
+// CHECK-SAME:    pygraph.name = "x", pygraph.role = "input", pygraph.slot = 2 : i64}
+// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "seed", pygraph.role = "rng", pygraph.slot = 3 : i64}
+// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "offset", pygraph.role = "rng", pygraph.slot = 4 : i64}
+// CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", {{.*}}pygraph.slot = 1 : i64}, !pygraph.buf {pygraph.io = "copy", pygraph.io_choice = "copy", pygraph.io_costs = {copy = {{.*}}}
+// CHECK:         "pygraph.host"({{.*}}) {{{.*}}op = "aten.sum.default", {{.*}}slots = [0]}
+// CHECK:         "pygraph.host"({{.*}}) {{{.*}}op = "aten.nonzero.default", {{.*}}slots = [-1]}
+func.func private @k(%a: !torch.vtensor<[],f32>, %b: !torch.vtensor<[],si64>, %c: !torch.vtensor<[],si64>) -> !torch.vtensor<[],f32> attributes {pygraph.fused} {
+  return %a : !torch.vtensor<[],f32>
+}
+func.func @rng_and_host(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.device = "cpu", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>, pygraph.io = "stage"},
+                        %seed: !pygraph.buf {pygraph.role = "rng", pygraph.name = "seed", pygraph.device = "cpu", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.io = "direct"},
+                        %offset: !pygraph.buf {pygraph.role = "rng", pygraph.name = "offset", pygraph.device = "cpu", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.io = "direct"})
+    -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[], [], 0 : i64, f32>}, !pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[-1, -1], [-1, -1], 0 : i64, si64>}) {
+  %s = "pygraph.host"(%x) {op = "aten.sum.default", args = [0 : index, unit], layouts = [#pygraph.layout<[], [], 0 : i64, f32>], reason = "an operand's shape depends on the data", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+  %n = "pygraph.host"(%x) {op = "aten.nonzero.default", args = [0 : index], layouts = [#pygraph.layout<[-1, -1], [-1, -1], 0 : i64, si64>], reason = "its output shape depends on the data", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+  %r = "pygraph.alloc"() {layout = #pygraph.layout<[], [], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  "pygraph.kernel"(%s, %seed, %offset, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "r", "r", "w"], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+  return %r, %n : !pygraph.buf, !pygraph.buf
 }

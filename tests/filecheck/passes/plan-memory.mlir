@@ -1,5 +1,7 @@
 // RUN: pygraph-opt %s -p plan-memory --split-input-file | filecheck %s
 // RUN: pygraph-opt %s -p 'plan-memory{reuse=false}' --split-input-file | filecheck %s --check-prefix=NOREUSE
+// RUN: pygraph-opt %s -p 'plan-memory{in-place=false}' --split-input-file | filecheck %s --check-prefix=APART
+// RUN: pygraph-opt %s -p 'plan-memory{parallel=true}' --split-input-file | filecheck %s --check-prefix=PARALLEL
 
 // %a dies after the second kernel reads it, so %c reuses its bytes; %b is live across both.
 // Buffers are 256-byte aligned; the arena holds the peak.
@@ -40,4 +42,73 @@ func.func @planned(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "
     "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
   }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
   return %a : !pygraph.buf
+}
+
+// -----
+
+// A chain of kernels over same-layout buffers, each input dying where the next output is written: every
+// output takes its input's bytes (in place), so the chain runs in one buffer. Without in-place writes,
+// %a and %c alternate with %b. The parallel option changes nothing here: each kernel already waits for
+// the one before.
+// CHECK-LABEL: func.func @chain
+// CHECK-SAME:    pygraph.arena_bytes = 1024 : i64
+// CHECK-COUNT-3: arena_offset = 0 : i64
+// APART-LABEL: func.func @chain
+// APART-SAME:    pygraph.arena_bytes = 2048 : i64
+// APART:         %[[A:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// APART-NEXT:    %[[B:.*]] = "pygraph.alloc"() {arena_offset = 1024 : i64
+// APART-NEXT:    %[[C:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// PARALLEL-LABEL: func.func @chain
+// PARALLEL-SAME:    pygraph.arena_bytes = 1024 : i64
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @chain(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[256], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %c = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%a, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%b, %c) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %c : !pygraph.buf
+  }
+}
+
+// -----
+
+// Two branches read %a (as Q and K projections read one input): %q, written last, may take %a's bytes in
+// place, but that makes the %k kernel wait for the %q kernel, which it does not otherwise. The parallel
+// option keeps them apart, at the cost of a larger arena. A transposed output (another layout) or an
+// input also passed as a view is never written in place.
+// CHECK-LABEL: func.func @branches
+// CHECK-SAME:    pygraph.arena_bytes = 3072 : i64
+// CHECK:         %[[A:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// CHECK-NEXT:    %[[K:.*]] = "pygraph.alloc"() {arena_offset = 1024 : i64
+// CHECK-NEXT:    %[[Q:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// CHECK-NEXT:    %[[T:.*]] = "pygraph.alloc"() {arena_offset = 2048 : i64
+// PARALLEL-LABEL: func.func @branches
+// PARALLEL-SAME:    pygraph.arena_bytes = 4096 : i64
+// PARALLEL:         %[[A:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// PARALLEL-NEXT:    %[[K:.*]] = "pygraph.alloc"() {arena_offset = 1024 : i64
+// PARALLEL-NEXT:    %[[Q:.*]] = "pygraph.alloc"() {arena_offset = 2048 : i64
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  "pygraph.triton_kernel"() {sym_name = "k3", entry = "k3", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @branches(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[16, 16], [16, 1], 0 : i64, f32>}) -> (!pygraph.buf, !pygraph.buf, !pygraph.buf) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[16, 16], [16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %k = "pygraph.alloc"() {layout = #pygraph.layout<[16, 16], [16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %q = "pygraph.alloc"() {layout = #pygraph.layout<[16, 16], [16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %t = "pygraph.alloc"() {layout = #pygraph.layout<[16, 16], [1, 16], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%a, %k) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%a, %q) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      %kt = "pygraph.view"(%k) {layout = #pygraph.layout<[16, 16], [1, 16], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+      "pygraph.kernel"(%k, %kt, %t) {kernel = @k3, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %q, %t, %arg0 : !pygraph.buf, !pygraph.buf, !pygraph.buf
+  }
 }

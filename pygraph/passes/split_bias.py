@@ -1,0 +1,148 @@
+"""split-bias: take the bias out of a library convolution (or matmul) whose result only feeds kernels.
+
+`conv2d(x, w, b, ...)` becomes `conv2d(x, w, None, ...)` followed by `add(y, b.view(C, 1, 1))`; with
+`matmuls`, `linear(x, w, b)` becomes `linear(x, w, None)` and `addmm(b, x, w)` becomes `mm(x, w)` (each
+still exactly one ATen op), followed by `add(y, b)`. The add is a pointwise op, so fuse-pointwise puts
+it in the kernel of the ops that read the result (batch norm, ReLU, a residual add, layer norm). A
+split happens only when every op reading the result (through reshapes that keep the last dim, as
+`view(addmm(...))` in GPT-2) is a pointwise op of the result's shape, or a reduction of it: then the
+add joins their kernel; otherwise a bias add of its own would cost a kernel.
+
+Why convolutions only by default (measured on an H200, torch 2.11, TF32): ATen adds a convolution's
+bias with a kernel of its own after cuDNN's (4 kernels with the bias, 3 without), so the split saves
+one. cuBLASLt adds a matmul's bias in its epilogue for free: `linear` of [128, 768] by [768, 768] is
+one kernel with its bias and two without (cuBLAS then picks split-K, whose reduction is a kernel of
+its own), and addmm and mm of GPT-2's [32, 768] by [768, 2304] are two kernels each. So splitting a
+matmul's bias saves no kernel there and may cost one; `matmuls=true` is for vendors or shapes where
+it pays.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+from typing import Any
+
+from ..ir import aten, attrs
+from ..ir import dialect as d
+from ..ir._mlir import ir
+from ..ir.torch_types import tensor_info
+from .base import Pass, PassError, main_function
+from .pointwise import constant_value
+
+_RESHAPES = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
+_CONVOLUTIONS = ("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default")
+
+
+@dataclasses.dataclass
+class SplitBias(Pass):
+    """Splits the bias add out of convolutions (and, with `matmuls`, linear and addmm) that feed only kernels."""
+
+    name = "split-bias"
+    summary = "split the bias add out of a library convolution (or matmul) when a kernel can take it"
+    matmuls: bool = False  # also linear and addmm (see the module docstring for why not by default)
+
+    def run(self, module: ir.Module) -> None:
+        main = main_function(module)
+        with module.context:
+            for op in list(main.regions[0].blocks[0].operations):
+                name = aten.aten_name(op)
+                if name in _CONVOLUTIONS or (self.matmuls and name == "aten.linear.default"):
+                    bias = op.operands[2]
+                elif (
+                    self.matmuls
+                    and name == "aten.addmm.default"
+                    and all(constant_value(v) == 1 for v in op.operands[3:])
+                ):
+                    bias = op.operands[0]
+                else:
+                    continue
+                if tensor_info(bias.type) is None:
+                    continue  # no bias (None)
+                end = _fed_value(op.results[0], convolution=name in _CONVOLUTIONS)
+                if end is not None and _only_kernels_read(end):
+                    _split(op, name, bias, end)
+
+
+def _fed_value(value: ir.Value, convolution: bool) -> ir.Value | None:
+    """The value the bias add follows: `value`, or the end of its chain of single-use reshapes that keep
+    the last dim (a matmul's bias broadcasts along it). None when no kernel could take the add."""
+    while not convolution:
+        uses = [u.owner for u in value.uses]
+        if len(uses) != 1 or aten.aten_name(uses[0]) not in _RESHAPES:
+            break
+        after = uses[0].results[0]
+        if tensor_info(after.type)[0][-1:] != tensor_info(value.type)[0][-1:]:
+            break
+        value = after
+    return value
+
+
+def _only_kernels_read(value: ir.Value) -> bool:
+    """Whether every op reading `value` is fusible with an add of its shape: a pointwise op of that
+    shape, or a reduction of it (no-ops such as metadata asserts do not count)."""
+    shape = tensor_info(value.type)[0]
+    readers = [u.owner for u in value.uses if _class(u.owner) != "nop"]
+    for op in readers:
+        if aten.aten_name(op) is not None and _class(op) is None:
+            raise PassError.at(op, f"'{op.operation.name}' has no {d.CLASS}: run classify-ops first")
+        cls = _class(op)
+        if cls == "pointwise" and all(tensor_info(r.type) is not None for r in op.results):
+            if any(tensor_info(r.type)[0] != shape for r in op.results):
+                return False
+        elif cls != "reduction" or op.operands[0] != value:
+            return False
+    return bool(readers)
+
+
+def _split(op: Any, name: str, bias: ir.Value, end: ir.Value) -> None:
+    loc = op.location
+    if name == "aten.addmm.default":
+        with ir.InsertionPoint(op), loc:
+            product = _create("torch.aten.mm", list(op.operands[1:3]), [op.results[0].type], "library")
+        _copy_layouts(op, product)
+        end = product.results[0] if end == op.results[0] else end
+        op.results[0].replace_all_uses_with(product.results[0])
+        op.operation.erase()
+    else:
+        with ir.InsertionPoint(op), loc:
+            none = _create("torch.constant.none", [], [ir.Type.parse("!torch.none")], "scalar")
+        op.operands[2] = none.results[0]
+    owner = end.owner
+    with ir.InsertionPoint.after(owner), loc:
+        if name in _CONVOLUTIONS:  # the bias is per channel, dim 1: view it as [C, 1, ...]
+            channels = tensor_info(bias.type)[0][0]
+            bias = _view(bias, [channels] + [1] * (len(tensor_info(end.type)[0]) - 2))
+        one = _create("torch.constant.int", [], [ir.Type.parse("!torch.int")], "scalar", value=attrs.i64(1))
+        add = _create("torch.aten.add.Tensor", [end, bias, one.results[0]], [end.type], "pointwise")
+    _copy_layouts(owner, add, end.result_number)
+    for use in list(end.uses):
+        if use.owner.operation != add:
+            use.owner.operands[use.operand_number] = add.results[0]
+
+
+def _view(value: ir.Value, shape: list[int]) -> ir.Value:
+    """`aten.view(value, shape)`, with the constants it needs."""
+    int_type = ir.Type.parse("!torch.int")
+    sizes = [
+        _create("torch.constant.int", [], [int_type], "scalar", value=attrs.i64(n)).results[0] for n in shape
+    ]
+    listed = _create("torch.prim.ListConstruct", sizes, [ir.Type.parse("!torch.list<int>")], "scalar")
+    _, dtype = tensor_info(value.type)
+    view_type = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],{dtype.mlir}>")
+    return _create("torch.aten.view", [value, listed.results[0]], [view_type], "view").results[0]
+
+
+def _create(name: str, operands: list[ir.Value], results: list[ir.Type], cls: str, **attributes: Any) -> Any:
+    op = ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
+    op.attributes[d.CLASS] = attrs.string(cls)
+    return op
+
+
+def _copy_layouts(source: Any, target: Any, index: int = 0) -> None:
+    """The eager layout of `source`'s result `index` becomes `target`'s (same shape, same storage)."""
+    if d.LAYOUTS in source.attributes:
+        target.attributes[d.LAYOUTS] = ir.ArrayAttr.get([ir.ArrayAttr(source.attributes[d.LAYOUTS])[index]])
+
+
+def _class(op: Any) -> str | None:
+    return ir.StringAttr(op.attributes[d.CLASS]).value if d.CLASS in op.attributes else None

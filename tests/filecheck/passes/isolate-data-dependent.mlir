@@ -1,0 +1,82 @@
+// RUN: pygraph-opt %s -p classify-ops,isolate-data-dependent --split-input-file | filecheck %s
+
+// A boolean mask selects a data-dependent number of elements on the GPU: the selection and the sum
+// over it run on the host between graphs; the sum has a static shape, so the add after it is in a
+// graph again. Export's checks on the selection's size (`u0 >= 0`) are dropped. The mean, which does not
+// depend on the host ops, moves before them, into the first graph.
+// CHECK:       module attributes {pygraph.transforms = [
+// CHECK-SAME:    {location = "model.py:3 (node index)", pass = "isolate-data-dependent", what = "aten.index.Tensor runs between graphs: its output shape depends on the data"},
+// CHECK-SAME:    {location = "model.py:4 (node sum_1)", pass = "isolate-data-dependent", what = "aten.sum.default runs between graphs: an operand's shape depends on the data"}]}
+// CHECK-LABEL: func.func @main
+// CHECK:         torch.aten.gt.Scalar {{.*}}pygraph.class = "pointwise"
+// CHECK:         torch.prim.ListConstruct {{.*}}pygraph.class = "scalar"
+// CHECK:         %[[MEAN:.*]] = torch.aten.mean {{.*}}pygraph.class = "reduction"
+// CHECK:         %[[SEL:.*]] = torch.aten.index.Tensor {{.*}}{pygraph.class = "host", pygraph.reason = "its output shape depends on the data"}
+// CHECK-NEXT:    %[[SUM:.*]] = torch.aten.sum %[[SEL]], {{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "an operand's shape depends on the data"
+// CHECK-NEXT:    torch.aten.size.int {{.*}}{pygraph.class = "nop"}
+// CHECK-NEXT:    torch.aten.ge.int {{.*}}{pygraph.class = "nop"}
+// CHECK-NEXT:    torch.aten.Int.bool {{.*}}{pygraph.class = "nop"}
+// CHECK-NEXT:    torch.aten._assert_scalar {{.*}}{pygraph.class = "nop"}
+// CHECK-NEXT:    torch.aten.add.Tensor %[[MEAN]], %[[SUM]], {{.*}}pygraph.class = "pointwise"
+func.func @main(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %none = torch.constant.none
+  %0 = torch.aten.gt.Scalar %arg0, %int0 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, i1>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],i1> loc(#gt)
+  %1 = torch.prim.ListConstruct %0 : (!torch.vtensor<[8],i1>) -> !torch.list<optional<vtensor>> loc(#index)
+  %2 = torch.aten.index.Tensor %arg0, %1 : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],f32> loc(#index)
+  %3 = torch.aten.size.int %2, %int0 : !torch.vtensor<[?],f32>, !torch.int -> !torch.int loc(#index)
+  %4 = torch.aten.ge.int %3, %int0 : !torch.int, !torch.int -> !torch.bool loc(#index)
+  %5 = torch.aten.Int.bool %4 : !torch.bool -> !torch.int loc(#index)
+  %str = torch.constant.str "Runtime assertion failed for expression u0 >= 0 on node 'ge_1'"
+  torch.aten._assert_scalar %5, %str : !torch.int, !torch.str loc(#index)
+  %6 = torch.aten.sum %2, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[?],f32>, !torch.none -> !torch.vtensor<[],f32> loc(#sum)
+  %7 = torch.aten.mean %arg0, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %8 = torch.aten.add.Tensor %7, %6, %int1 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[],f32>, !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],f32> loc(#add)
+  return %8 : !torch.vtensor<[],f32>
+}
+#gt = loc("gt"("model.py":3:0))
+#index = loc("index"("model.py":3:0))
+#sum = loc("sum_1"("model.py":4:0))
+#add = loc("add"("model.py":4:0))
+
+// -----
+
+// `.item()` feeding a shape: the read-back and the op sized by it run on the host; the number's check
+// is dropped, and so is a size that only feeds a check.
+// CHECK-LABEL: func.func @item_to_shape
+// CHECK:         torch.aten.sum {{.*}}pygraph.class = "reduction"
+// CHECK:         torch.aten.item {{.*}}{pygraph.class = "host", pygraph.reason = "it reads a value back to the host"}
+// CHECK:         torch.aten.le.int {{.*}}{pygraph.class = "nop"}
+// CHECK:         torch.prim.ListConstruct {{.*}}{pygraph.class = "scalar"}
+// CHECK:         torch.aten.zeros {{.*}}{pygraph.class = "host", pygraph.reason = "it takes a number computed from the data when the program runs"}
+// CHECK:         torch.aten.sum {{.*}}pygraph.class = "host"
+func.func @item_to_shape(%arg0: !torch.vtensor<[8],si64> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[],f32> {
+  %none = torch.constant.none
+  %int8 = torch.constant.int 8
+  %false = torch.constant.bool false
+  %cuda = torch.constant.device "cuda"
+  %0 = torch.aten.sum %arg0, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, si64>]} : !torch.vtensor<[8],si64>, !torch.none -> !torch.vtensor<[],si64>
+  %1 = torch.aten.item %0 : !torch.vtensor<[],si64> -> !torch.int
+  %2 = torch.aten.le.int %1, %int8 : !torch.int, !torch.int -> !torch.bool
+  %3 = torch.prim.ListConstruct %1 : (!torch.int) -> !torch.list<int>
+  %4 = torch.aten.zeros %3, %none, %none, %cuda, %false : !torch.list<int>, !torch.none, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[?],f32>
+  %5 = torch.aten.sum %4, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[?],f32>, !torch.none -> !torch.vtensor<[],f32>
+  return %5 : !torch.vtensor<[],f32>
+}
+
+// -----
+
+// Static shapes only (a size read at compile time, a host op whose layout is known): nothing changes
+// and nothing is recorded.
+// CHECK-NOT:   pygraph.transforms
+// CHECK-LABEL: func.func @static
+// CHECK:         torch.aten.size.int {{.*}}{pygraph.class = "scalar"}
+// CHECK:         torch.aten.nonzero {{.*}}{pygraph.class = "host", pygraph.layouts
+// CHECK-NOT:     pygraph.reason
+func.func @static(%arg0: !torch.vtensor<[4],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[4,1],si64> {
+  %int0 = torch.constant.int 0
+  %0 = torch.aten.size.int %arg0, %int0 : !torch.vtensor<[4],f32>, !torch.int -> !torch.int
+  %1 = torch.aten.nonzero %arg0 {pygraph.layouts = [#pygraph.layout<[4, 1], [1, 1], 0 : i64, si64>]} : !torch.vtensor<[4],f32> -> !torch.vtensor<[4,1],si64>
+  return %1 : !torch.vtensor<[4,1],si64>
+}

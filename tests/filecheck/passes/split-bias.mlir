@@ -1,0 +1,106 @@
+// RUN: pygraph-opt %s -p split-bias --split-input-file | filecheck %s --check-prefixes=CHECK,DEFAULT
+// RUN: pygraph-opt %s -p 'split-bias{matmuls=true}' --split-input-file | filecheck %s --check-prefixes=CHECK,MATMUL
+
+// linear + GELU: with matmuls=true the bias becomes an add after the linear, which fuse-pointwise puts in
+// GELU's kernel; by default the linear keeps its bias (cuBLASLt adds it for free).
+// DEFAULT-LABEL: func.func @main
+// DEFAULT-NEXT:    %[[Y:.*]] = torch.aten.linear %arg0, %arg1, %arg2
+// DEFAULT:         torch.aten.gelu %[[Y]]
+// MATMUL-LABEL: func.func @main
+// MATMUL-NEXT:    %[[NONE:.*]] = torch.constant.none {pygraph.class = "scalar"}
+// MATMUL-NEXT:    %[[Y:.*]] = torch.aten.linear %arg0, %arg1, %[[NONE]] {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[4, 16], [16, 1], 0 : i64, f32>]}
+// MATMUL-NEXT:    %[[ONE:.*]] = torch.constant.int 1 {pygraph.class = "scalar"}
+// MATMUL-NEXT:    %[[B:.*]] = torch.aten.add.Tensor %[[Y]], %arg2, %[[ONE]] {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[4, 16], [16, 1], 0 : i64, f32>]}
+// MATMUL:         torch.aten.gelu %[[B]]
+func.func @main(%x: !torch.vtensor<[4,8],f32>, %w: !torch.vtensor<[16,8],f32>, %b: !torch.vtensor<[16],f32>) -> !torch.vtensor<[4,16],f32> {
+  %0 = torch.aten.linear %x, %w, %b {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[4, 16], [16, 1], 0 : i64, f32>]} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[16,8],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[4,16],f32>
+  %str = torch.constant.str "none" {pygraph.class = "scalar"}
+  %1 = torch.aten.gelu %0, %str {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[4, 16], [16, 1], 0 : i64, f32>]} : !torch.vtensor<[4,16],f32>, !torch.str -> !torch.vtensor<[4,16],f32>
+  return %1 : !torch.vtensor<[4,16],f32>
+}
+
+// -----
+
+// GPT-2's addmm, viewed back to [batch, tokens, features] and added to the residual: with matmuls=true
+// addmm becomes mm and the bias add goes after the view (the bias runs along the last dim, which the
+// view keeps).
+// DEFAULT-LABEL: func.func @main
+// DEFAULT:         torch.aten.addmm %arg2, %arg0, %arg1
+// MATMUL-LABEL: func.func @main
+// MATMUL:         %[[MM:.*]] = torch.aten.mm %arg0, %arg1 {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[8, 4], [4, 1], 0 : i64, f32>]}
+// MATMUL:         %[[V:.*]] = torch.aten.view %[[MM]]
+// MATMUL-NEXT:    %[[ONE:.*]] = torch.constant.int 1
+// MATMUL-NEXT:    %[[B:.*]] = torch.aten.add.Tensor %[[V]], %arg2, %[[ONE]] {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[2, 4, 4], [16, 4, 1], 0 : i64, f32>]}
+// MATMUL-NEXT:    torch.aten.add.Tensor %arg3, %[[B]]
+// MATMUL-NOT:     torch.aten.addmm
+func.func @main(%x: !torch.vtensor<[8,4],f32>, %w: !torch.vtensor<[4,4],f32>, %b: !torch.vtensor<[4],f32>, %r: !torch.vtensor<[2,4,4],f32>) -> !torch.vtensor<[2,4,4],f32> {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %0 = torch.aten.addmm %b, %x, %w, %int1, %int1 {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[8, 4], [4, 1], 0 : i64, f32>]} : !torch.vtensor<[4],f32>, !torch.vtensor<[8,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[8,4],f32>
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %int4 = torch.constant.int 4 {pygraph.class = "scalar"}
+  %shape = torch.prim.ListConstruct %int2, %int4, %int4 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %1 = torch.aten.view %0, %shape {pygraph.class = "view", pygraph.layouts = [#pygraph.layout<[2, 4, 4], [16, 4, 1], 0 : i64, f32>]} : !torch.vtensor<[8,4],f32>, !torch.list<int> -> !torch.vtensor<[2,4,4],f32>
+  %2 = torch.aten.add.Tensor %r, %1, %int1 {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[2, 4, 4], [16, 4, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,4],f32>, !torch.vtensor<[2,4,4],f32>, !torch.int -> !torch.vtensor<[2,4,4],f32>
+  return %2 : !torch.vtensor<[2,4,4],f32>
+}
+
+// -----
+
+// A convolution followed by a reduction (here a mean, as in a squeeze-excitation block): the bias,
+// one per channel, is viewed as [C, 1, 1] to broadcast along dim 1 (with or without matmuls).
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[NONE:.*]] = torch.constant.none
+// CHECK-NEXT:    %[[C:.*]] = torch.aten.conv2d %arg0, %arg1, %[[NONE]]
+// CHECK:         %[[SHAPE:.*]] = torch.prim.ListConstruct
+// CHECK-NEXT:    %[[BV:.*]] = torch.aten.view %arg2, %[[SHAPE]] {pygraph.class = "view"} : !torch.vtensor<[8],f32>, !torch.list<int> -> !torch.vtensor<[8,1,1],f32>
+// CHECK-NEXT:    %[[ONE:.*]] = torch.constant.int 1
+// CHECK-NEXT:    %[[B:.*]] = torch.aten.add.Tensor %[[C]], %[[BV]], %[[ONE]]
+// CHECK:         torch.aten.mean.dim %[[B]]
+func.func @main(%x: !torch.vtensor<[1,3,6,6],f32>, %w: !torch.vtensor<[8,3,3,3],f32>, %b: !torch.vtensor<[8],f32>) -> !torch.vtensor<[1,8,1,1],f32> {
+  %int0 = torch.constant.int 0 {pygraph.class = "scalar"}
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %ones = torch.prim.ListConstruct %int1, %int1 {pygraph.class = "scalar"} : (!torch.int, !torch.int) -> !torch.list<int>
+  %zeros = torch.prim.ListConstruct %int0, %int0 {pygraph.class = "scalar"} : (!torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.conv2d %x, %w, %b, %ones, %zeros, %ones, %int1 {pygraph.class = "library"} : !torch.vtensor<[1,3,6,6],f32>, !torch.vtensor<[8,3,3,3],f32>, !torch.vtensor<[8],f32>, !torch.list<int>, !torch.list<int>, !torch.list<int>, !torch.int -> !torch.vtensor<[1,8,4,4],f32>
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %int3 = torch.constant.int 3 {pygraph.class = "scalar"}
+  %dims = torch.prim.ListConstruct %int2, %int3 {pygraph.class = "scalar"} : (!torch.int, !torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %1 = torch.aten.mean.dim %0, %dims, %true, %none {pygraph.class = "reduction"} : !torch.vtensor<[1,8,4,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,8,1,1],f32>
+  return %1 : !torch.vtensor<[1,8,1,1],f32>
+}
+
+// -----
+
+// Left whole: BERT's query projection (read through views by attention, a library op), a result also
+// read by a library op, a result whose reader broadcasts it to a bigger shape (the add would be a
+// kernel of its own), addmm scaling its product (alpha = 2), and a linear without bias.
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[Q:.*]] = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// CHECK:         %[[M:.*]] = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// CHECK-NEXT:    torch.aten.relu %[[M]]
+// CHECK-NEXT:    torch.aten.mm %[[M]], %arg1
+// CHECK-NEXT:    %[[WIDE:.*]] = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// CHECK:         torch.aten.add.Tensor %arg3, %[[WIDE]]
+// CHECK:         torch.aten.addmm %arg2, %arg0, %arg1, %{{.*}}, %[[TWO:.*]] {pygraph.class = "library"}
+// CHECK:         torch.aten.linear %arg0, %arg1, %{{.*}} {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.none
+// CHECK-NOT:     torch.aten.add.Tensor %{{.*}}, %arg2
+func.func @main(%x: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>, %b: !torch.vtensor<[4],f32>, %r: !torch.vtensor<[2,4,4],f32>) -> (!torch.vtensor<[2,2,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[2,4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>) {
+  %q = torch.aten.linear %x, %w, %b {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4,4],f32>
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %shape = torch.prim.ListConstruct %int2, %int2, %int2 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %heads = torch.aten.view %q, %shape {pygraph.class = "view"} : !torch.vtensor<[4,4],f32>, !torch.list<int> -> !torch.vtensor<[2,2,4],f32>
+  %m = torch.aten.linear %x, %w, %b {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4,4],f32>
+  %relu = torch.aten.relu %m {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %mm = torch.aten.mm %m, %w {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %wide = torch.aten.linear %x, %w, %b {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4],f32> -> !torch.vtensor<[4,4],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %sum = torch.aten.add.Tensor %r, %wide, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int -> !torch.vtensor<[2,4,4],f32>
+  %scaled = torch.aten.addmm %b, %x, %w, %int1, %int2 {pygraph.class = "library"} : !torch.vtensor<[4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,4],f32>
+  %scaled_relu = torch.aten.relu %scaled {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %plain = torch.aten.linear %x, %w, %none {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.none -> !torch.vtensor<[4,4],f32>
+  %plain_relu = torch.aten.relu %plain {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
+  return %heads, %relu, %mm, %sum, %scaled_relu, %plain_relu : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[2,4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>
+}

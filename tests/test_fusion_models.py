@@ -1,0 +1,158 @@
+"""Fusion end to end on the emulator: which kernels small models compile to, against eager, and `freeze`.
+
+Each fused pattern of issue 4 (bias + GELU + layer norm, residual + layer norm, batch norm in inference
++ ReLU, softmax after a scale) must be ONE generated kernel next to its library matmul or convolution.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from torch import nn
+
+import pygraph
+from pygraph.ir.plan import Node, Segment
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),  # masked-off lanes, interpreted
+    pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
+]
+
+
+def nodes(compiled: pygraph.CompiledModel) -> list[Node]:
+    return [n for step in compiled.plan.steps if isinstance(step, Segment) for n in step.nodes]
+
+
+def kernels(compiled: pygraph.CompiledModel) -> list[str]:
+    """Generated kernels launched, less the copies of inputs into the arena (parameter indirection's)."""
+    return [n.kernel for n in nodes(compiled) if n.kind == "kernel" and not n.kernel.endswith("_copy")]
+
+
+def library_ops(compiled: pygraph.CompiledModel) -> list[str]:
+    return [n.op for n in nodes(compiled) if n.kind == "library"]
+
+
+def assert_matches(got: torch.Tensor, ref: torch.Tensor) -> None:
+    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5 * ref.abs().max().item())
+
+
+class MLP(nn.Module):
+    """The benchmark's mlp, smaller: 3 x (Linear, GELU, LayerNorm)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            *[m for _ in range(3) for m in (nn.Linear(64, 64), nn.GELU(), nn.LayerNorm(64))]
+        )
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.layers(x)
+
+
+class Attention(nn.Module):
+    """BERT-style attention by hand: scores, scale and mask, softmax, residual and layer norm."""
+
+    def __init__(self, dim: int = 32) -> None:
+        super().__init__()
+        self.q, self.k, self.v, self.out = (nn.Linear(dim, dim) for _ in range(4))
+        self.norm = nn.LayerNorm(dim)
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        scores = self.q(x) @ self.k(x).transpose(1, 2)
+        probs = torch.softmax(scores * 0.125 + mask, dim=-1)
+        return self.norm(x + self.out(probs @ self.v(x)))
+
+
+class ConvBN(nn.Module):
+    """Convolutions with eval batch norm, ReLU, a residual add and a squeeze-excitation style mean."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 8, 3, padding=1), nn.BatchNorm2d(8)
+        self.conv2, self.bn2 = nn.Conv2d(8, 8, 3, padding=1, bias=False), nn.BatchNorm2d(8)
+        for bn in (self.bn1, self.bn2):
+            bn.running_mean.uniform_(-1, 1)
+            bn.running_var.uniform_(0.5, 2)
+            bn.weight.data.uniform_(0.5, 1.5)
+            bn.bias.data.uniform_(-0.5, 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.bn1(self.conv1(x)))
+        y = torch.relu(self.bn2(self.conv2(y)) + y)
+        return y * torch.sigmoid(y.mean((2, 3), keepdim=True))
+
+
+def test_mlp_is_one_kernel_per_layer() -> None:
+    torch.manual_seed(0)
+    model, x = MLP().eval(), torch.randn(2, 64)
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert_matches(compiled(x), model(x))
+    assert library_ops(compiled) == ["aten.linear.default"] * 3
+    assert len(kernels(compiled)) == 3 and all("gelu_layer_norm" in k for k in kernels(compiled))
+
+
+def test_attention_softmax_and_residual_layer_norm() -> None:
+    torch.manual_seed(0)
+    model, x, mask = Attention().eval(), torch.randn(2, 7, 32), torch.randn(1, 1, 7)
+    compiled = pygraph.export_and_compile(model, (x, mask))
+    assert_matches(compiled(x, mask), model(x, mask))
+    fused = kernels(compiled)
+    assert any("softmax" in k for k in fused)
+    assert any("add_layer_norm" in k for k in fused)
+    # Every projection keeps its bias (cuBLASLt adds it for free; split-bias leaves matmuls whole).
+    linears = [n.aten_args for n in nodes(compiled) if n.op == "aten.linear.default"]
+    assert len(linears) == 4 and None not in [args[2] for args in linears]
+
+
+@pytest.mark.parametrize("freeze", [False, True])
+def test_batch_norm_fuses_and_freezes(freeze: bool) -> None:
+    torch.manual_seed(0)
+    model, x = ConvBN().eval(), torch.randn(2, 3, 9, 9)
+    compiled = pygraph.export_and_compile(model, (x,), freeze=freeze)
+    assert_matches(compiled(x), model(x))
+    assert library_ops(compiled) == ["aten.conv2d.default"] * 2
+    constants = [a.name for a in compiled.plan.arguments if a.role == "constant"]
+    if freeze:  # folded into the convolutions: the kernels only add the bias
+        assert len(constants) == 4 and all("frozen" in name for name in constants)
+        assert not any("rsqrt" in k for k in kernels(compiled))
+    else:  # conv bias + batch norm + ReLU, then batch norm + residual + ReLU: one kernel each
+        assert constants == []
+        assert sum("rsqrt" in k for k in kernels(compiled)) == 2
+    with torch.no_grad():
+        model.bn1.weight.mul_(2)
+    changed = model(x)
+    if freeze:  # frozen weights do not follow the model
+        assert not torch.allclose(compiled(x), changed)
+    else:
+        assert_matches(compiled(x), changed)
+
+
+def test_freeze_leaves_batch_norm_without_convolution() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 4, 1), nn.ReLU(), nn.BatchNorm2d(4)).eval()
+    model[2].running_var.uniform_(0.5, 2)
+    x = torch.randn(1, 3, 5, 5)
+    compiled = pygraph.export_and_compile(model, (x,), freeze=True)
+    assert_matches(compiled(x), model(x))
+    assert not [a for a in compiled.plan.arguments if a.role == "constant"]
+    assert any("rsqrt" in k for k in kernels(compiled))
+
+
+def test_layer_norm_softmax_rows_longer_than_a_block() -> None:
+    """Rows of 5000 (more than the 4096 a kernel keeps in registers): looped reductions, end to end."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.LayerNorm(5000), nn.Softmax(-1)).eval()
+    x = torch.randn(3, 5000)
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert_matches(compiled(x), model(x))
+    assert len(kernels(compiled)) == 1
+
+
+def test_gelu_tanh_and_silu_are_one_kernel_each() -> None:
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(16, 16), nn.GELU(approximate="tanh"), nn.Linear(16, 16), nn.SiLU()).eval()
+    x = torch.randn(4, 16)
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert_matches(compiled(x), model(x))
+    assert library_ops(compiled) == ["aten.linear.default"] * 2
+    assert len(kernels(compiled)) == 2 and all("gelu" in k or "silu" in k for k in kernels(compiled))

@@ -1,0 +1,88 @@
+"""select-graphs' decisions on synthetic cost tables, and reuse of measured (profiled) choices."""
+
+import dataclasses
+import json
+from pathlib import Path
+
+import pytest
+import torch
+
+import pygraph
+from pygraph.ir import costs
+from pygraph.ir.context import parse
+from pygraph.ir.plan import read_plan
+from pygraph.knobs import knobs
+from pygraph.passes.pipeline import parse_pipeline, run_pipeline
+
+PLAN = Path(__file__).parent / "filecheck" / "passes" / "select-graphs.mlir"
+
+
+def small_segment_plan() -> str:
+    """The first case of the FileCheck test: one segment of six tiny kernels."""
+    return PLAN.read_text().split("// -----")[0]
+
+
+def read_plan_segments(module):
+    from pygraph.ir import dialect as d
+    from pygraph.passes.base import main_function
+
+    return [op for op in main_function(module).regions[0].blocks[0].operations if isinstance(op, d.SegmentOp)]
+
+
+@pytest.mark.parametrize(
+    ("figures", "mode"),
+    [
+        ({}, "graph"),  # the defaults: six launches cost more than one graph launch
+        ({"graph_launch_us": 1000.0}, "eager"),  # a device where graph launches are slow
+        ({"driver_launch_us": 0.5}, "eager"),  # launches nearly free: the graph's per-node cost loses
+        ({"bandwidth_gb_s": 0.001}, "eager"),  # GPU-bound work: launches are hidden behind it
+    ],
+)
+def test_decisions_follow_the_cost_table(tmp_path: Path, figures: dict, mode: str):
+    with knobs.scope(cache_dir=tmp_path):
+        costs.save("test", dataclasses.replace(costs.Costs(), **figures))
+        modes = [m.value for m in (s.mode for s in read_plan_segments(_selected(small_segment_plan())))]
+    assert modes == [mode]
+
+
+def _selected(text: str):
+    module = parse(text)
+    run_pipeline(module, parse_pipeline("select-graphs{costs=test}"))
+    return module
+
+
+def test_measured_figures_override_estimates_and_are_reused(tmp_path: Path):
+    with knobs.scope(cache_dir=tmp_path):
+        module = _selected(small_segment_plan())
+        (segment,) = read_plan_segments(module)
+        fingerprint = segment.info["fingerprint"].value
+        assert segment.mode.value == "graph"  # estimated
+        costs.record_segments("test", {fingerprint: {"measured_graph_us": 20.0, "measured_eager_us": 10.0}})
+        (segment,) = read_plan_segments(_selected(small_segment_plan()))
+        assert segment.mode.value == "eager"
+        assert (
+            segment.info["reason"].value
+            == "eager 10.0 us <= graph 20.0 us (measured, a graph must win by 2%)"
+        )
+        stored = json.loads((tmp_path / "segments-test.json").read_text())
+        assert stored == {fingerprint: {"measured_eager_us": 10.0, "measured_graph_us": 20.0}}
+
+
+def test_forced_modes_reach_the_runtime_through_the_knob():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU())
+    x = torch.randn(2, 8)
+    for knob, mode in (("all", "graph"), ("none", "eager")):
+        with knobs.scope(graphs=knob):
+            compiled = pygraph.export_and_compile(model, (x,))
+        assert [s.mode for s in compiled.plan.segments] == [mode]
+        torch.testing.assert_close(compiled(x), model(x))
+        assert compiled.explain().coverage["after"] == (1.0 if mode == "graph" else 0.0)
+
+
+def test_explain_reports_each_segments_choice():
+    model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.GELU(), torch.nn.Linear(8, 8))
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 8),))
+    (segment,) = compiled.explain().segments
+    assert segment["mode"] == "graph" and "estimated" in segment["info"]["reason"]
+    assert {"estimated_eager_us", "estimated_graph_us", "one_time_us", "fingerprint"} <= set(segment["info"])
+    assert read_plan(parse(compiled.ir("plan"))).segments[0].info == segment["info"]
