@@ -80,7 +80,7 @@ class _Indirection:
             elif role == "rng":  # the runtime writes each call's seed and offset into value slots
                 device = attrs.string("cuda" if self.gpu_program else "cpu")
                 arg_attrs[i].update(
-                    {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._slot()), d.DEVICE: device}
+                    {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._value_slot()), d.DEVICE: device}
                 )
         self.main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
         self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
@@ -89,6 +89,11 @@ class _Indirection:
     def _slot(self) -> int:
         self.slots += 1
         return self.slots - 1
+
+    def _value_slot(self) -> int:
+        """A slot that holds data: 16-byte aligned (an even slot), as kernels assume of a buffer's start."""
+        self.slots += self.slots % 2
+        return self._slot()
 
     def _kernels_for_memcpys(self) -> None:
         """A memcpy node bakes both addresses in: one that touches an input becomes a copy kernel."""
@@ -193,14 +198,14 @@ class _Indirection:
             choice = min(candidates, key=candidates.get)
             fields = {d.IO: attrs.string(choice), d.DEVICE: attrs.string("cuda")}
             if choice == "value":
-                fields[d.SLOT] = attrs.i64(self._slot())
+                fields[d.SLOT] = attrs.i64(self._value_slot())
                 self._record_value(arg, name, fields[d.SLOT])
             else:
                 what = f"host tensor '{name}' is copied to the GPU by the runtime before the graphs run"
                 record_transform(self.module, ParameterIndirection.name, what, arg.location)
             return _record(fields, candidates, choice)
         if "value" in candidates:
-            slot = attrs.i64(self._slot())
+            slot = attrs.i64(self._value_slot())
             self._record_value(arg, name, slot)
             return _record({d.IO: attrs.string("value"), d.SLOT: slot}, candidates, "value")
         if not others:

@@ -16,7 +16,8 @@ import torch
 import triton
 
 from ...ir import costs
-from ...ir.plan import TritonKernel
+from ...ir.plan import Operand, TritonKernel
+from ..aten_call import AtenCall
 from . import driver
 from .compile import compile_kernel, load
 from .graph import GraphBuilder, record
@@ -34,9 +35,9 @@ _TINY = TritonKernel(
 def cost_key(device: torch.device) -> str:
     """The device and the versions its figures depend on, as a file-name-safe key."""
     name = re.sub(r"[^A-Za-z0-9]+", "_", torch.cuda.get_device_name(device)).strip("_")
-    return (
-        f"{name}-torch{torch.__version__.split('+')[0]}-triton{triton.__version__}-cuda{torch.version.cuda}"
-    )
+    tf32 = "-tf32" if torch.backends.cuda.matmul.allow_tf32 else ""  # matrix throughput differs about 8x
+    versions = f"torch{torch.__version__.split('+')[0]}-triton{triton.__version__}-cuda{torch.version.cuda}"
+    return f"{name}-{versions}{tf32}"
 
 
 def costs_for(device: torch.device) -> str:
@@ -101,6 +102,9 @@ def calibrate(device: torch.device) -> costs.Costs:
         p.kernelParams = params.address
 
         small_a, small_b = torch.randn(64, device=device), torch.empty(64, device=device)
+        # a vendor call as the runtime makes it when a segment runs eagerly: through AtenCall
+        m64 = torch.randn(64, 64, device=device)
+        mm_call = AtenCall("aten.mm.default", [Operand(0), Operand(1)], device)
         big_a, big_b = torch.empty(1 << 26, device=device), torch.empty(1 << 26, device=device)
         m = torch.randn(4096, 4096, device=device)
         mm_us = _gpu_us(lambda: torch.mm(m, m), repeats=10)
@@ -115,7 +119,7 @@ def calibrate(device: torch.device) -> costs.Costs:
         figures = costs.Costs(
             graph_launch_us=_host_us(lambda: driver.launch_graph(single_exec, stream)),
             driver_launch_us=_host_us(lambda: tiny.launch((1, 1, 1), params, stream)),
-            eager_launch_us=_host_us(lambda: torch.relu(small_a)),
+            eager_launch_us=_host_us(lambda: mm_call([m64, m64])),
             kernel_node_us=max(
                 0.0,
                 (

@@ -95,7 +95,6 @@ class CudaRuntime:
                 load(_table_writer(plan.table_slots, arch), self.context) if plan.table_slots else None
             )
             self.side = torch.cuda.Stream(self.device)
-            self.pool = torch.cuda.graph_pool_handle()
             self._own_storage()
         # The table writer's parameters: the table's address, then one value per slot; rewritten each call.
         self.table_params = KernelParams([self.table.data_ptr(), *[0] * plan.table_slots, 0, 0])
@@ -135,21 +134,23 @@ class CudaRuntime:
             self._stream = cu.CUstream(torch.cuda.current_stream(self.device).cuda_stream)
             given = self._bind_inputs(inputs)
             self._outputs_now = outputs = self._bind_outputs()
-            if not self._built:
+            if self._built:
+                for run in self._program:
+                    run()
+            else:
                 for runners in self._runners:  # the warm-up
                     for run in runners:
                         run()
-                self._build()
-                self._built = True
-            else:
-                for run in self._program:
-                    run()
             for i, staging in self._written:
                 inputs[i].copy_(staging)
             for i in self._contiguity_copies:
                 if self._writes_input[i]:
                     inputs[i].copy_(given[i])
-            return self._results(outputs)
+            results = self._results(outputs)
+            if not self._built:  # after taking the results: recording points library results at new storage
+                self._build()
+                self._built = True
+            return results
 
     def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
@@ -476,6 +477,9 @@ class CudaRuntime:
     # ----------------------------------------------------------------------------------------- graphs
 
     def _build(self) -> None:
+        self.pool = (
+            torch.cuda.graph_pool_handle()
+        )  # torch releases a pool once the graphs recorded into it go
         for step, runners in zip(self.plan.steps, self._runners, strict=True):
             if isinstance(step, Segment) and step.mode == "graph":
                 if step.nodes:

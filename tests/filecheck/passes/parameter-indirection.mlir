@@ -68,13 +68,13 @@ func.func @decided(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x",
 
 // -----
 
-// The seed and offset of random kernels (role "rng") travel in value slots; a host op's result that only
+// The seed and offset of random kernels (role "rng") travel in value slots (even slots: 16-byte aligned); a host op's result that only
 // a kernel reads is reached through the table (the graph after the host op reads it where the op put
 // it), and one whose shape the data decides is returned as a copy.
 // CHECK-LABEL: func.func @rng_and_host
 // CHECK-SAME:    pygraph.name = "x", pygraph.role = "input", pygraph.slot = 2 : i64}
-// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "seed", pygraph.role = "rng", pygraph.slot = 3 : i64}
-// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "offset", pygraph.role = "rng", pygraph.slot = 4 : i64}
+// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "seed", pygraph.role = "rng", pygraph.slot = 4 : i64}
+// CHECK-SAME:    {pygraph.device = "cpu", pygraph.io = "value", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.name = "offset", pygraph.role = "rng", pygraph.slot = 6 : i64}
 // CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", {{.*}}pygraph.slot = 1 : i64}, !pygraph.buf {pygraph.io = "copy", pygraph.io_choice = "copy", pygraph.io_costs = {copy = {{.*}}}
 // CHECK:         "pygraph.host"({{.*}}) {{{.*}}op = "aten.sum.default", {{.*}}slots = [0]}
 // CHECK:         "pygraph.host"({{.*}}) {{{.*}}op = "aten.nonzero.default", {{.*}}slots = [-1]}

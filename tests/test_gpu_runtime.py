@@ -1,0 +1,94 @@
+"""End to end on a CUDA GPU (run on the GPU machine): queued calls, state changes, profiled choices."""
+
+import pytest
+import torch
+
+import pygraph
+from pygraph.ir import costs
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+pytestmark = [
+    pytest.mark.gpu,
+    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"),
+]
+
+
+class Block(torch.nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(256, 512), torch.nn.Linear(512, 256)
+        self.norm = torch.nn.LayerNorm(256)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.norm(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+
+
+@pytest.fixture(autouse=True)
+def no_tf32():
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    yield
+    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def test_eight_queued_calls_on_rotating_inputs_see_their_own_addresses():
+    torch.manual_seed(0)
+    model = Block().cuda().eval()
+    inputs = [torch.randn(32, 256, device="cuda") for _ in range(8)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (inputs[0],))
+        compiled(inputs[0])  # warm-up and graph build
+        torch.cuda.synchronize()
+        outputs = [compiled(x) for x in inputs]  # queued back to back, no synchronisation between them
+        torch.cuda.synchronize()
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+    stats = compiled.stats()
+    assert stats["graphs"] >= 1 and stats["captures"] == stats["library_calls"]
+    assert stats["nodes"]["kernel"] >= 1 and stats["nodes"]["child"] == stats["nodes"]["library"]
+
+
+def test_parameter_changes_are_seen_on_the_gpu():
+    torch.manual_seed(1)
+    model = Block().cuda().eval()
+    x = torch.randn(32, 256, device="cuda")
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,))
+        compiled(x)
+        model.load_state_dict(Block().cuda().state_dict())
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+        model.fc1.weight = torch.nn.Parameter(torch.randn(512, 256, device="cuda") / 16)
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+
+
+def test_a_profiled_choice_is_measured_once_and_reused(tmp_path, monkeypatch):
+    torch.manual_seed(2)
+    model = Block().cuda().eval()
+    x = torch.randn(32, 256, device="cuda")
+    with knobs.scope(cache_dir=tmp_path), torch.no_grad():
+        profiled = pygraph.export_and_compile(model, (x,), profile=True)
+        reasons = [s["info"]["reason"] for s in profiled.explain().segments]
+        assert all("measured" in r for r in reasons), reasons
+        assert relative_error(profiled(x), model(x)) <= 1e-4
+        import pygraph.backend.cuda.profile as profile_module
+
+        monkeypatch.setattr(profile_module, "profile_segments", lambda *a, **k: pytest.fail("measured again"))
+        again = pygraph.export_and_compile(model, (x,))  # no profile=True: the stored figures decide
+        assert [s["info"]["reason"] for s in again.explain().segments] == reasons
+        key = (
+            next(p.name for p in tmp_path.glob("segments-*.json"))
+            .removeprefix("segments-")
+            .removesuffix(".json")
+        )
+        assert costs.measured_segments(key)
+
+
+def test_launch_floor_is_measured():
+    model = Block().cuda().eval()
+    x = torch.randn(32, 256, device="cuda")
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,))
+        compiled(x)
+    launch = compiled._backend.measure_launch_us()
+    assert launch is not None and 0 < launch < 1000
