@@ -124,6 +124,8 @@ class Emulator:
                     f"{node.location}: {node.op} returned {len(outs)} tensors, the plan expects {len(node.results)}"
                 )
             for buffer, out in zip(node.results, outs, strict=False):
+                if not self.plan.buffers[buffer].used:
+                    continue
                 tensors[buffer] = _with_layout(out, self.plan.buffers[buffer].layout, node)
                 if self.plan.buffers[buffer].slot >= 0:
                     table[self.plan.buffers[buffer].slot] = tensors[buffer].data_ptr()

@@ -56,6 +56,7 @@ class Buffer:
     value: Any = None  # constant: a numpy array
     index: int = -1  # output: which output of the call
     slot: int = -1  # a root the table reaches (indirect input, output, host result): its slot
+    used: bool = True  # False for an ATen call's result that nothing reads (backends ignore it)
 
 
 @dataclass
@@ -212,9 +213,24 @@ class _Reader:
         for buf in self.buffers:
             if buf.kind == "alloc":
                 self._check_arena(buf, arena_bytes, main)
+        self._mark_unused(steps, outputs)
         return Plan(
             self.buffers, arguments, outputs, steps, kernels, arena_bytes, self.table_slots, random_numbers
         )
+
+    def _mark_unused(self, steps: list[Segment | HostStep], outputs: list[Output]) -> None:
+        """ATen results nothing reads: their layouts need not match (fake kernels may misstate an empty,
+        unused result), so backends ignore them."""
+        touched = {o.buffer for o in outputs}
+        for step in steps:
+            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+                touched.update(node.reads)
+                if node.kind not in ("library", "host"):  # an ATen call's writes are its own results
+                    touched.update(node.writes)
+        roots = {self.buffers[b].root for b in touched}
+        for buf in self.buffers:
+            if buf.kind == "result" and buf.id not in roots:
+                buf.used = False
 
     def _slot(self, attrs: dict[str, ir.Attribute], through_table: bool, what: str, op: Any) -> int:
         slot = ir.IntegerAttr(attrs[d.SLOT]).value if d.SLOT in attrs else -1

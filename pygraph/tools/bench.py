@@ -24,7 +24,8 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
   bytes; `ro`: the bytes of its inputs (CUDA Graph Trees copy every non-static input before a replay,
   with a kernel, so the profiler shows no memcpy); eager/compile: null.
 - `max_rel_err`: a separate check before timing, with TF32 off and systems built for it: the worst
-  per-output ||got - ref|| / ||ref|| over 3 input sets against eager (float64 arithmetic).
+  per-output ||got - ref|| / ||ref|| over 3 input sets against eager (float64 arithmetic). `--check`
+  limits it to some systems (each check compiles its system again); the others report null.
 - Inference under `torch.no_grad()`, float32, TF32 matmuls and convolutions allowed during timing.
 """
 
@@ -134,7 +135,10 @@ def _host_us(fn: Callable, inputs: list[tuple], calls: int = 20) -> float:
 
 
 def measure(
-    workload: Workload, systems: tuple[str, ...], log: Callable[[str], None]
+    workload: Workload,
+    systems: tuple[str, ...],
+    log: Callable[[str], None],
+    checked: tuple[str, ...] = SYSTEMS,
 ) -> dict[str, dict[str, Any]]:
     """Every measured field of every system of one workload (see the module docstring)."""
     device = torch.device("cuda")
@@ -147,7 +151,7 @@ def measure(
     with torch.no_grad():
         _tf32(False)
         refs = [model(*x) for x in inputs[:3]]
-        for system in systems:
+        for system in (s for s in systems if s in checked):
             try:
                 results[system]["max_rel_err"] = (
                     0.0 if system == "eager" else _check(system, model, inputs, refs)
@@ -344,7 +348,13 @@ def write_reports(data: dict[str, Any], out: Path) -> None:
 
 
 def main(
-    suite: str, names: str | None, systems: str | None, out: Path, emulate: bool, report_only: bool
+    suite: str,
+    names: str | None,
+    systems: str | None,
+    out: Path,
+    emulate: bool,
+    report_only: bool,
+    check: str | None = None,
 ) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if report_only:
@@ -352,9 +362,9 @@ def main(
         return 0
     chosen = select(suite, names)
     if emulate:
-        from .check import main as check
+        from .check import main as check_on_cpu
 
-        return check(suite, ",".join(w.name for w in chosen), out)
+        return check_on_cpu(suite, ",".join(w.name for w in chosen), out)
     if not torch.cuda.is_available():
         print(
             "pygraph bench measures on a CUDA GPU; use --emulate to check correctness on the CPU",
@@ -373,7 +383,8 @@ def main(
         print(f"== {workload.name} ({workload.suite})", flush=True)
         start = time.perf_counter()
         try:
-            results = measure(workload, wanted, lambda line: print(line, flush=True))
+            checked = tuple(check.split(",")) if check else SYSTEMS
+            results = measure(workload, wanted, lambda line: print(line, flush=True), checked)
         except Exception as exc:  # the model itself could not be built: every system shares the error
             print(traceback.format_exc(limit=6), flush=True)
             results = {

@@ -353,6 +353,8 @@ class CudaRuntime:
             )
         for b, out in zip(node.results, outputs, strict=False):
             layout = self.plan.buffers[b].layout
+            if not self.plan.buffers[b].used:
+                continue
             if not isinstance(out, torch.Tensor):
                 raise RuntimeError(
                     f"{node.location}: {node.op} returned a {type(out).__name__}, not a tensor"
