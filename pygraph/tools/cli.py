@@ -35,6 +35,9 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--report", action="store_true", help="only redraw the table and chart from latest.json"
     )
+    bench.add_argument(
+        "--check", help="systems whose max_rel_err is measured (default: all; each check compiles again)"
+    )
     explain = sub.add_parser(
         "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
     )
@@ -47,7 +50,9 @@ def main(argv: list[str] | None = None) -> int:
     if args.command == "bench":
         from .bench import main as run_bench
 
-        return run_bench(args.suite, args.workloads, args.systems, args.out, args.emulate, args.report)
+        return run_bench(
+            args.suite, args.workloads, args.systems, args.out, args.emulate, args.report, args.check
+        )
     if args.command == "check":
         from .check import main as run_check
 
