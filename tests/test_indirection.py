@@ -109,3 +109,30 @@ def test_state_changes_are_seen_without_scanning_every_call():
     torch.testing.assert_close(compiled(x, y), model(x, y))
     model.double().float()  # _apply: every tensor moves
     torch.testing.assert_close(compiled(x, y), model(x, y))
+
+
+def test_a_vendor_calls_large_output_is_returned_fresh_not_copied():
+    class Head(torch.nn.Module):
+        """A language-model head: 32 MiB of logits straight from a matmul (copying them would cost more
+        than one eager launch, by the default cost figures)."""
+
+        def __init__(self) -> None:
+            super().__init__()
+            self.norm = torch.nn.LayerNorm(64)
+            self.head = torch.nn.Linear(64, 32768, bias=False)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return self.head(self.norm(x))
+
+    torch.manual_seed(3)
+    model = Head()
+    compiled = pygraph.export_and_compile(model, (torch.randn(256, 64),))
+    (output,) = (item for item in compiled.explain().io if item["kind"] == "output")
+    assert output["mechanism"] == "eager" and output["bytes"] == 0
+    assert compiled.stats()["copied_bytes_per_call"] == 0  # the input is reached through the table
+    assert compiled.stats()["host_ops"] == 1
+    first_x, second_x = torch.randn(256, 64), torch.randn(256, 64)
+    first = compiled(first_x)
+    second = compiled(second_x)
+    torch.testing.assert_close(first, model(first_x))  # still intact after the second call
+    torch.testing.assert_close(second, model(second_x))

@@ -75,6 +75,7 @@ class Argument:
 class Output:
     buffer: int
     io: str  # "copy" (the runtime returns a copy) | "indirect" (the graph writes a fresh tensor) | "static"
+    # | "fresh" (a host op's result, fresh each call, returned as is)
     slot: int = -1
     choice: str = ""
     costs: dict[str, float] = field(default_factory=dict)
@@ -244,6 +245,10 @@ class _Reader:
         for i, value in enumerate(ret.operands):
             io = ir.StringAttr(results[i][d.IO]).value if d.IO in results[i] else "copy"
             buf = self.buffers[self._id(value, ret)]
+            if io == "fresh" and self.buffers[buf.root].kind != "result":
+                raise _error(
+                    ret, f"output {i} is 'fresh' but returns a {buf.kind} buffer, not a host op's result"
+                )
             if (io == "indirect") != (buf.kind == "output"):
                 raise _error(ret, f"output {i} is '{io}' but returns a {buf.kind} buffer")
             if buf.kind == "output" and buf.index != i:

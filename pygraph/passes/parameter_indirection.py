@@ -20,6 +20,8 @@ outputs
 - `indirect`: the kernel that produces it writes a fresh tensor, allocated per call, through the table.
 - `copy kernel`: a generated copy kernel moves another producer's result into the fresh tensor.
 - `copy`: the runtime returns a copy of the graph's buffer.
+- `eager`: the vendor call that produces it runs after the graph; its result, a fresh tensor each call,
+  is returned as is (`io = "fresh"`), where copying a large result (logits) would cost more.
 - `static` (option static-outputs): the graph's own buffer, which the next call overwrites.
 Parameters and buffers stay "direct": graphs use them where the model keeps them.
 """
@@ -133,9 +135,15 @@ class _Indirection:
             candidates = {"static": 0.0}
         elif self._written_only_by_a_kernel(value, ret, index):
             candidates["indirect"] = 0.0
+        elif self._only_returned(value, ret):
+            candidates["eager"] = self._after_graph_us(value.owner)
         choice = min(candidates, key=candidates.get)
         if choice in ("static", "copy"):
             return _record({d.IO: attrs.string(choice)}, candidates, choice)
+        if choice == "eager":
+            reason = f"returns output {index} fresh from the call, instead of copying {layout.nbytes()} bytes out of the graph"
+            self._outside_graph(value.owner, reason)
+            return _record({d.IO: attrs.string("fresh")}, candidates, choice)
         if choice == "indirect":
             alloc = value.owner
             with ir.InsertionPoint(alloc), alloc.location:
@@ -161,6 +169,26 @@ class _Indirection:
             d.LAYOUT: buffer_layout(output.buf).to_attr(),
         }
         return _record(fields, candidates, choice)
+
+    def _only_returned(self, value: ir.Value, ret: Any) -> bool:
+        """A vendor call's result, in eager's layout, that nothing but the return reads (once)."""
+        if not isinstance(value, ir.OpResult) or not isinstance(value.owner, d.LibraryOp):
+            return False
+        results = list(value.owner.results_)
+        returned = [v for v in ret.operands if v in results]
+        return len(returned) == len(set(returned)) and all(
+            u.operation == ret.operation for r in results for u in users(r)
+        )
+
+    def _after_graph_us(self, op: Any) -> float:
+        """A vendor call run after the graph: one eager launch, plus a graph launch if nodes follow it."""
+        following = False
+        for other in self.block.operations:
+            if other.operation == op.operation:
+                following = True
+            elif following and isinstance(other, d.NODE_OPS):
+                return self.costs.eager_launch_us + self.costs.graph_launch_us
+        return self.costs.eager_launch_us
 
     def _written_only_by_a_kernel(self, value: ir.Value, ret: Any, index: int) -> bool:
         """A dense arena buffer that one kernel writes, only kernels read, and the call returns once."""
@@ -221,7 +249,10 @@ class _Indirection:
             self._copy_in(arg, layout)
         elif choice == "eager":
             for op in others:
-                self._outside_graph(op, name, layout.nbytes())
+                self._outside_graph(
+                    op,
+                    f"reads input '{name}' where it is, instead of copying {layout.nbytes()} bytes into the graph",
+                )
         io = "copy" if choice == "copy" else "indirect"
         return _record({d.IO: attrs.string(io), d.SLOT: attrs.i64(self._slot())}, candidates, choice)
 
@@ -240,16 +271,14 @@ class _Indirection:
             copy = emit_copy(self.module, arg, static.buf)
         arg.replace_all_uses_except(static.buf, copy.operation)
 
-    def _outside_graph(self, op: Any, name: str, nbytes: int) -> None:
+    def _outside_graph(self, op: Any, reason: str) -> None:
         """Runs a vendor call outside the graph; results that only kernels read are reached through the table."""
-        slots = [self._slot() if _kernels_only(result) else -1 for result in op.results_]
+        slots = [self._slot() if _kernels_only(result) and users(result) else -1 for result in op.results_]
         fields = {
             "op": op.op,
             "args": op.args,
             "layouts": op.layouts,
-            "reason": attrs.string(
-                f"reads input '{name}' where it is, instead of copying {nbytes} bytes into the graph"
-            ),
+            "reason": attrs.string(reason),
             "slots": attrs.i64_array(slots),
         }
         with ir.InsertionPoint(op), op.location:

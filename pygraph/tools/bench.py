@@ -1,6 +1,8 @@
 """`pygraph bench`: pygraph against eager, torch.compile and reduce-overhead, in one process and run.
 
 Timing method (the protocol of `../shared/docs/benchmark.md`):
+- pygraph's one-time calibration of its cost figures (per device, versions and TF32 setting) runs before
+  any measurement, so it counts in no system's time or memory.
 - Every system of a workload is built in the same process: eager (the model), `compile`
   (`torch.compile(model)`), `ro` (`torch.compile(model, mode="reduce-overhead")`) and `pygraph`. Systems
   are built one after another; before each, garbage is collected and the CUDA cache emptied, and
@@ -23,7 +25,7 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
 - `copied_bytes`: pygraph's `stats()["copied_bytes_per_call"]`, checked against the profiler's memcpy
   bytes; `ro`: the bytes of its inputs (CUDA Graph Trees copy every non-static input before a replay,
   with a kernel, so the profiler shows no memcpy); eager/compile: null.
-- `max_rel_err`: a separate check before timing, with TF32 off and systems built for it: the worst
+- `max_rel_err`: a separate check after timing, with TF32 off and systems built for it: the worst
   per-output ||got - ref|| / ||ref|| over 3 input sets against eager (float64 arithmetic). `--check`
   limits it to some systems (each check compiles its system again); the others report null.
 - Inference under `torch.no_grad()`, float32, TF32 matmuls and convolutions allowed during timing.
@@ -148,22 +150,15 @@ def measure(
     inputs = [draw() for _ in range(ROTATION)]
     results: dict[str, dict[str, Any]] = {s: {"error": None} for s in systems}
 
-    with torch.no_grad():
-        _tf32(False)
-        refs = [model(*x) for x in inputs[:3]]
-        for system in (s for s in systems if s in checked):
-            try:
-                results[system]["max_rel_err"] = (
-                    0.0 if system == "eager" else _check(system, model, inputs, refs)
-                )
-            except Exception as exc:
-                results[system]["error"] = f"{type(exc).__name__}: {exc}"
-                log(f"   {system}: check failed: {results[system]['error']}\n{traceback.format_exc(limit=6)}")
-            _clean()
-        del refs
-        torch._dynamo.reset()
-        _tf32(True)
+    if any(s in PYGRAPHS for s in systems):  # pygraph's one-time calibration, outside every window below
+        from ..backend.cuda.calibrate import costs_for
 
+        for tf32 in (True, False):
+            _tf32(tf32)
+            costs_for(device)
+
+    with torch.no_grad():
+        _tf32(True)
         live: dict[str, Callable] = {}
         for system in systems:
             if results[system]["error"]:
@@ -216,6 +211,21 @@ def measure(
                 r["copied_bytes"] = sum(t.numel() * t.element_size() for t in inputs[0])
         live.clear()
         _clean()
+        torch._dynamo.reset()
+        # The correctness check comes last: reduce-overhead keeps one memory pool per device for good, so
+        # a check first would hide its memory from the measurement above.
+        _tf32(False)
+        refs = [model(*x) for x in inputs[:3]]
+        for system in (s for s in systems if s in checked and not results[s]["error"]):
+            try:
+                results[system]["max_rel_err"] = (
+                    0.0 if system == "eager" else _check(system, model, inputs, refs)
+                )
+            except Exception as exc:
+                results[system]["error"] = f"{type(exc).__name__}: {exc}"
+                log(f"   {system}: check failed: {results[system]['error']}\n{traceback.format_exc(limit=6)}")
+            _clean()
+        _tf32(True)
     for system in systems:
         for key in (
             "ms",
