@@ -284,6 +284,7 @@ class CudaRuntime:
         self._staged: list[tuple[int, torch.Tensor]] = []
         self._slotted: list[tuple[int, int, Layout, bool]] = []  # input index, slot, layout, 16-aligned
         self._valued: list[tuple[int, int]] = []  # input index, slot: host scalars carried in the table
+        self._valued_buffers = {a.buffer for a in plan.arguments if a.io == "value"}
         for i, arg in enumerate(self.inputs):
             layout = plan.buffers[arg.buffer].layout
             if arg.io == "stage":
@@ -386,7 +387,8 @@ class CudaRuntime:
     # ---------------------------------------------------------------------------------- eager runners
 
     def _step_runners(self, step: Segment | HostStep) -> list[Runner]:
-        runners: list[Runner] = [self._eager_table]
+        nodes = [step.node] if isinstance(step, HostStep) else step.nodes
+        runners: list[Runner] = [self._eager_table if self._reads_table(nodes) else self._eager_place]
         if isinstance(step, HostStep):
             return [*runners, self._aten(step.node, side=False)]
         graphed = step.mode == "graph"
@@ -403,8 +405,22 @@ class CudaRuntime:
                 raise PlanError(f"{node.location}: the CUDA runtime has no '{node.kind}' node")
         return runners
 
+    def _reads_table(self, nodes: list[Node]) -> bool:
+        """Whether eager work reads the table: a kernel that loads addresses from it, or a value slot."""
+        for node in nodes:
+            if node.kind == "kernel" and any(self._through_table[node.kernel]):
+                return True
+            if any(self.plan.root(b).id in self._valued_buffers for b in node.reads):
+                return True
+        return False
+
+    def _eager_place(self) -> None:
+        """Before eager work that does not read the table: this call's inputs and outputs as tensors."""
+        self._place_call_roots(self._outputs_now)
+
     def _eager_table(self) -> None:
-        """Before eager work: this call's tensors placed, and the table written from the host."""
+        """Before eager work that reads the table: the tensors placed, and the table written from the host
+        (synchronously: pageable memory; only eager segments whose kernels read the table pay it)."""
         self._place_call_roots(self._outputs_now)
         if self.plan.table_slots:
             values = [
