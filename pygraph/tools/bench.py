@@ -330,7 +330,7 @@ def chart(data: dict[str, Any], path: Path) -> bool:
         return False
     names = [n for s in SUITES for n, e in data["workloads"].items() if e["suite"] == s]
     systems = [s for s in SYSTEMS if s != "ro"]
-    fig, ax = plt.subplots(figsize=(max(8, 0.6 * len(names) * len(systems) / 2), 4.5))
+    fig, ax = plt.subplots(figsize=(max(10, 0.85 * len(names)), 5))
     width = 0.8 / len(systems)
     for i, system in enumerate(systems):
         values = [_speedup(data["workloads"][n]["systems"], "ro", system) or 0 for n in names]
@@ -341,7 +341,7 @@ def chart(data: dict[str, Any], path: Path) -> bool:
     ax.set_xticks(
         [x + width * (len(systems) - 1) / 2 for x in range(len(names))], names, rotation=45, ha="right"
     )
-    ax.legend()
+    ax.legend(loc="upper center", ncol=len(systems), fontsize="small")
     ax.set_title("time per call, relative to torch.compile(mode='reduce-overhead')")
     fig.tight_layout()
     fig.savefig(path, dpi=110)
