@@ -13,11 +13,9 @@ from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
 from pygraph.backend.triton_source import load_kernel, signature
-from pygraph.ir import dialect as d
-from pygraph.ir.attrs import str_list
 from pygraph.ir.context import parse
 from pygraph.ir.dtypes import from_name
-from pygraph.ir.plan import TritonKernel
+from pygraph.ir.plan import TritonKernel, triton_kernels
 from pygraph.knobs import knobs
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 from pygraph.passes.pointwise import Value, result_type
@@ -35,18 +33,7 @@ def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
 
 
 def kernels(plan) -> list[TritonKernel]:
-    return [
-        TritonKernel(
-            op.sym_name.value,
-            op.source.value,
-            op.entry.value,
-            str_list(op.signature),
-            op.num_warps.value,
-            op.num_stages.value,
-        )
-        for op in plan.body.operations
-        if isinstance(op, d.TritonKernelOp)
-    ]
+    return list(triton_kernels(plan).values())
 
 
 def case_kernels(name: str) -> list[TritonKernel]:

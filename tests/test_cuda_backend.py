@@ -11,6 +11,7 @@ import gpu_smoke
 import pytest
 import torch
 import triton
+from gpu_marks import needs_gpu
 
 from pygraph.backend.cuda import driver
 from pygraph.backend.cuda.compile import Function, compile_kernel, ptx_parameters
@@ -21,10 +22,6 @@ from pygraph.backend.stats import plan_stats
 from pygraph.ir.context import parse
 from pygraph.ir.plan import PlanError, TritonKernel, read_plan
 from pygraph.knobs import knobs
-
-needs_gpu = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"
-)
 
 ADD = """import triton
 import triton.language as tl

@@ -2,16 +2,14 @@
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 
 import pygraph
 from pygraph.ir import costs
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
-pytestmark = [
-    pytest.mark.gpu,
-    pytest.mark.skipif(not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"),
-]
+pytestmark = [pytest.mark.gpu, needs_gpu]
 
 
 class Block(torch.nn.Module):

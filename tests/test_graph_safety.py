@@ -16,6 +16,7 @@ from typing import Any
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 
@@ -28,11 +29,6 @@ from pygraph.ir.plan import HostStep, Segment, read_plan
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 from pygraph.passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, parse_pipeline, run_pipeline
-
-needs_gpu = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"
-)
-
 
 # ---------------------------------------------------------------------------------------------- models
 

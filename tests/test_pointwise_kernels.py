@@ -23,11 +23,11 @@ from triton.runtime.interpreter import InterpretedFunction
 from pygraph.backend.triton_source import load_kernel
 from pygraph.ir import aten
 from pygraph.ir import dialect as d
-from pygraph.ir.attrs import str_list, string
+from pygraph.ir.attrs import string
 from pygraph.ir.context import make_context, parse
 from pygraph.ir.dtypes import from_name
 from pygraph.ir.layout import Layout
-from pygraph.ir.plan import TritonKernel
+from pygraph.ir.plan import triton_kernels
 from pygraph.ir.torch_types import is_tensor
 from pygraph.knobs import knobs
 from pygraph.passes.base import main_function
@@ -192,17 +192,7 @@ def lower(
 def launcher(plan: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Callable[[], None], list[torch.Tensor]]:
     """A function that executes the plan's kernel launches in order, where the inputs are (Triton's
     interpreter on the CPU, compiled on a GPU), and the allocated buffers it writes, in order."""
-    kernels = {}
-    for op in plan.body.operations:
-        if isinstance(op, d.TritonKernelOp):
-            kernels[op.sym_name.value] = TritonKernel(
-                op.sym_name.value,
-                op.source.value,
-                op.entry.value,
-                str_list(op.signature),
-                op.num_warps.value,
-                op.num_stages.value,
-            )
+    kernels = triton_kernels(plan)
     main = main_function(plan)
     block = main.regions[0].blocks[0]
     buffers: dict[Any, torch.Tensor] = dict(zip(block.arguments, inputs, strict=True))

@@ -13,6 +13,7 @@ import math
 import pytest
 import torch
 import torch.nn.functional as F
+from gpu_marks import needs_gpu
 from test_codegen_triton import compile_for_h100, kernels
 from test_pointwise_kernels import (
     Case,
@@ -187,11 +188,6 @@ def on_gpu(t: torch.Tensor) -> torch.Tensor:
     """`t` on the GPU with the same strides and storage offset (a view stays a view)."""
     storage = torch.empty(0, dtype=t.dtype).set_(t.untyped_storage())
     return storage.cuda().as_strided(t.shape, t.stride(), t.storage_offset())
-
-
-needs_gpu = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"
-)
 
 
 @pytest.mark.gpu

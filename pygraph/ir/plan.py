@@ -152,6 +152,22 @@ def read_plan(module: ir.Module) -> Plan:
     return _Reader(module).read()
 
 
+def triton_kernels(module: ir.Module) -> dict[str, TritonKernel]:
+    """The module's generated kernels by symbol."""
+    return {
+        op.sym_name.value: TritonKernel(
+            op.sym_name.value,
+            op.source.value,
+            op.entry.value,
+            str_list(op.signature),
+            ir.IntegerAttr(op.num_warps).value,
+            ir.IntegerAttr(op.num_stages).value,
+        )
+        for op in module.body.operations
+        if isinstance(op, d.TritonKernelOp)
+    }
+
+
 class _Reader:
     def __init__(self, module: ir.Module) -> None:
         self.module = module
@@ -159,19 +175,12 @@ class _Reader:
         self.buffers: list[Buffer] = []
 
     def read(self) -> Plan:
-        kernels: dict[str, TritonKernel] = {}
+        kernels = triton_kernels(self.module)
         main = None
         for op in self.module.body.operations:
             if isinstance(op, d.TritonKernelOp):
-                kernels[op.sym_name.value] = TritonKernel(
-                    op.sym_name.value,
-                    op.source.value,
-                    op.entry.value,
-                    str_list(op.signature),
-                    ir.IntegerAttr(op.num_warps).value,
-                    ir.IntegerAttr(op.num_stages).value,
-                )
-            elif isinstance(op, func.FuncOp) and "sym_visibility" not in op.attributes:
+                continue
+            if isinstance(op, func.FuncOp) and "sym_visibility" not in op.attributes:
                 if main is not None:
                     raise _error(op, "a plan has exactly one public function")
                 main = op
