@@ -90,3 +90,42 @@ def test_launch_floor_is_measured():
         compiled(x)
     launch = compiled._backend.measure_launch_us()
     assert launch is not None and 0 < launch < 1000
+
+
+class Tower(torch.nn.Module):
+    """Sixteen vendor matmuls in a row with kernels between: each matmul's result dies at the next kernel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(1024, 1024) for _ in range(16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = torch.tanh(layer(x)) * 0.5 + x
+        return x
+
+
+def test_vendor_results_free_their_memory_for_later_recordings():
+    torch.manual_seed(3)
+    model = Tower().cuda().eval()
+    inputs = [torch.randn(2048, 1024, device="cuda") for _ in range(3)]
+    results_mb = 16 * 2048 * 1024 * 4 / 2**20  # what the matmul results would hold if none were freed
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (inputs[0],))
+        torch.cuda.synchronize()
+        torch.cuda.empty_cache()
+        allocated, reserved = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
+        torch.cuda.reset_peak_memory_stats()
+        compiled(inputs[0])  # the warm-up, then the recordings
+        torch.cuda.synchronize()
+        peak_mb = (torch.cuda.max_memory_allocated() - allocated) / 2**20
+        torch.cuda.empty_cache()  # what stays reserved is the arena, the graphs' pool and the output
+        reserved_mb = (torch.cuda.memory_reserved() - reserved) / 2**20
+        outputs = [compiled(x) for x in inputs]  # queued back to back; the reused memory is ordered
+        torch.cuda.synchronize()
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+    assert compiled.stats()["captures"] == 16
+    # arena (two 8 MB activations), output (8 MB) and a few live matmul results: not all sixteen
+    assert peak_mb < 0.6 * results_mb, peak_mb
+    assert reserved_mb < 0.6 * results_mb, reserved_mb

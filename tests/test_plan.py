@@ -3,7 +3,7 @@
 import pytest
 
 from pygraph.ir.context import parse
-from pygraph.ir.plan import PlanError, dependencies, read_plan
+from pygraph.ir.plan import PlanError, dependencies, pooled_results, read_plan
 
 L4 = "#pygraph.layout<[4], [1], 0 : i64, f32>"
 KERNEL = """
@@ -46,9 +46,21 @@ def test_dependencies_follow_buffers_and_library_order():
     plan = read_plan(parse(plan_text(SEGMENT)))
     (segment,) = plan.segments
     assert [n.kind for n in segment.nodes] == ["kernel", "library", "kernel", "kernel", "library", "kernel"]
-    # k2 is independent; the second library call waits for k2 (data) and the first (shared workspace);
-    # k3 rewrites %a after the first library call read it (write-after-read; k0 is implied through it).
-    assert dependencies(plan, segment) == [[], [0], [1], [], [1, 3], [1]]
+    # k2 is independent; the second library call waits for k2 (data), the first (shared workspace) and
+    # k1, the last reader of the first call's result, whose memory its recording may reuse (the first
+    # call is implied through k1); k3 rewrites %a after the first library call read it (write-after-read;
+    # k0 is implied through it).
+    assert dependencies(plan, segment) == [[], [0], [1], [], [2, 3], [1]]
+
+
+def test_pooled_results_are_graphed_library_results_no_output_or_eager_step_keeps():
+    plan = read_plan(parse(plan_text(SEGMENT)))
+    (segment,) = plan.segments
+    r0 = segment.nodes[1].results[0]
+    assert pooled_results(plan) == {r0: (0, 2)}  # %r1 is returned: it stays
+    eager = read_plan(parse(plan_text(SEGMENT.replace('mode = "graph"', 'mode = "eager"'))))
+    assert pooled_results(eager) == {}
+    assert dependencies(eager, eager.segments[0])[4] == [1, 3]  # nothing is freed, so no reuse to order
 
 
 def test_segment_result_is_the_yielded_buffer():

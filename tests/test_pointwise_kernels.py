@@ -18,9 +18,8 @@ import torch
 import torch.nn.functional as F
 from torch_mlir import fx
 from torch_mlir.extras.fx_importer import FxImporter
-from triton.runtime.interpreter import InterpretedFunction
 
-from pygraph.backend.triton_source import load_kernel
+from pygraph.backend.triton_source import load_interpreted, load_kernel
 from pygraph.ir import aten
 from pygraph.ir import dialect as d
 from pygraph.ir.attrs import string
@@ -218,9 +217,7 @@ def launcher(plan: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Callable[[], 
                 }
                 launches.append(lambda k=kernel, g=grid, a=args, o=options: load_kernel(k)[g](*a, **o))
             else:
-                launches.append(
-                    lambda k=kernel, g=grid, a=args: InterpretedFunction(load_kernel(k).fn)[g](*a)
-                )
+                launches.append(lambda k=kernel, g=grid, a=args: load_interpreted(k)[g](*a))
 
     def run() -> None:
         for launch in launches:

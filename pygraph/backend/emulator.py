@@ -17,7 +17,6 @@ from collections.abc import Sequence
 from typing import Any
 
 import torch
-from triton.runtime.interpreter import InterpretedFunction
 
 from ..ir.layout import Layout
 from ..ir.plan import Node, Plan, Segment
@@ -25,7 +24,7 @@ from .aten_call import AtenCall
 from .random import seed_and_offset
 from .stats import plan_stats
 from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
-from .triton_source import load_kernel
+from .triton_source import load_interpreted
 
 
 class Emulator:
@@ -33,7 +32,7 @@ class Emulator:
 
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
-        self.kernels = {name: InterpretedFunction(load_kernel(k).fn) for name, k in plan.kernels.items()}
+        self.kernels = {name: load_interpreted(k) for name, k in plan.kernels.items()}
         self.calls: dict[int, AtenCall] = {}
         for step in plan.steps:
             for node in step.nodes if isinstance(step, Segment) else [step.node]:

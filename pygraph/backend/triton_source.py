@@ -6,11 +6,14 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import types
 
+from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
 from ..ir.plan import TritonKernel
 from ..knobs import knobs
+from . import interpreted_libdevice
 
 _loaded: dict[str, JITFunction] = {}
 
@@ -41,6 +44,15 @@ def load_kernel(kernel: TritonKernel) -> JITFunction:
             )
         _loaded[key] = fn
     return _loaded[key]
+
+
+def load_interpreted(kernel: TritonKernel) -> InterpretedFunction:
+    """The kernel under Triton's interpreter, with `libdevice` bound to numpy's functions (the interpreter
+    has no libdevice): a copy of the function, so the module keeps the globals the GPU compiler needs."""
+    fn = load_kernel(kernel).fn
+    scope = {**fn.__globals__, "libdevice": interpreted_libdevice}
+    copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
+    return InterpretedFunction(copy)
 
 
 def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], list]]:

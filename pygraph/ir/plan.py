@@ -503,14 +503,60 @@ def _conflict(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
     return a[0] == b[0] and a[1] < b[2] and b[1] < a[2]
 
 
+def touched_roots(plan: Plan, node: Node) -> set[int]:
+    return {plan.buffers[b].root for b in (*node.args, *node.reads, *node.writes, *node.results)}
+
+
+def pooled_results(plan: Plan) -> dict[int, tuple[int, int]]:
+    """The results of library nodes in graph segments that no eager step and no output touches, with the
+    position (step, node) of their last use.
+
+    Recordings allocate these from one memory pool, and the CUDA runtime frees each after its last use, so
+    that a later recording reuses its memory, as eager reuses memory (without it, every intermediate of a
+    vendor call would stay allocated for the life of the compiled model). `dependencies` orders the reuse.
+    """
+    last: dict[int, tuple[int, int]] = {}
+    kept = {plan.buffers[o.buffer].root for o in plan.outputs}
+    for s, step in enumerate(plan.steps):
+        graphed = isinstance(step, Segment) and step.mode == "graph"
+        for n, node in enumerate(step.nodes if isinstance(step, Segment) else [step.node]):
+            roots = touched_roots(plan, node)
+            if not graphed:
+                kept |= roots
+            for root in roots:
+                last[root] = (s, n)
+    produced = {
+        plan.buffers[r].root
+        for step in plan.steps
+        if isinstance(step, Segment) and step.mode == "graph"
+        for node in step.nodes
+        if node.kind == "library"
+        for r in node.results
+    }
+    return {root: position for root, position in last.items() if root in produced and root not in kept}
+
+
 def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:
-    """For each node, the earlier nodes it must wait for: read/write hazards on overlapping bytes, and
-    program order among library nodes (their recordings share the vendor library's workspace).
-    Transitively implied edges are dropped."""
+    """For each node, the earlier nodes it must wait for: read/write hazards on overlapping bytes; program
+    order among library nodes (their recordings share the vendor library's workspace); and, in a graph
+    segment, a library node waits for every node that touched a pooled result freed before it (its
+    recording may reuse that memory, `pooled_results`). Transitively implied edges are dropped."""
     ranges = [
         ([byte_range(plan, b) for b in n.reads], [byte_range(plan, b) for b in n.writes])
         for n in segment.nodes
     ]
+    freed_at: dict[int, list[int]] = {}  # node -> pooled roots whose last use it is
+    if segment.mode == "graph":
+        for root, (s, n) in pooled_results(plan).items():
+            if s == segment.id:
+                freed_at.setdefault(n, []).append(root)
+    touchers: dict[int, list[int]] = {}  # pooled root -> nodes of this segment that touch it
+    if freed_at:
+        freed = {r for roots in freed_at.values() for r in roots}
+        for i, node in enumerate(segment.nodes):
+            for root in touched_roots(plan, node) & freed:
+                touchers.setdefault(root, []).append(i)
+    released: set[int] = set()  # nodes that touched memory freed since the last library node
     reach: list[int] = []  # bitset of all (transitive) predecessors
     preds: list[list[int]] = []
     last_library = -1
@@ -524,7 +570,8 @@ def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:
                 or any(_conflict(r, w) for r in reads_i for w in writes_j)
                 or any(_conflict(w, v) for w in writes_i for v in writes_j)
             )
-            if hazard or (i == last_library and node.kind == "library"):
+            library = node.kind == "library" and (i == last_library or i in released)
+            if hazard or library:
                 direct.append(i)
         kept = [i for i in direct if not any((reach[k] >> i) & 1 for k in direct if k != i)]
         bits = 0
@@ -534,4 +581,7 @@ def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:
         preds.append(sorted(kept))
         if node.kind == "library":
             last_library = j
+            released.clear()
+        for root in freed_at.get(j, ()):
+            released.update(touchers[root])
     return preds

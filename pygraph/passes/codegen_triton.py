@@ -48,7 +48,7 @@ INT32, INT64 = dtypes.BY_NAME["int32"], dtypes.BY_NAME["int64"]
 _INT32_MAX = 2**31 - 1
 _TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
              "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "int1"}  # fmt: skip
-_HEADER = "import triton\nimport triton.language as tl\n\n\n@triton.jit\n"
+_HEADER = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n@triton.jit\n"
 _ROW_ELEMENTS = 1024  # elements a program of a persistent reduction kernel works on (XBLOCK * RBLOCK)
 _LOOP_BLOCK = 2048  # columns per iteration of a looping reduction kernel
 # Reductions as `tl.reduce` with the combine functions of tl.sum/tl.max/tl.min: Triton's interpreter
@@ -193,6 +193,7 @@ class _Writer:
         self.values: dict[ir.Value, Any] = {}
         self.loaded: dict[int, pointwise.Value] = {}
         self.counter = itertools.count()
+        self.known: dict[Any, str] = {}  # expressions (and reductions) computed already, by their names
 
     def write(self) -> _Kernel:
         ops = []
@@ -257,9 +258,11 @@ class _Writer:
         return self.loaded[a]
 
     def _let(self, expr: str, prefix: str = "t") -> str:
-        name = f"{prefix}{next(self.counter)}"
-        self.lines.append(f"{name} = {expr}")
-        return name
+        """A name for `expr`, the one it has already when computed before (expressions are pure)."""
+        if expr not in self.known:
+            self.known[expr] = name = f"{prefix}{next(self.counter)}"
+            self.lines.append(f"{name} = {expr}")
+        return self.known[expr]
 
     def _block_shape(self) -> str:
         """The shape of a block of values, as Triton source (for literals made into blocks)."""
@@ -459,7 +462,6 @@ class _RowWriter(_Writer):
         self.index = pointwise.Value("lin", INT64 if self.wide else INT32, 1)
         self.defined: set[str] = set()
         self.per_element: set[str] = set()  # names of values that vary along the columns
-        self.known: dict[Any, str] = {}  # expressions and reductions computed already, by their names
         self.level = "element"  # of the op being emitted: "element" or "row"
 
     # ------------------------------------------------------------------------------------ values

@@ -4,7 +4,10 @@ A CUDA graph bakes addresses in. Instead of copying each call's inputs into the 
 (what reduce-overhead does), pygraph gives the call a table of 8-byte slots in device memory, rewritten
 once per call, and lets the graph find inputs and outputs through it. Each input and output gets the
 cheapest of its candidates (estimated per call by `pygraph.ir.costs`, recorded in `pygraph.io_costs`,
-the choice in `pygraph.io_choice`):
+the choice in `pygraph.io_choice`). A candidate costs its GPU time plus the host time the GPU would wait
+for: where the estimated GPU work of the call outlasts the host's part of it (`estimates.gpu_slack_us`),
+host time up to that slack is free, because the host runs ahead while the GPU works (so a large input
+feeding a convolution is never copied on a GPU-bound model, while a small model keeps its host path short):
 
 inputs
 - `indirect`: only generated kernels use it; they load its address from its slot. Nothing moves.
@@ -36,6 +39,7 @@ from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.buffers import buffer_layout, buffer_root, in_place_target, users
 from ..ir.layout import Layout
+from . import estimates
 from .base import Pass, PassError, main_function, record_transform
 from .copies import emit_copy
 
@@ -64,6 +68,7 @@ class _Indirection:
         self.module, self.main, self.costs, self.static_outputs = module, main, model, static_outputs
         self.block = main.regions[0].blocks[0]
         self.slots = 0
+        self.slack = estimates.gpu_slack_us(self.block, model)  # host us per call the GPU does not wait for
 
     def run(self) -> None:
         arg_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["arg_attrs"])]
@@ -87,6 +92,14 @@ class _Indirection:
         self.main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in arg_attrs])
         self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
         self.main.attributes[d.TABLE_SLOTS] = attrs.i64(self.slots)
+
+    def _choose(self, candidates: dict[str, tuple[float, float]]) -> tuple[dict[str, float], str]:
+        """Each candidate's cost (GPU us plus the host us beyond the slack left) and the cheapest; the
+        chosen one's host time uses up slack."""
+        cost = {k: gpu + max(0.0, host - self.slack) for k, (host, gpu) in candidates.items()}
+        choice = min(cost, key=cost.get)
+        self.slack = max(0.0, self.slack - candidates[choice][0])
+        return cost, choice
 
     def _slot(self) -> int:
         self.slots += 1
@@ -125,19 +138,20 @@ class _Indirection:
         value = ret.operands[index]
         layout = buffer_layout(value)
         if layout.is_dynamic:  # sized by the data: a host op's fresh tensor, returned as a copy
-            return _record({d.IO: attrs.string("copy")}, {"copy": self.costs.runtime_copy_us}, "copy")
-        move = self.costs.kernel_node_us + self.costs.move_us(layout.nbytes())
-        candidates = {
-            "copy kernel": move,
-            "copy": self.costs.runtime_copy_us + self.costs.move_us(layout.nbytes()),
+            candidates, choice = self._choose({"copy": (self.costs.runtime_copy_us, 0.0)})
+            return _record({d.IO: attrs.string("copy")}, candidates, choice)
+        move = self.costs.move_us(layout.nbytes())
+        candidates = {  # (host us, GPU us)
+            "copy kernel": (0.0, self.costs.kernel_node_us + move),
+            "copy": (self.costs.runtime_copy_us, move),
         }
         if self.static_outputs:
-            candidates = {"static": 0.0}
+            candidates = {"static": (0.0, 0.0)}
         elif self._written_only_by_a_kernel(value, ret, index):
-            candidates["indirect"] = 0.0
+            candidates["indirect"] = (0.0, 0.0)
         elif self._only_returned(value, ret):
-            candidates["eager"] = self._after_graph_us(value.owner)
-        choice = min(candidates, key=candidates.get)
+            candidates["eager"] = (self._after_graph_us(value.owner), 0.0)
+        candidates, choice = self._choose(candidates)
         if choice in ("static", "copy"):
             return _record({d.IO: attrs.string(choice)}, candidates, choice)
         if choice == "eager":
@@ -217,13 +231,15 @@ class _Indirection:
     def _input(self, arg: ir.BlockArgument, name: str, device: str) -> dict[str, ir.Attribute]:
         layout = buffer_layout(arg)
         touching = users(arg)
-        others = [u for u in touching if not isinstance(u, d.KernelOp)]
+        # Kernels read it through the table; host ops where it is (the runtime hands them this call's tensor).
+        others = [u for u in touching if not isinstance(u, (d.KernelOp, d.HostOp))]
         written = any(_writes(u, arg) for u in touching)
-        candidates = {"stage": self.costs.runtime_copy_us + self.costs.move_us(layout.nbytes())}
+        move = self.costs.move_us(layout.nbytes())
+        candidates = {"stage": (self.costs.runtime_copy_us, move)}  # (host us, GPU us)
         if device == "cpu" and layout.numel == 1 and layout.nbytes() <= 8 and not written:
-            candidates["value"] = 0.0  # a host scalar: its value travels in the table itself
+            candidates["value"] = (0.0, 0.0)  # a host scalar: its value travels in the table itself
         if device == "cpu" and self.gpu_program:  # the GPU cannot read host memory through the table
-            choice = min(candidates, key=candidates.get)
+            candidates, choice = self._choose(candidates)
             fields = {d.IO: attrs.string(choice), d.DEVICE: attrs.string("cuda")}
             if choice == "value":
                 fields[d.SLOT] = attrs.i64(self._value_slot())
@@ -235,14 +251,15 @@ class _Indirection:
         if "value" in candidates:
             slot = attrs.i64(self._value_slot())
             self._record_value(arg, name, slot)
+            candidates, _ = self._choose({"value": candidates["value"]})
             return _record({d.IO: attrs.string("value"), d.SLOT: slot}, candidates, "value")
         if not others:
-            candidates["indirect"] = 0.0
+            candidates["indirect"] = (0.0, 0.0)
         elif not written:
-            candidates["copy"] = self.costs.kernel_node_us + self.costs.move_us(layout.nbytes())
+            candidates["copy"] = (0.0, self.costs.kernel_node_us + move)
             if all(isinstance(u, d.LibraryOp) for u in others):
-                candidates["eager"] = len(others) * self.costs.eager_launch_us
-        choice = min(candidates, key=candidates.get)
+                candidates["eager"] = (len(others) * self.costs.eager_launch_us, 0.0)
+        candidates, choice = self._choose(candidates)
         if choice == "stage":
             return _record({d.IO: attrs.string("stage")}, candidates, choice)
         if choice == "copy":

@@ -16,13 +16,13 @@ from __future__ import annotations
 
 import dataclasses
 import hashlib
-import math
 from typing import Any
 
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.buffers import buffer_layout, reached_through_table
+from . import estimates
 from .base import Pass, PassError, main_function
 
 MARGIN = 0.98  # a graph must be estimated at least 2% faster than eager to be chosen
@@ -73,8 +73,8 @@ class SelectGraphs(Pass):
 def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
     """The segment's fingerprint and its estimated time per call as eager launches and as a graph."""
     nodes = [op for op in segment.body.blocks[0].operations if isinstance(op, d.NODE_OPS)]
-    host = sum(_launch_us(op, model) for op in nodes)
-    work = sum(_work_us(op, model) for op in nodes)
+    host = sum(estimates.launch_us(op, model) for op in nodes)
+    work = sum(estimates.work_us(op, model) for op in nodes)
     table = any(reached_through_table(v) for op in nodes for v in op.operands)
     libraries = sum(isinstance(op, d.LibraryOp) for op in nodes)
     return {
@@ -102,47 +102,6 @@ def fingerprint(segment: Any) -> str:
         operands = [str(buffer_layout(v)) for v in op.operands]
         parts.append(f"{op.operation.name}({', '.join(operands)}) {' '.join(described)}")
     return hashlib.sha256("\n".join(parts).encode()).hexdigest()[:16]
-
-
-def _launch_us(op: Any, model: costs.Costs) -> float:
-    if isinstance(op, d.KernelOp):
-        return model.driver_launch_us
-    if isinstance(op, d.LibraryOp):
-        return model.eager_launch_us
-    return model.runtime_copy_us
-
-
-def _work_us(op: Any, model: costs.Costs) -> float:
-    """GPU time of one node: each buffer it touches read or written once, plus arithmetic for matmul-like ops."""
-    values = list(op.operands) + list(op.results)
-    nbytes = sum(buffer_layout(v).nbytes() for v in values)
-    work = nbytes / (model.bandwidth_gb_s * 1e3)
-    if isinstance(op, d.LibraryOp):
-        work += model.compute_us(
-            _flops(
-                op.op.value,
-                [buffer_layout(v) for v in op.inputs],
-                buffer_layout(op.results_[0]) if len(op.results_) else None,
-            )
-        )
-    return work
-
-
-def _flops(name: str, inputs: list[Any], out: Any) -> float:
-    """Multiply-adds x 2 of the ops whose cost is arithmetic, from their operand layouts; 0 otherwise."""
-    if out is None:
-        return 0.0
-    base = name.split(".")[1]
-    if base in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear") and inputs:
-        k = inputs[0].shape[-1] if inputs[0].shape else 1
-        return 2.0 * out.numel * k
-    if base in ("convolution", "conv2d", "conv1d", "conv3d", "_convolution") and len(inputs) > 1:
-        weight = inputs[1]
-        return 2.0 * out.numel * math.prod(weight.shape[1:])
-    if base.startswith("scaled_dot_product") or base.startswith("_scaled_dot_product"):
-        q, k = inputs[0], inputs[1] if len(inputs) > 1 else inputs[0]
-        return 4.0 * q.numel * (k.shape[-2] if k.rank >= 2 else 1)
-    return 0.0
 
 
 def _dict_attr(info: dict[str, Any]) -> ir.DictAttr:

@@ -22,6 +22,8 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
   node by node (PYGRAPH_GRAPHS=all / none), the references select-graphs is judged against.
 - `kernels`, `gpu_ms`: torch.profiler over 10 calls: kernel launches per call (graph replays included;
   memcpy and memset apart) and the union of kernel intervals per call (overlapping kernels count once).
+  The same trace gives `kernels.json` (beside `latest.json`): per system, the kernels that took the
+  most GPU time per call, to say which kernels cost a difference.
 - `copied_bytes`: pygraph's `stats()["copied_bytes_per_call"]`, checked against the profiler's memcpy
   bytes; `ro`: the bytes of its inputs (CUDA Graph Trees copy every non-static input before a replay,
   with a kernel, so the profiler shows no memcpy); eager/compile: null.
@@ -55,6 +57,7 @@ SYSTEMS = ("eager", "compile", "ro", "pygraph", "pygraph_all_graphs", "pygraph_n
 PYGRAPHS = {"pygraph": "auto", "pygraph_all_graphs": "all", "pygraph_no_graphs": "none"}  # PYGRAPH_GRAPHS
 BASELINES = ("eager", "compile", "ro")
 ROUNDS, CALLS, ROTATION = 5, 50, 32
+TOP_KERNELS = 12  # kernels per system kept in kernels.json (most GPU time first)
 
 
 def _tf32(enabled: bool) -> None:
@@ -100,8 +103,9 @@ def _check(system: str, model: torch.nn.Module, inputs: list[tuple], refs: list[
     return worst
 
 
-def _profile(fn: Callable, inputs: list[tuple], calls: int = 10) -> dict[str, float]:
-    """Kernels per call, union of kernel time per call (ms) and memcpy bytes per call, from a trace."""
+def _profile(fn: Callable, inputs: list[tuple], calls: int = 10) -> dict[str, Any]:
+    """Kernels per call, union of kernel time per call (ms), memcpy bytes per call and the kernels that
+    take the most time (name, us and launches per call), from a trace."""
     from torch.profiler import ProfilerActivity, profile
 
     torch.cuda.synchronize()
@@ -122,7 +126,18 @@ def _profile(fn: Callable, inputs: list[tuple], calls: int = 10) -> dict[str, fl
             busy += stop - max(start, end)
             end = stop
     copied = sum(int(e.get("args", {}).get("bytes", 0)) for e in copies)
-    return {"kernels": len(kernels) / calls, "gpu_ms": busy / 1000 / calls, "memcpy_bytes": copied / calls}
+    by_name: dict[str, list[float]] = {}
+    for e in kernels:
+        total = by_name.setdefault(e["name"][:120], [0.0, 0])
+        total[0] += float(e["dur"])
+        total[1] += 1
+    top = sorted(by_name.items(), key=lambda item: -item[1][0])[:TOP_KERNELS]
+    return {
+        "kernels": len(kernels) / calls,
+        "gpu_ms": busy / 1000 / calls,
+        "memcpy_bytes": copied / calls,
+        "top": [{"name": n, "us": round(t / calls, 2), "launches": c / calls} for n, (t, c) in top],
+    }
 
 
 def _host_us(fn: Callable, inputs: list[tuple], calls: int = 20) -> float:
@@ -195,6 +210,7 @@ def measure(
             r["ms_min"], r["ms_max"] = round(min(rounds[system]), 4), round(max(rounds[system]), 4)
             prof = _profile(fn, inputs)
             r["kernels"], r["gpu_ms"] = round(prof["kernels"], 2), round(prof["gpu_ms"], 4)
+            r["top_kernels"] = prof["top"]  # written to kernels.json, beside latest.json
             r["copied_bytes"] = None
             if system in PYGRAPHS:
                 stats = fn.stats()
@@ -264,6 +280,13 @@ def merge(path: Path, entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=1, sort_keys=False) + "\n")
     return data
+
+
+def _merge_kernels(path: Path, workload: str, kernels: dict[str, Any]) -> None:
+    """`kernels.json`: per workload and system, the kernels that took the most GPU time per call."""
+    data = json.loads(path.read_text()) if path.exists() else {}
+    data.setdefault(workload, {}).update({s: k for s, k in kernels.items() if k is not None})
+    path.write_text(json.dumps(data, indent=1) + "\n")
 
 
 def _speedup(systems: dict[str, Any], over: str, system: str = "pygraph") -> float | None:
@@ -411,6 +434,8 @@ def main(
             "systems": results,
         }
         entries[workload.name] = entry
+        kernels = {s: r.pop("top_kernels", None) for s, r in results.items()}
+        _merge_kernels(out / "kernels.json", workload.name, kernels)
         data = merge(out / "latest.json", {workload.name: entry})
         summary = ", ".join(
             f"{s} {_fmt(r.get('ms'))} ms" + (" (error)" if r.get("error") else "") for s, r in results.items()

@@ -44,6 +44,15 @@ def launch_graph(graph_exec: cu.CUgraphExec, stream: cu.CUstream) -> None:
         raise CudaError("cuGraphLaunch", result)
 
 
+def set_kernel_params(
+    graph_exec: cu.CUgraphExec, node: cu.CUgraphNode, params: cu.CUDA_KERNEL_NODE_PARAMS
+) -> None:
+    """`cuGraphExecKernelNodeSetParams`, checked: the per-call table update, kept free of `call`'s lookups."""
+    (result,) = cu.cuGraphExecKernelNodeSetParams(graph_exec, node, params)
+    if result != SUCCESS:
+        raise CudaError("cuGraphExecKernelNodeSetParams", result)
+
+
 def current_context(device: int) -> cu.CUcontext:
     """The context of CUDA device `device` current on this thread: its primary context, which torch uses.
 

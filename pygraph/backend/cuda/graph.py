@@ -100,24 +100,26 @@ def node_kinds(graph: cu.CUgraph) -> list[str]:
 
 @dataclass
 class Recording:
-    """One library call recorded alone; holds torch's graph (which owns the CUgraph) and the call's outputs."""
+    """One library call recorded alone; holds torch's graph, which owns the CUgraph and keeps the pool."""
 
     graph: torch.cuda.CUDAGraph
-    outputs: list[torch.Tensor]
 
     @property
     def handle(self) -> cu.CUgraph:
         return cu.CUgraph(self.graph.raw_cuda_graph())
 
 
-def record(call: Callable[[], list[torch.Tensor]], stream: torch.cuda.Stream, pool: object) -> Recording:
-    """Records `call` with torch's stream capture into a graph of its own.
+def record(
+    call: Callable[[], list[torch.Tensor]], stream: torch.cuda.Stream, pool: object
+) -> tuple[Recording, list[torch.Tensor]]:
+    """Records `call` with torch's stream capture into a graph of its own; returns it and the outputs.
 
     The caller runs `call` once on `stream` first (vendor libraries set up handles and workspaces on
-    first use, which must not happen during capture). Outputs come from `pool`, shared by the runtime's
-    recordings; their graphs are replayed in the order they were recorded, so reuse is safe.
+    first use, which must not happen during capture). Outputs and workspaces come from `pool`, shared by
+    the runtime's recordings: memory freed there is reused by later recordings, so the caller orders each
+    recording after every node that used memory freed before it (`pygraph.ir.plan.dependencies`).
     """
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.graph(graph, pool=pool, stream=stream):
         outputs = call()
-    return Recording(graph, outputs)
+    return Recording(graph), outputs

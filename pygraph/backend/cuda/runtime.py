@@ -23,14 +23,14 @@ from __future__ import annotations
 import contextlib
 import statistics
 import time
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
 
 from ...ir.layout import Layout
-from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies
+from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies, pooled_results
 from ..aten_call import AtenCall
 from ..random import seed_and_offset
 from ..stats import plan_stats
@@ -101,7 +101,13 @@ class CudaRuntime:
         self.slot_values = self.table_params.values
         self.calls: dict[int, AtenCall] = {}  # id(node) -> its bound ATen call
         self._runners = [self._step_runners(step) for step in plan.steps]
+        # Results recorded into graphs, freed after their last use so later recordings reuse their memory.
+        self._pooled = sorted((position, root) for root, position in pooled_results(plan).items())
+        self._freed_after: dict[tuple[int, int], list[int]] = {}
+        for position, root in self._pooled:
+            self._freed_after.setdefault(position, []).append(root)
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
+        self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -130,27 +136,39 @@ class CudaRuntime:
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if self._state_key is None:
             raise RuntimeError("bind_state() must come before the first call")
+        if torch.cuda.current_device() == self.device.index:  # the common case: no device switch to pay
+            return self._call(inputs)
         with torch.cuda.device(self.device):
-            self._stream = cu.CUstream(torch.cuda.current_stream(self.device).cuda_stream)
-            given = self._bind_inputs(inputs)
-            self._outputs_now = outputs = self._bind_outputs()
-            if self._built:
-                for run in self._program:
+            return self._call(inputs)
+
+    def _call(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        raw = torch._C._cuda_getCurrentRawStream(
+            self.device.index
+        )  # the caller's stream, without a Stream object
+        stream = self._streams.get(raw)
+        if stream is None:
+            stream = self._streams[raw] = cu.CUstream(raw)
+        self._stream = stream
+        given = self._bind_inputs(inputs)
+        self._outputs_now = outputs = self._bind_outputs()
+        if self._built:
+            for run in self._program:
+                run()
+        else:  # the warm-up: each runner list is a placer, then one runner per node
+            for s, runners in enumerate(self._runners):
+                for n, run in enumerate(runners):
                     run()
-            else:
-                for runners in self._runners:  # the warm-up
-                    for run in runners:
-                        run()
-            for i, staging in self._written:
-                inputs[i].copy_(staging)
-            for i in self._contiguity_copies:
-                if self._writes_input[i]:
-                    inputs[i].copy_(given[i])
-            results = self._results(outputs)
-            if not self._built:  # after taking the results: recording points library results at new storage
-                self._build()
-                self._built = True
-            return results
+                    self._free(self._freed_after.get((s, n - 1), ()))
+        for i, staging in self._written:
+            inputs[i].copy_(staging)
+        for i in self._contiguity_copies:
+            if self._writes_input[i]:
+                inputs[i].copy_(given[i])
+        results = self._results(outputs)
+        if not self._built:  # after taking the results: recording points library results at new storage
+            self._build()
+            self._built = True
+        return results
 
     def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
@@ -498,6 +516,7 @@ class CudaRuntime:
         self.pool = (
             torch.cuda.graph_pool_handle()
         )  # torch releases a pool once the graphs recorded into it go
+        self._next_free = 0  # into self._pooled
         for step, runners in zip(self.plan.steps, self._runners, strict=True):
             if isinstance(step, Segment) and step.mode == "graph":
                 if step.nodes:
@@ -506,6 +525,22 @@ class CudaRuntime:
                     self._program.append(self._launcher(graph))
             else:
                 self._program.extend(runners)
+        self._free(root for _, root in self._pooled)  # all built: only the graphs use them now
+
+    def _free(self, roots: Iterable[int]) -> None:
+        """Drops the runtime's tensors on these roots' storage, returning it to its allocator (or pool)."""
+        for root in roots:
+            for b in self.family[root]:
+                self.tensors[b] = None
+
+    def _free_before(self, position: tuple[int, int]) -> None:
+        """Frees the pooled results whose last use comes before `position`, the next recording's: it may
+        reuse their memory (`dependencies` orders it after every node that touched them)."""
+        i = self._next_free
+        while i < len(self._pooled) and self._pooled[i][0] < position:
+            self._free([self._pooled[i][1]])
+            i += 1
+        self._next_free = i
 
     def _launcher(self, graph: SegmentGraph) -> Runner:
         graph_exec, stream = graph.graph_exec, lambda: self._stream
@@ -514,7 +549,7 @@ class CudaRuntime:
         node, params = graph.writer, self._writer_node_params()
 
         def launch() -> None:
-            driver.call("cuGraphExecKernelNodeSetParams", graph_exec, node, params)
+            driver.set_kernel_params(graph_exec, node, params)
             driver.launch_graph(graph_exec, stream())
 
         return launch
@@ -534,13 +569,14 @@ class CudaRuntime:
         head = 1 if self.writer is not None else 0
         if head:
             builder.kernel([], self.writer, (1, 1, 1), self.table_params)
-        for node, deps in zip(segment.nodes, dependencies(self.plan, segment), strict=True):
+        for j, (node, deps) in enumerate(zip(segment.nodes, dependencies(self.plan, segment), strict=True)):
             deps = [d + head for d in deps] or ([0] if head else [])
             try:
                 if node.kind == "kernel":
                     function = self.functions[node.kernel]
                     builder.kernel(deps, function, node.grid, function.params(self._pointers(node)))
                 elif node.kind == "library":
+                    self._free_before((segment.id, j))
                     recording = self._record(node)
                     recordings.append(recording)
                     if node_kinds(recording.handle):
@@ -567,11 +603,11 @@ class CudaRuntime:
         call = self.calls[id(node)]
         inputs = [self._tensor(b) for b in node.reads]
         try:
-            recording = record(lambda: call(inputs), self.side, self.pool)
+            recording, outputs = record(lambda: call(inputs), self.side, self.pool)
         except Exception as exc:
             raise RuntimeError(f"{node.location}: recording {node.op} failed: {exc}") from exc
         self.captures += 1
-        self._take(node, recording.outputs, recorded=True)
+        self._take(node, outputs, recorded=True)
         return recording
 
     def _release(self) -> None:

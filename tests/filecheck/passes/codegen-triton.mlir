@@ -172,3 +172,31 @@ module {
     return %0, %1 : !pygraph.buf, !pygraph.buf
   }
 }
+
+// -----
+
+// The same product twice (tanh(a*b) + (a*b)^2, as eager code often repeats itself): computed once. tanh
+// calls libdevice, as eager's kernels do (the emulator binds libdevice to numpy's functions).
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    from triton.language.extra import libdevice\0A
+// CHECK-SAME:    v0 = x0 * x1\0A
+// CHECK-SAME:    v1 = libdevice.tanh(v0)\0A
+// CHECK-SAME:    v2 = v0 * v0\0A
+// CHECK-SAME:    v3 = v1 + v2\0A
+// CHECK-SAME:    tl.store(out0 + i, v3)\0A
+module {
+  func.func private @fused_0(%a: !torch.vtensor<[1024],f32>, %b: !torch.vtensor<[1024],f32>) -> !torch.vtensor<[1024],f32> attributes {pygraph.fused} {
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.mul.Tensor %a, %b : !torch.vtensor<[1024],f32>, !torch.vtensor<[1024],f32> -> !torch.vtensor<[1024],f32>
+    %1 = torch.aten.tanh %0 : !torch.vtensor<[1024],f32> -> !torch.vtensor<[1024],f32>
+    %2 = torch.aten.mul.Tensor %a, %b : !torch.vtensor<[1024],f32>, !torch.vtensor<[1024],f32> -> !torch.vtensor<[1024],f32>
+    %3 = torch.aten.mul.Tensor %2, %2 : !torch.vtensor<[1024],f32>, !torch.vtensor<[1024],f32> -> !torch.vtensor<[1024],f32>
+    %4 = torch.aten.add.Tensor %1, %3, %int1 : !torch.vtensor<[1024],f32>, !torch.vtensor<[1024],f32>, !torch.int -> !torch.vtensor<[1024],f32>
+    return %4 : !torch.vtensor<[1024],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1024], [1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[1024], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1024], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
