@@ -156,3 +156,29 @@ def test_gelu_tanh_and_silu_are_one_kernel_each() -> None:
     assert_matches(compiled(x), model(x))
     assert library_ops(compiled) == ["aten.linear.default"] * 2
     assert len(kernels(compiled)) == 2 and all("gelu" in k or "silu" in k for k in kernels(compiled))
+
+
+class MaskedAttention(nn.Module):
+    """Two attention calls sharing a boolean padding-and-causal mask, as HF models build them."""
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        causal = torch.ones(q.shape[2], k.shape[2], dtype=torch.bool).tril()
+        mask = keep[:, None, None, :] & causal
+        a = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask)
+        return nn.functional.scaled_dot_product_attention(a, k, v, attn_mask=mask)
+
+
+def test_attention_masks_are_prepared_once_and_match_eager():
+    torch.manual_seed(7)
+    model = MaskedAttention()
+    keep = torch.rand(2, 32) > 0.3
+    keep[:, 0] = True  # no row fully masked
+    q, k, v = (torch.randn(2, 3, 32, 16) for _ in range(3))
+    compiled = pygraph.export_and_compile(model, (q, k, v, keep))
+    attention = [n for n in nodes(compiled) if n.op == "aten.scaled_dot_product_attention.default"]
+    assert len(attention) == 2 and attention[0].reads[3] == attention[1].reads[3]  # one prepared mask
+    mask_layout = compiled.plan.buffers[attention[0].reads[3]].layout
+    assert (mask_layout.shape, mask_layout.dtype.name) == ((2, 3, 32, 32), "float32")
+    for _ in range(2):
+        q, k, v = (torch.randn(2, 3, 32, 16) for _ in range(3))
+        assert_matches(compiled(q, k, v, keep), model(q, k, v, keep))

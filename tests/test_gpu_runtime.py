@@ -110,7 +110,7 @@ def test_vendor_results_free_their_memory_for_later_recordings():
     model = Tower().cuda().eval()
     inputs = [torch.randn(2048, 1024, device="cuda") for _ in range(3)]
     results_mb = 16 * 2048 * 1024 * 4 / 2**20  # what the matmul results would hold if none were freed
-    with torch.no_grad():
+    with torch.no_grad(), knobs.scope(graphs="all"):  # GPU-bound: select-graphs could keep it eager
         compiled = pygraph.export_and_compile(model, (inputs[0],))
         torch.cuda.synchronize()
         torch.cuda.empty_cache()
@@ -125,7 +125,7 @@ def test_vendor_results_free_their_memory_for_later_recordings():
         torch.cuda.synchronize()
         for x, y in zip(inputs, outputs, strict=True):
             assert relative_error(y, model(x)) <= 1e-4
-    assert compiled.stats()["captures"] == 16
+    assert compiled.stats()["captures"] == compiled.stats()["library_calls"] > 0
     # arena (two 8 MB activations), output (8 MB) and a few live matmul results: not all sixteen
     assert peak_mb < 0.6 * results_mb, peak_mb
     assert reserved_mb < 0.6 * results_mb, reserved_mb
