@@ -310,8 +310,35 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
         try:
             if _agree(results, fakes):
                 op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+                dense = _dense_mask_results(node)
+                if dense is not None:
+                    op.attributes[dialect.DENSE_MASK_LAYOUTS] = ir.ArrayAttr.get(
+                        [_layout(f).to_attr() for f in dense]
+                    )
         except ValueError as e:  # a dtype pygraph does not support
             raise UnsupportedError(f"{_describe(node)}: {e}") from e
+
+
+def _dense_mask_results(node: torch.fx.Node) -> list[torch.Tensor] | None:
+    """An attention call's results (fake) were its mask the dense [B, H, L, S] one in q's dtype that
+    prepare-attention-masks may give it: ATen may then choose another kernel, whose results have other
+    strides, so the plan must know them. None for other ops and masks that are no tensor."""
+    if node.target is not torch.ops.aten.scaled_dot_product_attention.default:
+        return None
+    args = list(node.args)
+    if len(args) < 4 or not isinstance(args[3], torch.fx.Node):
+        return None
+    q, k, v = (a.meta.get("val") for a in args[:3])
+    if not all(isinstance(t, torch.Tensor) for t in (q, k, v)) or q.dim() != 4 or k.dim() != 4:
+        return None
+    mode = torch._guards.detect_fake_mode([q, k, v])
+    if mode is None:
+        return None
+    with mode:
+        args[3] = torch.empty((*q.shape[:3], k.shape[2]), dtype=q.dtype, device=q.device)
+        inputs = [a.meta["val"] if isinstance(a, torch.fx.Node) else a for a in args[:3]] + args[3:]
+        out = node.target(*inputs, **node.kwargs)
+    return list(out) if isinstance(out, (list, tuple)) else [out]
 
 
 def _node_name(loc: ir.Location) -> str | None:

@@ -34,6 +34,9 @@ IO_CHOICE = "pygraph.io_choice"  # function argument or result: the candidate ch
 TABLE_SLOTS = "pygraph.table_slots"  # plan function: number of 8-byte slots of the per-call table
 CLASS = "pygraph.class"  # torch op at tensor level: see `pygraph.ir.aten.OpClass`
 LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result
+DENSE_MASK_LAYOUTS = (
+    "pygraph.dense_mask_layouts"  # attention call: its results' layouts given a dense float mask
+)
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"

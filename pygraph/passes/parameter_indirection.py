@@ -150,7 +150,7 @@ class _Indirection:
         move = self.costs.move_us(layout.nbytes())
         candidates = {  # (host us, GPU us)
             "copy kernel": (0.0, self.costs.kernel_node_us + move),
-            "copy": (self.costs.runtime_copy_us, move),
+            "copy": (self.costs.runtime_copy_us, self.costs.kernel_node_us + move),  # a kernel too
         }
         if self.static_outputs:
             candidates = {"static": (0.0, 0.0)}
@@ -242,7 +242,8 @@ class _Indirection:
         others = [u for u in touching if not isinstance(u, (d.KernelOp, d.HostOp))]
         written = any(_writes(u, arg) for u in touching)
         move = self.costs.move_us(layout.nbytes())
-        candidates = {"stage": (self.costs.runtime_copy_us, move)}  # (host us, GPU us)
+        # (host us, GPU us); the runtime's copy is a kernel on the GPU as well
+        candidates = {"stage": (self.costs.runtime_copy_us, self.costs.kernel_node_us + move)}
         if device == "cpu" and layout.numel == 1 and layout.nbytes() <= 8 and not written:
             candidates["value"] = (0.0, 0.0)  # a host scalar: its value travels in the table itself
         if device == "cpu" and self.gpu_program:  # the GPU cannot read host memory through the table

@@ -11,6 +11,10 @@ This pass computes that form once per mask: `where(expand(mask), 0.0, -inf)` (a 
 it. The ops are pointwise and a view, so fuse-pointwise makes one kernel of them (with the mask's own
 computation). Adding 0 or -inf is what ATen's conversion does, so results do not change.
 
+With that mask ATen may choose another attention kernel, whose result has other strides: the frontend
+states them (`pygraph.dense_mask_layouts`, from ATen's own choice on the example's fake tensors) and
+they become the call's `pygraph.layouts`; a call without them is left alone.
+
 Left alone: masks already dense [B, H, L, S] in q's dtype, calls that are not 4-D, key lengths that are
 not a multiple of 16 (ATen pads those: a padded layout is not worth a kernel here), masks of another
 float dtype than q's.
@@ -50,14 +54,15 @@ class PrepareAttentionMasks(Pass):
                 if d.CLASS not in op.attributes:
                     raise PassError.at(op, f"the attention call has no {d.CLASS}: run classify-ops first")
                 shape = _dense_shape(op)
-                if shape is None:
-                    continue
+                if shape is None or d.DENSE_MASK_LAYOUTS not in op.attributes:
+                    continue  # (without the frontend's layouts, the results' strides would be unknown)
                 mask = op.operands[3]
                 key = (mask, shape)
                 if key not in prepared:
                     with ir.InsertionPoint(op), op.location:
                         prepared[key] = _prepare(mask, shape, tensor_info(op.operands[0].type)[1])
                 op.operands[3] = prepared[key]
+                op.attributes[d.LAYOUTS] = op.attributes[d.DENSE_MASK_LAYOUTS]
 
 
 def _dense_shape(op: Any) -> tuple[int, ...] | None:

@@ -20,7 +20,7 @@ from ...ir.plan import Operand, TritonKernel
 from ..aten_call import AtenCall
 from . import driver
 from .compile import compile_kernel, load
-from .graph import GraphBuilder, record
+from .graph import GraphBuilder, record, side_stream
 
 _TINY = TritonKernel(
     "calibrate_tiny",
@@ -108,7 +108,7 @@ def calibrate(device: torch.device) -> costs.Costs:
         big_a, big_b = torch.empty(1 << 26, device=device), torch.empty(1 << 26, device=device)
         m = torch.randn(4096, 4096, device=device)
         mm_us = _gpu_us(lambda: torch.mm(m, m), repeats=10)
-        side = torch.cuda.Stream(device)
+        side = side_stream(device)
         x = torch.randn(256, 256, device=device)
         with torch.cuda.stream(side):
             torch.mm(x, x)

@@ -98,6 +98,19 @@ def node_kinds(graph: cu.CUgraph) -> list[str]:
     return [NODE_KINDS.get(k, k.name.removeprefix("CU_GRAPH_NODE_TYPE_").lower()) for k in kinds]
 
 
+_side_streams: dict[int, torch.cuda.Stream] = {}
+
+
+def side_stream(device: torch.device | str) -> torch.cuda.Stream:
+    """The one stream per device on which runtimes warm up and record vendor calls. Shared, because
+    vendor libraries keep a workspace per stream for the life of the process (cuBLAS: 32 MiB on Hopper)."""
+    device = torch.device(device)
+    index = torch.cuda.current_device() if device.index is None else device.index
+    if index not in _side_streams:
+        _side_streams[index] = torch.cuda.Stream(index)
+    return _side_streams[index]
+
+
 @dataclass
 class Recording:
     """One library call recorded alone; holds torch's graph, which owns the CUgraph and keeps the pool."""

@@ -38,7 +38,7 @@ from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver
 from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
-from .graph import GraphBuilder, Recording, node_kinds, record
+from .graph import GraphBuilder, Recording, node_kinds, record, side_stream
 
 Runner = Callable[[], None]
 
@@ -94,7 +94,7 @@ class CudaRuntime:
             self.writer = (
                 load(_table_writer(plan.table_slots, arch), self.context) if plan.table_slots else None
             )
-            self.side = torch.cuda.Stream(self.device)
+            self.side = side_stream(self.device)
             self._own_storage()
         # The table writer's parameters: the table's address, then one value per slot; rewritten each call.
         self.table_params = KernelParams([self.table.data_ptr(), *[0] * plan.table_slots, 0, 0])

@@ -1,19 +1,20 @@
 // RUN: pygraph-opt %s -p prepare-attention-masks --split-input-file | filecheck %s
 
 // A boolean [1, 1, 32, 32] mask read by two attention calls: one dense additive mask [2, 4, 32, 32] in
-// q's dtype, computed once before the first call, and both calls read it.
+// q's dtype, computed once before the first call, and both calls read it; their results take the
+// layouts the frontend found ATen gives with that mask (`pygraph.dense_mask_layouts`).
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[SIZES:.*]] = torch.prim.ListConstruct %{{.*}}, %{{.*}}, %{{.*}}, %{{.*}} {pygraph.class = "scalar"}
 // CHECK:         %[[WIDE:.*]] = torch.aten.expand %arg3, %[[SIZES]], %{{.*}} {pygraph.class = "view"} : !torch.vtensor<[1,1,32,32],i1>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,4,32,32],i1>
 // CHECK:         %[[MASK:.*]] = torch.aten.where.Scalar %[[WIDE]], %{{.*}}, %{{.*}} {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 32], [4096, 1024, 32, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,32],i1>, !torch.float, !torch.float -> !torch.vtensor<[2,4,32,32],f32>
-// CHECK-NEXT:    %[[A:.*]] = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %[[MASK]],
+// CHECK-NEXT:    %[[A:.*]] = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %[[MASK]], {{.*}}pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]
 // CHECK-NEXT:    torch.aten.scaled_dot_product_attention %[[A]], %arg1, %arg2, %[[MASK]],
 func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,16],f32>, %v: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[1,1,32,32],i1>) -> !torch.vtensor<[2,4,32,16],f32> {
   %float0 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
   %false = torch.constant.bool false {pygraph.class = "scalar"}
   %none = torch.constant.none {pygraph.class = "scalar"}
-  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
-  %1 = torch.aten.scaled_dot_product_attention %0, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 512, 16, 1], 0 : i64, f32>], pygraph.dense_mask_layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  %1 = torch.aten.scaled_dot_product_attention %0, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 512, 16, 1], 0 : i64, f32>], pygraph.dense_mask_layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   return %1 : !torch.vtensor<[2,4,32,16],f32>
 }
 
@@ -28,14 +29,15 @@ func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,
   %float0 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
   %false = torch.constant.bool false {pygraph.class = "scalar"}
   %none = torch.constant.none {pygraph.class = "scalar"}
-  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],f32>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 512, 16, 1], 0 : i64, f32>], pygraph.dense_mask_layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],f32>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   return %0 : !torch.vtensor<[2,4,32,16],f32>
 }
 
 // -----
 
 // Unchanged: a mask already dense in q's dtype, a key length that is not a multiple of 16 (ATen pads
-// it) and a call without a mask.
+// it), a call without a mask, and a boolean mask without the frontend's dense-mask layouts (the
+// result's strides would be unknown).
 // CHECK-LABEL: func.func @main
 // CHECK-NOT:     torch.aten.expand
 // CHECK-NOT:     torch.aten.where
@@ -43,8 +45,9 @@ func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,
 // CHECK-NEXT:    torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %[[DENSE]],
 // CHECK:         torch.aten.scaled_dot_product_attention %arg0, %arg4, %arg4, %arg5,
 // CHECK:         torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %none,
+// CHECK:         torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %arg6,
 func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,16],f32>, %v: !torch.vtensor<[2,4,32,16],f32>, %dense: !torch.vtensor<[2,4,32,32],f32>,
-                %k20: !torch.vtensor<[2,4,20,16],f32>, %m20: !torch.vtensor<[1,1,32,20],i1>) -> (!torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>) {
+                %k20: !torch.vtensor<[2,4,20,16],f32>, %m20: !torch.vtensor<[1,1,32,20],i1>, %m: !torch.vtensor<[1,1,32,32],i1>) -> (!torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>) {
   %float0 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
   %false = torch.constant.bool false {pygraph.class = "scalar"}
   %none = torch.constant.none {pygraph.class = "scalar"}
@@ -52,5 +55,6 @@ func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,
   %1 = torch.aten.scaled_dot_product_attention %q, %k, %v, %0, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,32],f32>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   %2 = torch.aten.scaled_dot_product_attention %q, %k20, %k20, %m20, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,20,16],f32>, !torch.vtensor<[2,4,20,16],f32>, !torch.vtensor<[1,1,32,20],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   %3 = torch.aten.scaled_dot_product_attention %q, %k, %v, %none, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
-  return %1, %2, %3 : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>
+  %4 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.class = "library"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  return %1, %2, %3, %4 : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>
 }
