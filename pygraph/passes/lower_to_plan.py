@@ -287,7 +287,7 @@ class _Lowering:
         src = self.layouts[source]
         args = [self._value(v, op) for v in list(op.operands)[1:]]
         try:
-            layouts = _view_layouts(
+            layouts = view_layouts(
                 name, src, args, [self.layouts.get(a) for a in args if isinstance(a, ir.Value)]
             )
         except ValueError as exc:
@@ -428,7 +428,7 @@ def _dicts(array: ir.Attribute) -> list[dict[str, ir.Attribute]]:
     return [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(array)]
 
 
-def _view_layouts(
+def view_layouts(
     name: str, src: Layout, args: list[Any], arg_layouts: list[Layout | None]
 ) -> list[Layout] | None:
     """Layouts of a view op's results; None when a reshape cannot be a view."""

@@ -12,8 +12,9 @@ it. The ops are pointwise and a view, so fuse-pointwise makes one kernel of them
 computation). Adding 0 or -inf is what ATen's conversion does, so results do not change.
 
 With that mask ATen may choose another attention kernel, whose result has other strides: the frontend
-states them (`pygraph.dense_mask_layouts`, from ATen's own choice on the example's fake tensors) and
-they become the call's `pygraph.layouts`; a call without them is left alone.
+states them (`pygraph.dense_mask_layouts`, from ATen's own choice on the example's fake tensors), they
+become the call's `pygraph.layouts`, and the views that read the result get the layouts that follow. A
+call without them is left alone, and so is one whose result a view could not view with those strides.
 
 Left alone: masks already dense [B, H, L, S] in q's dtype, calls that are not 4-D, key lengths that are
 not a multiple of 16 (ATen pads those: a padded layout is not worth a kernel here), masks of another
@@ -31,6 +32,8 @@ from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from .base import Pass, PassError, main_function
+from .lower_to_plan import view_layouts
+from .pointwise import NO_VALUE, constant_value
 
 _ATTENTION = "aten.scaled_dot_product_attention.default"
 _ALIGNMENT = 16  # elements: the memory-efficient kernel's alignment of the mask's strides
@@ -56,6 +59,9 @@ class PrepareAttentionMasks(Pass):
                 shape = _dense_shape(op)
                 if shape is None or d.DENSE_MASK_LAYOUTS not in op.attributes:
                     continue  # (without the frontend's layouts, the results' strides would be unknown)
+                views = _relayout_views(op)
+                if views is None:
+                    continue
                 mask = op.operands[3]
                 key = (mask, shape)
                 if key not in prepared:
@@ -63,6 +69,8 @@ class PrepareAttentionMasks(Pass):
                         prepared[key] = _prepare(mask, shape, tensor_info(op.operands[0].type)[1])
                 op.operands[3] = prepared[key]
                 op.attributes[d.LAYOUTS] = op.attributes[d.DENSE_MASK_LAYOUTS]
+                for view, layouts in views:
+                    view.attributes[d.LAYOUTS] = ir.ArrayAttr.get([layout.to_attr() for layout in layouts])
 
 
 def _dense_shape(op: Any) -> tuple[int, ...] | None:
@@ -78,6 +86,36 @@ def _dense_shape(op: Any) -> tuple[int, ...] | None:
     if mask[1] == q[1] and tuple(mask[0]) == shape and _dense(op.operands[3]):
         return None
     return shape
+
+
+def _relayout_views(op: Any) -> list[tuple[Any, list[Layout]]] | None:
+    """The views reading the call's result (transitively) with their layouts once the result has its
+    dense-mask layout; None when one of them could not view it so (eager's `view` of other strides)."""
+    result = op.results[0]
+    old, new = (
+        Layout.from_attr(ir.ArrayAttr(op.attributes[a])[0]) for a in (d.LAYOUTS, d.DENSE_MASK_LAYOUTS)
+    )
+    if old == new:
+        return []
+    updates, pending = [], [(result, new)]
+    while pending:
+        value, source = pending.pop()
+        for use in value.uses:
+            user = use.owner
+            if d.CLASS not in user.attributes or ir.StringAttr(user.attributes[d.CLASS]).value != "view":
+                continue
+            args = [constant_value(v) for v in list(user.operands)[1:]]
+            if use.operand_number != 0 or any(a is NO_VALUE for a in args):
+                return None
+            try:
+                layouts = view_layouts(aten.aten_name(user), source, args, [])
+            except ValueError:
+                return None
+            if layouts is None:
+                return None
+            updates.append((user, layouts))
+            pending.extend(zip(user.results, layouts, strict=False))
+    return updates
 
 
 def _dense(value: ir.Value) -> bool:
