@@ -283,7 +283,13 @@ class _Writer:
 
     def _render(self, stores: list[tuple[int, str]]) -> str:
         used = sorted(self.loaded) + [a for a, _ in stores]
-        dims, strides = _merge_dims(list(self.shape), {a: self._strides(a) for a in used})
+        # Iterate in the memory order of the first output, so that neighbouring lanes store (and, for
+        # inputs in the same layout, load) neighbouring elements whatever the logical order of dims.
+        first = self._strides(stores[0][0])
+        order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
+        dims, strides = _merge_dims(
+            [self.shape[d] for d in order], {a: tuple(self._strides(a)[d] for d in order) for a in used}
+        )
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         masked = self.numel % self.block != 0
         lines = [f"# {list(self.shape)}: {self.numel} elements, {self.grid} programs of {self.block}"]

@@ -469,14 +469,14 @@ class CudaRuntime:
             if not side:
                 self._take(node, call(inputs), recorded=False)
                 return
+            # No record_stream on the outputs: it would keep each freed output allocated until the GPU
+            # caught up, and the host runs far ahead here (a model's every result at once). Without it, a
+            # freed output's memory goes back to the side stream, whose next use waits for this stream.
             current = torch.cuda.current_stream(self.device)
             self.side.wait_stream(current)
             with torch.cuda.stream(self.side):
                 outputs = call(inputs)
             current.wait_stream(self.side)
-            for out in outputs:
-                if isinstance(out, torch.Tensor):
-                    out.record_stream(current)
             self._take(node, outputs, recorded=False)
 
         return run

@@ -200,3 +200,24 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A transposed output (strides [1, 4]): lanes follow the output's memory order, so the stores are
+// contiguous (the input, in the other order, is read with a stride).
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    d0 = i // 4\0A
+// CHECK-SAME:    d1 = i % 4\0A
+// CHECK-SAME:    x0 = tl.load(in0 + d0 + d1 * 64)\0A
+// CHECK-SAME:    tl.store(out0 + i, v0)\0A
+module {
+  func.func private @fused_0(%a: !torch.vtensor<[4,64],f32>) -> !torch.vtensor<[4,64],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.neg %a : !torch.vtensor<[4,64],f32> -> !torch.vtensor<[4,64],f32>
+    return %0 : !torch.vtensor<[4,64],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 64], [64, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[4, 64], [1, 4], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
