@@ -30,7 +30,17 @@ from typing import Any
 import torch
 
 from ...ir.layout import Layout
-from ...ir.plan import HostStep, Node, Plan, PlanError, Segment, TritonKernel, dependencies, pooled_results
+from ...ir.plan import (
+    HostStep,
+    Node,
+    Plan,
+    PlanError,
+    Segment,
+    TritonKernel,
+    dependencies,
+    pooled_results,
+    touched_roots,
+)
 from ..aten_call import AtenCall
 from ..random import seed_and_offset
 from ..stats import plan_stats
@@ -103,9 +113,12 @@ class CudaRuntime:
         self._runners = [self._step_runners(step) for step in plan.steps]
         # Results recorded into graphs, freed after their last use so later recordings reuse their memory.
         self._pooled = sorted((position, root) for root, position in pooled_results(plan).items())
-        self._freed_after: dict[tuple[int, int], list[int]] = {}
+        self._transient = self._transient_results()
+        self._freed_after: dict[tuple[int, int], list[int]] = {}  # the warm-up frees both after last use
         for position, root in self._pooled:
             self._freed_after.setdefault(position, []).append(root)
+        for position, roots in self._transient.items():
+            self._freed_after.setdefault(position, []).extend(roots)
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
         self._graphs: list[SegmentGraph] = []
@@ -513,19 +526,46 @@ class CudaRuntime:
     # ----------------------------------------------------------------------------------------- graphs
 
     def _build(self) -> None:
-        self.pool = (
-            torch.cuda.graph_pool_handle()
-        )  # torch releases a pool once the graphs recorded into it go
+        self.pool = torch.cuda.graph_pool_handle()  # released once the graphs recorded into it go
         self._next_free = 0  # into self._pooled
-        for step, runners in zip(self.plan.steps, self._runners, strict=True):
+        program: list[Runner | None] = []
+        for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
             if isinstance(step, Segment) and step.mode == "graph":
                 if step.nodes:
                     graph = self._build_segment(step)
                     self._graphs.append(graph)
-                    self._program.append(self._launcher(graph))
-            else:
-                self._program.extend(runners)
+                    program.append(self._launcher(graph))
+                program.append(
+                    self._freer([r for (t, _), rs in self._transient.items() if t == s for r in rs])
+                )
+            else:  # a placer, then one runner per node, each followed by the frees after its node
+                for n, run in enumerate(runners):
+                    program += [run, self._freer(self._transient.get((s, n - 1), []))]
+        self._program = [run for run in program if run is not None]
         self._free(root for _, root in self._pooled)  # all built: only the graphs use them now
+
+    def _transient_results(self) -> dict[tuple[int, int], list[int]]:
+        """Results of eager steps (ATen calls run at every call), by the position (step, node) of their
+        last use: the runtime drops them there, as eager would, instead of holding every one until the
+        next call (a segment run eagerly would otherwise keep all its intermediates alive at once)."""
+        plan = self.plan
+        kept = {plan.root(o.buffer).id for o in plan.outputs} | set(self._homes)
+        produced: set[int] = set()
+        last: dict[int, tuple[int, int]] = {}
+        for s, step in enumerate(plan.steps):
+            graphed = isinstance(step, Segment) and step.mode == "graph"
+            for n, node in enumerate(step.nodes if isinstance(step, Segment) else [step.node]):
+                if not graphed and node.kind in ("library", "host"):
+                    produced.update(plan.root(r).id for r in node.results)
+                for root in touched_roots(plan, node):
+                    last[root] = (s, n)
+        by_position: dict[tuple[int, int], list[int]] = {}
+        for root in sorted(produced - kept):
+            by_position.setdefault(last[root], []).append(root)
+        return by_position
+
+    def _freer(self, roots: list[int]) -> Runner | None:
+        return (lambda: self._free(roots)) if roots else None
 
     def _free(self, roots: Iterable[int]) -> None:
         """Drops the runtime's tensors on these roots' storage, returning it to its allocator (or pool)."""
