@@ -65,6 +65,11 @@ class Knobs:
         "auto",
         "auto: select-graphs chooses per segment; all / none: every segment a graph / eager",
     )
+    channels_last = _Knob(
+        "PYGRAPH_CHANNELS_LAST",
+        "auto",
+        "auto: 2-D convolutions on a GPU read NHWC inputs (frontend/channels_last.py); on: on every device; off",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

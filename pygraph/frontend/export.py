@@ -8,9 +8,14 @@ from typing import Any
 
 import torch
 
+from ..knobs import knobs
+from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers
+
+# PYGRAPH_CHANNELS_LAST: the devices whose 2-D convolutions read NHWC inputs (channels_last.py)
+_CHANNELS_LAST_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
 
 
 class ExportError(Exception):
@@ -24,7 +29,8 @@ def export_program(
     decomposes with `TABLE`.
 
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
-    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`).
+    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); 2-D convolutions
+    on a GPU then read NHWC inputs (`channels_last.py`).
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
@@ -36,12 +42,17 @@ def export_program(
             program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
             if freeze:
                 fold_batch_norms(program)
-            return program.run_decompositions(TABLE)
+            program = program.run_decompositions(TABLE)
     except Exception as e:
         hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
         raise ExportError(
             f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
         ) from e
+    devices = _CHANNELS_LAST_DEVICES.get(knobs.channels_last)
+    if devices is None:
+        raise ValueError(f"PYGRAPH_CHANNELS_LAST must be one of {', '.join(_CHANNELS_LAST_DEVICES)}")
+    convolutions_channels_last(program, devices)
+    return program
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:

@@ -1,0 +1,71 @@
+"""Channels-last convolutions: 2-D convolutions on the GPU read their input in NHWC order.
+
+cuDNN's fast float kernels (TF32, half) work on NHWC data. Given NCHW tensors, it transposes each
+convolution's input into NHWC and its result back inside every call (resnet18 on an H200: 32 transpose
+kernels, a third of its GPU time), and ATen's own depthwise kernel for NCHW is slower still. So, as
+Inductor's layout optimization does, each such convolution gets its input as
+`clone(x, memory_format=channels_last)`: where a generated kernel produces `x` (a batch norm, a ReLU, an
+add), that kernel writes NHWC directly; ATen then returns the convolution's result in NHWC, and the
+pointwise ops after it keep that layout, so the transposes disappear. Weights stay where the model keeps
+them (ATen converts each in a small copy).
+
+Every layout in the program then follows from ATen's own rules: the fake tensors of all nodes are
+recomputed (`FakeTensorProp`), and the importer annotates eager layouts from them as always.
+"""
+
+from __future__ import annotations
+
+import torch
+from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+aten = torch.ops.aten
+_CONVOLUTIONS = (aten.conv2d.default, aten.convolution.default)
+
+
+def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
+    """Makes the input of every 4-D convolution on `devices` channels-last, in place; returns how many."""
+    graph = ep.graph
+    changed = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _CONVOLUTIONS:
+            continue
+        x = node.args[0]
+        value = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
+        if not isinstance(value, torch.Tensor) or value.dim() != 4 or value.device.type not in devices:
+            continue
+        if _nhwc(value) and not value.is_contiguous():
+            continue  # NHWC already
+        with graph.inserting_before(node):
+            nhwc = graph.call_function(aten.clone.default, (x,), {"memory_format": torch.channels_last})
+        node.args = (nhwc, *node.args[1:])
+        changed += 1
+    if not changed:
+        return 0
+    _propagate(ep)
+    # Once convolutions return NHWC, the ops after them do too: a conversion of an input that is NHWC
+    # already is a copy for nothing.
+    for node in list(graph.nodes):
+        if node.op == "call_function" and node.target is aten.clone.default and node.users:
+            source = node.args[0].meta.get("val")
+            if node.kwargs.get("memory_format") is torch.channels_last and _nhwc(source):
+                node.replace_all_uses_with(node.args[0])
+                graph.erase_node(node)
+                changed -= 1
+    _propagate(ep)
+    return changed
+
+
+def _nhwc(value: object) -> bool:
+    return (
+        isinstance(value, torch.Tensor)
+        and value.dim() == 4
+        and value.is_contiguous(memory_format=torch.channels_last)
+    )
+
+
+def _propagate(ep: torch.export.ExportedProgram) -> None:
+    """Recomputes every node's fake tensor (`meta["val"]`) under the program's fake mode."""
+    ep.graph_module.recompile()
+    placeholders = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
+    mode = torch._guards.detect_fake_mode(placeholders)
+    FakeTensorProp(ep.graph_module, mode).propagate_dont_convert_inputs(*placeholders)

@@ -1,0 +1,74 @@
+"""Channels-last convolutions (frontend/channels_last.py), forced on the CPU with PYGRAPH_CHANNELS_LAST=on."""
+
+import pytest
+import torch
+from torch import nn
+
+import pygraph
+from pygraph.frontend import export_program
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+
+class ConvNet(nn.Module):
+    """Convolution, batch norm and ReLU, a depthwise convolution with a residual add, a pointwise
+    convolution, pooling and a classifier: the shape of the benchmark's CNNs."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.c1, self.b1 = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.dw, self.b2 = nn.Conv2d(16, 16, 3, padding=1, groups=16), nn.BatchNorm2d(16)
+        self.c2 = nn.Conv2d(16, 8, 1)
+        self.fc = nn.Linear(8, 5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(self.b1(self.c1(x)))
+        y = y + torch.relu(self.b2(self.dw(y)))
+        y = nn.functional.max_pool2d(self.c2(y), 2)
+        return self.fc(y.mean((2, 3)))
+
+
+@pytest.fixture
+def model() -> ConvNet:
+    torch.manual_seed(0)
+    net = ConvNet().eval()
+    for bn in (net.b1, net.b2):
+        bn.running_mean.uniform_(-1, 1)
+        bn.running_var.uniform_(0.5, 2)
+    return net
+
+
+def convolution_inputs(program: torch.export.ExportedProgram) -> list[torch.Tensor]:
+    return [
+        n.args[0].meta["val"]
+        for n in program.graph.nodes
+        if n.op == "call_function" and n.target is torch.ops.aten.conv2d.default
+    ]
+
+
+def test_every_convolution_reads_nhwc_and_only_the_input_is_converted(model):
+    x = torch.randn(2, 3, 16, 16)
+    with knobs.scope(channels_last="on"):
+        program = export_program(model, (x,))
+    inputs = convolution_inputs(program)
+    assert len(inputs) == 3 and all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs)
+    clones = [n for n in program.graph.nodes if n.target is torch.ops.aten.clone.default]
+    assert [c.args[0].op for c in clones] == ["placeholder"]  # later convolutions get NHWC from the earlier
+
+
+def test_auto_leaves_cpu_convolutions_alone(model):
+    program = export_program(model, (torch.randn(2, 3, 16, 16),))
+    assert not any(t.is_contiguous(memory_format=torch.channels_last) for t in convolution_inputs(program))
+
+
+def test_channels_last_program_matches_eager(model):
+    with knobs.scope(channels_last="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(2, 3, 16, 16),))
+        for _ in range(2):
+            x = torch.randn(2, 3, 16, 16)
+            assert relative_error(compiled(x), model(x)) <= 1e-4
+
+
+def test_unknown_setting_is_refused(model):
+    with knobs.scope(channels_last="sometimes"), pytest.raises(ValueError, match="PYGRAPH_CHANNELS_LAST"):
+        export_program(model, (torch.randn(2, 3, 16, 16),))
