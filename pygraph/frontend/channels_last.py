@@ -20,6 +20,7 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 aten = torch.ops.aten
 _CONVOLUTIONS = (aten.conv2d.default, aten.convolution.default)
+_VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 
 def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
@@ -41,6 +42,11 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
         changed += 1
     if not changed:
         return 0
+    # `view` needs strides that can express the new shape, which NHWC strides may not (a flatten before
+    # a classifier): `reshape` computes the same values, as a view where it can and a copy where not.
+    for node in graph.nodes:
+        if node.op == "call_function" and node.target in _VIEWS:
+            node.target = aten.reshape.default
     _propagate(ep)
     # Once convolutions return NHWC, the ops after them do too: a conversion of an input that is NHWC
     # already is a copy for nothing.

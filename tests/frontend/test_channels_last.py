@@ -12,20 +12,21 @@ from pygraph.metrics import relative_error
 
 class ConvNet(nn.Module):
     """Convolution, batch norm and ReLU, a depthwise convolution with a residual add, a pointwise
-    convolution, pooling and a classifier: the shape of the benchmark's CNNs."""
+    convolution, pooling and a classifier, and a flatten (a `view`, which NHWC strides cannot take:
+    it becomes a reshape): the shape of the benchmark's CNNs."""
 
     def __init__(self) -> None:
         super().__init__()
         self.c1, self.b1 = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
         self.dw, self.b2 = nn.Conv2d(16, 16, 3, padding=1, groups=16), nn.BatchNorm2d(16)
         self.c2 = nn.Conv2d(16, 8, 1)
-        self.fc = nn.Linear(8, 5)
+        self.fc, self.head = nn.Linear(8, 5), nn.Linear(8 * 8 * 8, 5)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         y = torch.relu(self.b1(self.c1(x)))
         y = y + torch.relu(self.b2(self.dw(y)))
         y = nn.functional.max_pool2d(self.c2(y), 2)
-        return self.fc(y.mean((2, 3)))
+        return self.fc(y.mean((2, 3))) + self.head(y.flatten(1))  # the flatten is a view
 
 
 @pytest.fixture
@@ -54,6 +55,7 @@ def test_every_convolution_reads_nhwc_and_only_the_input_is_converted(model):
     assert len(inputs) == 3 and all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs)
     clones = [n for n in program.graph.nodes if n.target is torch.ops.aten.clone.default]
     assert [c.args[0].op for c in clones] == ["placeholder"]  # later convolutions get NHWC from the earlier
+    assert not any(n.target is torch.ops.aten.view.default for n in program.graph.nodes)  # now reshapes
 
 
 def test_auto_leaves_cpu_convolutions_alone(model):

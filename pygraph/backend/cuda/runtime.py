@@ -121,6 +121,7 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).extend(roots)
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
+        self._all_fresh = all(out.io == "indirect" for out in plan.outputs)
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -149,7 +150,7 @@ class CudaRuntime:
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         if self._state_key is None:
             raise RuntimeError("bind_state() must come before the first call")
-        if torch.cuda.current_device() == self.device.index:  # the common case: no device switch to pay
+        if torch._C._cuda_getDevice() == self.device.index:  # the common case: no device switch to pay
             return self._call(inputs)
         with torch.cuda.device(self.device):
             return self._call(inputs)
@@ -222,6 +223,8 @@ class CudaRuntime:
         return outputs
 
     def _results(self, fresh: list[torch.Tensor]) -> list[torch.Tensor]:
+        if self._all_fresh:  # the common case: every output written by the graph into a fresh tensor
+            return fresh
         results, k = [], 0
         for out in self.plan.outputs:
             if out.io == "indirect":
