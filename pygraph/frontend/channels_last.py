@@ -16,7 +16,8 @@ recomputed (`FakeTensorProp`), and the importer annotates eager layouts from the
 from __future__ import annotations
 
 import torch
-from torch.fx.passes.fake_tensor_prop import FakeTensorProp
+
+from .rewrite import propagate_fake_tensors, replace_node
 
 aten = torch.ops.aten
 _CONVOLUTIONS = (aten.conv2d.default, aten.convolution.default)
@@ -47,17 +48,16 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
     for node in graph.nodes:
         if node.op == "call_function" and node.target in _VIEWS:
             node.target = aten.reshape.default
-    _propagate(ep)
+    propagate_fake_tensors(ep)
     # Once convolutions return NHWC, the ops after them do too: a conversion of an input that is NHWC
     # already is a copy for nothing.
     for node in list(graph.nodes):
         if node.op == "call_function" and node.target is aten.clone.default and node.users:
             source = node.args[0].meta.get("val")
             if node.kwargs.get("memory_format") is torch.channels_last and _nhwc(source):
-                node.replace_all_uses_with(node.args[0])
-                graph.erase_node(node)
+                replace_node(ep, node, node.args[0])
                 changed -= 1
-    _propagate(ep)
+    propagate_fake_tensors(ep)
     return changed
 
 
@@ -67,11 +67,3 @@ def _nhwc(value: object) -> bool:
         and value.dim() == 4
         and value.is_contiguous(memory_format=torch.channels_last)
     )
-
-
-def _propagate(ep: torch.export.ExportedProgram) -> None:
-    """Recomputes every node's fake tensor (`meta["val"]`) under the program's fake mode."""
-    ep.graph_module.recompile()
-    placeholders = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
-    mode = torch._guards.detect_fake_mode(placeholders)
-    FakeTensorProp(ep.graph_module, mode).propagate_dont_convert_inputs(*placeholders)

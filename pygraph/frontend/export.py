@@ -13,6 +13,7 @@ from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers
+from .pooling import pooling_as_views
 
 # PYGRAPH_CHANNELS_LAST: the devices whose 2-D convolutions read NHWC inputs (channels_last.py)
 _CHANNELS_LAST_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
@@ -29,8 +30,9 @@ def export_program(
     decomposes with `TABLE`.
 
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
-    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); 2-D convolutions
-    on a GPU then read NHWC inputs (`channels_last.py`).
+    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
+    views and pointwise ops (`pooling.py`), and 2-D convolutions on a GPU read NHWC inputs
+    (`channels_last.py`).
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
@@ -51,6 +53,7 @@ def export_program(
     devices = _CHANNELS_LAST_DEVICES.get(knobs.channels_last)
     if devices is None:
         raise ValueError(f"PYGRAPH_CHANNELS_LAST must be one of {', '.join(_CHANNELS_LAST_DEVICES)}")
+    pooling_as_views(program)
     convolutions_channels_last(program, devices)
     return program
 
