@@ -1,20 +1,21 @@
 """split-bias: take the bias out of a library convolution (or matmul) whose result only feeds kernels.
 
-`conv2d(x, w, b, ...)` becomes `conv2d(x, w, None, ...)` followed by `add(y, b.view(C, 1, 1))`; with
-`matmuls`, `linear(x, w, b)` becomes `linear(x, w, None)` and `addmm(b, x, w)` becomes `mm(x, w)` (each
-still exactly one ATen op), followed by `add(y, b)`. The add is a pointwise op, so fuse-pointwise puts
+`conv2d(x, w, b, ...)` becomes `conv2d(x, w, None, ...)` followed by `add(y, b.view(C, 1, 1))`;
+`addmm(b, x, w)` becomes `mm(x, w)`, and with `matmuls` also `linear(x, w, b)` becomes `linear(x, w, None)`
+(each still exactly one ATen op), followed by `add(y, b)`. The add is a pointwise op, so fuse-pointwise puts
 it in the kernel of the ops that read the result (batch norm, ReLU, a residual add, layer norm). A
 split happens only when every op reading the result (through reshapes that keep the last dim, as
 `view(addmm(...))` in GPT-2) is a pointwise op of the result's shape, or a reduction of it: then the
 add joins their kernel; otherwise a bias add of its own would cost a kernel.
 
-Why convolutions only by default (measured on an H200, torch 2.11, TF32): ATen adds a convolution's
-bias with a kernel of its own after cuDNN's (4 kernels with the bias, 3 without), so the split saves
-one. cuBLASLt adds a matmul's bias in its epilogue for free: `linear` of [128, 768] by [768, 768] is
-one kernel with its bias and two without (cuBLAS then picks split-K, whose reduction is a kernel of
-its own), and addmm and mm of GPT-2's [32, 768] by [768, 2304] are two kernels each. So splitting a
-matmul's bias saves no kernel there and may cost one; `matmuls=true` is for vendors or shapes where
-it pays.
+Why convolutions and addmm but not linear by default (measured on an H200, torch 2.11, TF32): ATen adds a
+convolution's bias with a kernel of its own after cuDNN's (4 kernels with the bias, 3 without), so the
+split saves one. cuBLASLt adds a linear's bias in its epilogue for free: `linear` of [128, 768] by
+[768, 768] is one kernel with its bias and two without (cuBLAS then picks split-K, whose reduction is a
+kernel of its own). addmm's bias goes through cuBLAS's beta = 1 path instead, whose kernels are slower
+than mm's (GPT-2's 48 addmm: 544 us against 377 us for mm with split-K and the bias in the next kernel;
+the whole model 0.939 -> 0.752 ms, distilgpt2_I16 2.540 -> 2.477 ms, `bench/results/probe-addmm-h200.log`).
+`matmuls=true` also splits linear, for vendors or shapes where that pays.
 """
 
 from __future__ import annotations
@@ -35,11 +36,12 @@ _CONVOLUTIONS = ("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.defa
 
 @dataclasses.dataclass
 class SplitBias(Pass):
-    """Splits the bias add out of convolutions (and, with `matmuls`, linear and addmm) that feed only kernels."""
+    """Splits the bias add out of convolutions and addmm (and, with `matmuls`, linear) that feed only kernels."""
 
     name = "split-bias"
     summary = "split the bias add out of a library convolution (or matmul) when a kernel can take it"
-    matmuls: bool = False  # also linear and addmm (see the module docstring for why not by default)
+    addmm: bool = True  # addmm (see the module docstring for why)
+    matmuls: bool = False  # also linear (see the module docstring for why not by default)
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)
@@ -49,7 +51,7 @@ class SplitBias(Pass):
                 if name in _CONVOLUTIONS or (self.matmuls and name == "aten.linear.default"):
                     bias = op.operands[2]
                 elif (
-                    self.matmuls
+                    (self.addmm or self.matmuls)
                     and name == "aten.addmm.default"
                     and all(constant_value(v) == 1 for v in op.operands[3:])
                 ):
