@@ -14,7 +14,7 @@ split saves one. cuBLASLt adds a linear's bias in its epilogue for free: `linear
 [768, 768] is one kernel with its bias and two without (cuBLAS then picks split-K, whose reduction is a
 kernel of its own). addmm's bias goes through cuBLAS's beta = 1 path instead, whose kernels are slower
 than mm's (GPT-2's 48 addmm: 544 us against 377 us for mm with split-K and the bias in the next kernel;
-the whole model 0.939 -> 0.752 ms, distilgpt2_I16 2.540 -> 2.477 ms, `bench/results/probe-addmm-h200.log`).
+the whole model 0.939 -> 0.752 ms, distilgpt2_I16 2.540 -> 2.477 ms: `bench/probes/probe_addmm.py`).
 `matmuls=true` also splits linear, for vendors or shapes where that pays.
 """
 

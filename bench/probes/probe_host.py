@@ -1,0 +1,55 @@
+"""Where mlp's host time per call goes, the GPU idle before each measured piece.
+
+On the GPU machine: `python3 bench/probes/probe_host.py` (output: bench/results/probe-host-mlp-h200.log).
+"""
+
+import statistics
+import time
+from collections.abc import Callable
+
+import torch
+
+import pygraph
+from pygraph.backend.cuda import driver
+from pygraph.tools.workloads import WORKLOADS
+
+
+def median_us(fn: Callable[[int], object], calls: int = 300) -> float:
+    times = []
+    for i in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - start)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e6
+
+
+def main() -> None:
+    model, make = WORKLOADS["mlp"].build(torch.device("cuda"))
+    inputs = [make() for _ in range(8)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, inputs[0])
+        for x in inputs:
+            compiled(*x)
+        runtime = compiled._backend
+        graph = runtime._graphs[0]
+        params = runtime._writer_node_params()
+        pieces = {
+            "compiled(x)": lambda i: compiled(*inputs[i % 8]),
+            "backend(inputs)": lambda i: runtime(list(inputs[i % 8])),
+            "_bind_inputs": lambda i: runtime._bind_inputs(list(inputs[i % 8])),
+            "_bind_outputs": lambda i: runtime._bind_outputs(),
+            "program (set params + launch)": lambda i: [run() for run in runtime._program],
+            "launch only": lambda i: driver.launch_graph(graph.graph_exec, runtime._stream),
+            "set params only": lambda i: driver.set_kernel_params(graph.graph_exec, graph.writer, params),
+            "empty_strided": lambda i: torch.empty_strided((256, 1024), (1024, 1), device=runtime.device),
+            "raw stream": lambda i: torch._C._cuda_getCurrentRawStream(0),
+            "_results": lambda i: runtime._results(runtime._outputs_now),
+        }
+        for name, fn in pieces.items():
+            print(f"{name:40s} {median_us(fn):7.2f} us")
+
+
+if __name__ == "__main__":
+    main()
