@@ -77,10 +77,7 @@ def _max_pool(
     if ph or pw:
         source = graph.call_function(aten.constant_pad_nd.default, (x, [pw, pw, ph, ph], float("-inf")))
     views = _windows(graph, source, value.dim(), _pair(kernel_size), _pair(stride or kernel_size), out)
-    result = views[0]
-    for view in views[1:]:
-        result = graph.call_function(aten.maximum.default, (result, view))
-    return result
+    return _combine(graph, views, aten.maximum.default)
 
 
 def _avg_pool(
@@ -99,9 +96,7 @@ def _avg_pool(
         return None
     kernel = _pair(kernel_size)
     views = _windows(graph, x, value.dim(), kernel, _pair(stride or kernel_size), out)
-    total = views[0]
-    for view in views[1:]:
-        total = graph.call_function(aten.add.Tensor, (total, view))
+    total = _combine(graph, views, aten.add.Tensor)
     return graph.call_function(aten.div.Scalar, (total, kernel[0] * kernel[1]))
 
 
@@ -128,6 +123,14 @@ def _windows(
                 )
             )
     return views
+
+
+def _combine(graph: torch.fx.Graph, views: list[torch.fx.Node], op: Any) -> torch.fx.Node:
+    """`op(...op(op(v0, v1), v2)..., vn)`: the window's maximum or sum, in window order."""
+    result = views[0]
+    for view in views[1:]:
+        result = graph.call_function(op, (result, view))
+    return result
 
 
 def _pair(value: int | Sequence[int]) -> tuple[int, int]:
