@@ -19,7 +19,7 @@ from typing import Any
 import torch
 
 from ..ir.layout import Layout
-from ..ir.plan import Node, Plan, Segment
+from ..ir.plan import Node, Plan
 from .aten_call import AtenCall
 from .random import seed_and_offset
 from .stats import plan_stats
@@ -35,7 +35,7 @@ class Emulator:
         self.kernels = {name: load_interpreted(k) for name, k in plan.kernels.items()}
         self.calls: dict[int, AtenCall] = {}
         for step in plan.steps:
-            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+            for node in step.nodes:
                 if node.kind in ("library", "host"):
                     self.calls[id(node)] = AtenCall(node.op, node.aten_args, torch.device("cpu"))
         self.inputs = [a for a in plan.arguments if a.role == "input"]
@@ -101,7 +101,7 @@ class Emulator:
             return tensors[buffer]
 
         for step in plan.steps:
-            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+            for node in step.nodes:
                 self._run(node, tensor, tensors, table)
         for (arg, used), given in zip(bound, inputs, strict=False):  # inputs, then seed and offset
             if used is not given and arg.io != "value":  # a staged input: the plan may have written it

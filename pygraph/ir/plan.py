@@ -115,6 +115,11 @@ class HostStep:
     node: Node  # kind "host": op, aten_args, results, reads
     reason: str
 
+    @property
+    def nodes(self) -> list[Node]:
+        """Its one node, so that every step lists its nodes alike."""
+        return [self.node]
+
 
 @dataclass
 class TritonKernel:
@@ -233,7 +238,7 @@ class _Reader:
         unused result), so backends ignore them."""
         touched = {o.buffer for o in outputs}
         for step in steps:
-            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+            for node in step.nodes:
                 touched.update(node.reads)
                 if node.kind not in ("library", "host"):  # an ATen call's writes are its own results
                     touched.update(node.writes)
@@ -507,6 +512,20 @@ def touched_roots(plan: Plan, node: Node) -> set[int]:
     return {plan.buffers[b].root for b in (*node.args, *node.reads, *node.writes, *node.results)}
 
 
+def is_graphed(step: Segment | HostStep) -> bool:
+    return isinstance(step, Segment) and step.mode == "graph"
+
+
+def last_uses(plan: Plan) -> dict[int, tuple[int, int]]:
+    """Each root's last use in a call: the position (step, node) of the last node touching it."""
+    last: dict[int, tuple[int, int]] = {}
+    for s, step in enumerate(plan.steps):
+        for n, node in enumerate(step.nodes):
+            for root in touched_roots(plan, node):
+                last[root] = (s, n)
+    return last
+
+
 def pooled_results(plan: Plan) -> dict[int, tuple[int, int]]:
     """The results of library nodes in graph segments that no eager step and no output touches, with the
     position (step, node) of their last use.
@@ -515,25 +534,15 @@ def pooled_results(plan: Plan) -> dict[int, tuple[int, int]]:
     that a later recording reuses its memory, as eager reuses memory (without it, every intermediate of a
     vendor call would stay allocated for the life of the compiled model). `dependencies` orders the reuse.
     """
-    last: dict[int, tuple[int, int]] = {}
     kept = {plan.buffers[o.buffer].root for o in plan.outputs}
-    for s, step in enumerate(plan.steps):
-        graphed = isinstance(step, Segment) and step.mode == "graph"
-        for n, node in enumerate(step.nodes if isinstance(step, Segment) else [step.node]):
-            roots = touched_roots(plan, node)
-            if not graphed:
-                kept |= roots
-            for root in roots:
-                last[root] = (s, n)
-    produced = {
-        plan.buffers[r].root
-        for step in plan.steps
-        if isinstance(step, Segment) and step.mode == "graph"
-        for node in step.nodes
-        if node.kind == "library"
-        for r in node.results
-    }
-    return {root: position for root, position in last.items() if root in produced and root not in kept}
+    produced = set()
+    for step in plan.steps:
+        for node in step.nodes:
+            if not is_graphed(step):
+                kept |= touched_roots(plan, node)
+            elif node.kind == "library":
+                produced.update(plan.buffers[r].root for r in node.results)
+    return {root: position for root, position in last_uses(plan).items() if root in produced - kept}
 
 
 def dependencies(plan: Plan, segment: Segment) -> list[list[int]]:

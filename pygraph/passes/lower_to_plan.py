@@ -16,7 +16,7 @@ from typing import Any
 from ..ir import aten, attrs, dtypes
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.layout import Layout
+from ..ir.layout import Layout, view_layouts
 from ..ir.plan import Device
 from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
 from .base import Pass, PassError, main_function
@@ -426,72 +426,3 @@ def _stage(module: ir.Module) -> str | None:
 
 def _dicts(array: ir.Attribute) -> list[dict[str, ir.Attribute]]:
     return [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(array)]
-
-
-def view_layouts(
-    name: str, src: Layout, args: list[Any], arg_layouts: list[Layout | None]
-) -> list[Layout] | None:
-    """Layouts of a view op's results; None when a reshape cannot be a view."""
-    if name in ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"):
-        layout = src.view(args[0])
-        if layout is None and name != "aten.reshape.default":
-            raise ValueError(f"cannot view {src} as {args[0]} without a copy")
-        return None if layout is None else [layout]
-    if name == "aten.view_as.default":
-        return [src.view(arg_layouts[0].shape)]
-    if name == "aten.permute.default":
-        return [src.permute(args[0])]
-    if name == "aten.transpose.int":
-        return [src.transpose(args[0], args[1])]
-    if name in ("aten.t.default", "aten.numpy_T.default"):
-        return [src.permute(list(reversed(range(src.rank))))]
-    if name == "aten.expand.default":
-        return [src.expand(args[0])]
-    if name == "aten.expand_as.default":
-        return [src.expand(arg_layouts[0].shape)]
-    if name == "aten.unsqueeze.default":
-        return [src.unsqueeze(args[0])]
-    if name == "aten.squeeze.default":
-        return [src.squeeze()]
-    if name == "aten.squeeze.dim":
-        return [src.squeeze([args[0]])]
-    if name == "aten.squeeze.dims":
-        return [src.squeeze(args[0])]
-    if name == "aten.slice.Tensor":
-        dim, start, end, step = args
-        return [src.slice(dim, start, end, step)]
-    if name == "aten.select.int":
-        return [src.select(args[0], args[1])]
-    if name == "aten.narrow.default":
-        dim, start, length = args
-        start = start % src.shape[dim] if start < 0 else start
-        return [src.slice(dim, start, start + length, 1)]
-    if name in ("aten.alias.default", "aten.detach.default"):
-        return [src]
-    if name == "aten.as_strided.default":
-        return [src.as_strided(args[0], args[1], args[2])]
-    if name == "aten.flatten.using_ints":
-        start, end = (a % max(src.rank, 1) for a in args)
-        shape = list(src.shape[:start]) + [math.prod(src.shape[start : end + 1])] + list(src.shape[end + 1 :])
-        layout = src.view(shape)
-        return None if layout is None else [layout]
-    if name == "aten.unflatten.int":
-        dim, sizes = args[0] % src.rank, list(args[1])
-        shape = list(src.shape[:dim]) + sizes + list(src.shape[dim + 1 :])
-        return [src.view(shape)]
-    if name in ("aten.split.Tensor", "aten.split_with_sizes.default", "aten.chunk.default"):
-        dim = args[1] % src.rank
-        size = src.shape[dim]
-        if name == "aten.split.Tensor":
-            sizes = [min(args[0], size - s) for s in range(0, size, args[0])] or [0]
-        elif name == "aten.chunk.default":
-            step = -(-size // args[0])
-            sizes = [min(step, size - s) for s in range(0, size, step)]
-        else:
-            sizes = list(args[0])
-        starts = [sum(sizes[:i]) for i in range(len(sizes))]
-        return [src.slice(dim, s, s + n, 1) for s, n in zip(starts, sizes, strict=True)]
-    if name == "aten.unbind.int":
-        dim = args[0] % src.rank
-        return [src.select(dim, i) for i in range(src.shape[dim])]
-    raise ValueError(f"no layout rule for view op {name}")

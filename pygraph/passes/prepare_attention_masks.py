@@ -29,10 +29,9 @@ from typing import Any
 from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.layout import Layout
+from ..ir.layout import Layout, view_layouts
 from ..ir.torch_types import tensor_info
 from .base import Pass, PassError, main_function
-from .lower_to_plan import view_layouts
 from .pointwise import NO_VALUE, constant_value
 
 _ATTENTION = "aten.scaled_dot_product_attention.default"

@@ -38,8 +38,9 @@ from ...ir.plan import (
     Segment,
     TritonKernel,
     dependencies,
+    is_graphed,
+    last_uses,
     pooled_results,
-    touched_roots,
 )
 from ..aten_call import AtenCall
 from ..random import seed_and_offset
@@ -156,9 +157,8 @@ class CudaRuntime:
             return self._call(inputs)
 
     def _call(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        raw = torch._C._cuda_getCurrentRawStream(
-            self.device.index
-        )  # the caller's stream, without a Stream object
+        # The caller's current stream, read without making a torch Stream object.
+        raw = torch._C._cuda_getCurrentRawStream(self.device.index)
         stream = self._streams.get(raw)
         if stream is None:
             stream = self._streams[raw] = cu.CUstream(raw)
@@ -341,8 +341,8 @@ class CudaRuntime:
         graphed_roots, eager_results = set(), set()
         self._in_segments: set[int] = set()  # roots that nodes of segments touch
         for step in plan.steps:
-            graphed = isinstance(step, Segment) and step.mode == "graph"
-            for node in step.nodes if isinstance(step, Segment) else [step.node]:
+            graphed = is_graphed(step)
+            for node in step.nodes:
                 roots = {plan.buffers[b].root for b in node.args + node.reads + node.writes}
                 if isinstance(step, Segment):
                     self._in_segments |= roots
@@ -533,7 +533,7 @@ class CudaRuntime:
         self._next_free = 0  # into self._pooled
         program: list[Runner | None] = []
         for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
-            if isinstance(step, Segment) and step.mode == "graph":
+            if is_graphed(step):
                 if step.nodes:
                     graph = self._build_segment(step)
                     self._graphs.append(graph)
@@ -553,15 +553,15 @@ class CudaRuntime:
         next call (a segment run eagerly would otherwise keep all its intermediates alive at once)."""
         plan = self.plan
         kept = {plan.root(o.buffer).id for o in plan.outputs} | set(self._homes)
-        produced: set[int] = set()
-        last: dict[int, tuple[int, int]] = {}
-        for s, step in enumerate(plan.steps):
-            graphed = isinstance(step, Segment) and step.mode == "graph"
-            for n, node in enumerate(step.nodes if isinstance(step, Segment) else [step.node]):
-                if not graphed and node.kind in ("library", "host"):
-                    produced.update(plan.root(r).id for r in node.results)
-                for root in touched_roots(plan, node):
-                    last[root] = (s, n)
+        produced = {
+            plan.root(r).id
+            for step in plan.steps
+            if not is_graphed(step)
+            for node in step.nodes
+            if node.kind in ("library", "host")
+            for r in node.results
+        }
+        last = last_uses(plan)
         by_position: dict[tuple[int, int], list[int]] = {}
         for root in sorted(produced - kept):
             by_position.setdefault(last[root], []).append(root)
