@@ -10,7 +10,7 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .frontend import ImportedProgram, export_program, import_program
+from .frontend import DerivedState, ImportedProgram, export_program, hoist_derived_state, import_program
 from .ir.context import make_context, parse, print_module
 from .ir.explain import Explanation, explain_plan, source_location
 from .ir.plan import Plan, read_plan
@@ -82,14 +82,15 @@ def export_and_compile(
     target = _choose_target(target, model, example_inputs)
     name = type(model).__name__
     program = export_program(model, example_inputs, dynamic_shapes, freeze=freeze)
+    derived = hoist_derived_state(program)
     context = make_context()
-    imported = import_program(program, context)
+    imported = import_program(program, context, derived.names if derived else ())
     stages: dict[str, str] = {}
     module = _stage(name, "torch", imported.module, context, stages)
     module = _run(name, "pygraph", module, TENSOR_PIPELINE, context, stages)
     cost_key = _cost_key(target, model)
     module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
-    compiled = CompiledModel(model, imported, read_plan(module), stages, target)
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
     if profile:
         compiled._profile(example_inputs, cost_key)
     return compiled
@@ -197,6 +198,7 @@ class CompiledModel:
         plan: Plan,
         stages: dict[str, str],
         target: str,
+        derived: DerivedState | None = None,
     ) -> None:
         self.model, self.plan, self.target, self._stages = model, plan, target, stages
         self._out_spec = imported.out_spec
@@ -204,6 +206,11 @@ class CompiledModel:
         self._input_names = imported.input_names
         self._device = device = _device(model, target)
         self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
+        # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
+        # computed from with the versions they had then.
+        self._derived = derived
+        self._derived_values: dict[str, torch.Tensor] = {}
+        self._derived_from: list[tuple[torch.Tensor, int]] = []
         # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
         # (the model's tensor, its version when copied, the copy the graphs read).
         self._placed: dict[str, tuple[torch.Tensor, int, torch.Tensor]] = {}
@@ -251,6 +258,8 @@ class CompiledModel:
             self._refuse_aliased_inputs(inputs)
         if self._epoch != _StateWatch.epoch:
             self._bind_state()
+        if self._derived_from and any(t._version != v for t, v in self._derived_from):
+            self._derive(refresh=True)
         for name, (source, version, copy) in self._placed.items():
             if source._version != version:  # changed in place (load_state_dict): the copy follows, in order
                 copy.copy_(source)
@@ -292,7 +301,25 @@ class CompiledModel:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
         addresses changed); done again only after something may have replaced or moved them."""
         self._epoch = _StateWatch.epoch
+        if self._derived is not None:
+            self._derive(refresh=False)
         self._backend.bind_state(self._state_tensors())
+
+    def _derive(self, refresh: bool) -> None:
+        """Computes the derived state from the model's tensors; `refresh` writes the new values into the
+        tensors the graphs already read (in stream order, before the next launch)."""
+        derived = self._derived
+        sources = [
+            derived.constants[name] if role == "constant" else self._state(role, name)
+            for role, name in derived.sources
+        ]
+        values = derived.compute(sources)
+        if refresh:
+            for name, value in zip(derived.names, values, strict=True):
+                self._derived_values[name].copy_(value)
+        else:
+            self._derived_values = dict(zip(derived.names, values, strict=True))
+        self._derived_from = [(t, t._version) for t in sources]
 
     def _state_tensors(self) -> list[torch.Tensor]:
         """The tensors of the plan's parameters, buffers and constants, where the plan places them."""
@@ -346,6 +373,8 @@ class CompiledModel:
             return self.model.get_parameter(name).detach()
         if role == "buffer":
             return self.model.get_buffer(name)
+        if role == "derived":
+            return self._derived_values[name]
         return self._constants[name]
 
     def ir(self, stage: str) -> str:

@@ -65,10 +65,11 @@ class Knobs:
         "auto",
         "auto: select-graphs chooses per segment; all / none: every segment a graph / eager",
     )
-    channels_last = _Knob(
-        "PYGRAPH_CHANNELS_LAST",
+    gpu_layouts = _Knob(
+        "PYGRAPH_GPU_LAYOUTS",
         "auto",
-        "auto: 2-D convolutions on a GPU read NHWC inputs (frontend/channels_last.py); on: on every device; off",
+        "auto: on a GPU, 2-D convolutions read NHWC tensors (frontend/channels_last.py) and matmuls write "
+        "aligned rows (frontend/pad_matmuls.py); on: on every device (tests); off: neither",
     )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 

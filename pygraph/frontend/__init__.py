@@ -1,13 +1,16 @@
 """Stage 1: a PyTorch model to `.torch.mlir` (torch.export, pygraph's decompositions, FX import with hooks)."""
 
+from .derived_state import DerivedState, hoist_derived_state
 from .export import ExportError, export_program
 from .importer import ArgumentSpec, ImportedProgram, UnsupportedError, import_program
 
 __all__ = [
     "ArgumentSpec",
+    "DerivedState",
     "ExportError",
     "ImportedProgram",
     "UnsupportedError",
     "export_program",
+    "hoist_derived_state",
     "import_program",
 ]

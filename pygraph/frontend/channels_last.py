@@ -6,8 +6,9 @@ kernels, a third of its GPU time), and ATen's own depthwise kernel for NCHW is s
 Inductor's layout optimization does, each such convolution gets its input as
 `clone(x, memory_format=channels_last)`: where a generated kernel produces `x` (a batch norm, a ReLU, an
 add), that kernel writes NHWC directly; ATen then returns the convolution's result in NHWC, and the
-pointwise ops after it keep that layout, so the transposes disappear. Weights stay where the model keeps
-them (ATen converts each in a small copy).
+pointwise ops after it keep that layout, so the transposes disappear. Each weight is converted too (ATen
+would copy it in every call): a weight of the model's is converted once and kept, and again only when the
+model changes it (derived_state.py).
 
 Every layout in the program then follows from ATen's own rules: the fake tensors of all nodes are
 recomputed (`FakeTensorProp`), and the importer annotates eager layouts from them as always.
@@ -25,9 +26,11 @@ _VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 
 def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
-    """Makes the input of every 4-D convolution on `devices` channels-last, in place; returns how many."""
+    """Makes the input and weight of every 4-D convolution on `devices` channels-last, in place; returns
+    how many tensors it converts."""
     graph = ep.graph
-    changed = 0
+    conversions: set[torch.fx.Node] = set()
+    weights: dict[torch.fx.Node, torch.fx.Node] = {}  # each weight converted once, for all its convolutions
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target not in _CONVOLUTIONS:
             continue
@@ -37,11 +40,16 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
             continue
         if _nhwc(value) and not value.is_contiguous():
             continue  # NHWC already
+        weight = node.args[1]
         with graph.inserting_before(node):
             nhwc = graph.call_function(aten.clone.default, (x,), {"memory_format": torch.channels_last})
-        node.args = (nhwc, *node.args[1:])
-        changed += 1
-    if not changed:
+            if weight not in weights:
+                weights[weight] = graph.call_function(
+                    aten.clone.default, (weight,), {"memory_format": torch.channels_last}
+                )
+        node.args = (nhwc, weights[weight], *node.args[2:])
+        conversions |= {nhwc, weights[weight]}
+    if not conversions:
         return 0
     # `view` needs strides that can express the new shape, which NHWC strides may not (a flatten before
     # a classifier): `reshape` computes the same values, as a view where it can and a copy where not.
@@ -49,16 +57,14 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
         if node.op == "call_function" and node.target in _VIEWS:
             node.target = aten.reshape.default
     propagate_fake_tensors(ep)
-    # Once convolutions return NHWC, the ops after them do too: a conversion of an input that is NHWC
-    # already is a copy for nothing.
-    for node in list(graph.nodes):
-        if node.op == "call_function" and node.target is aten.clone.default and node.users:
-            source = node.args[0].meta.get("val")
-            if node.kwargs.get("memory_format") is torch.channels_last and _nhwc(source):
-                replace_node(ep, node, node.args[0])
-                changed -= 1
+    # Once convolutions return NHWC, the ops after them do too: a conversion of a tensor that is NHWC
+    # already (so is a 1x1 or depthwise weight) is a copy for nothing.
+    for node in list(conversions):
+        if _nhwc(node.args[0].meta.get("val")):
+            replace_node(ep, node, node.args[0])
+            conversions.discard(node)
     propagate_fake_tensors(ep)
-    return changed
+    return len(conversions)
 
 
 def _nhwc(value: object) -> bool:

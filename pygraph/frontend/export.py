@@ -13,10 +13,13 @@ from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers
+from .pad_matmuls import pad_matmul_outputs
 from .pooling import pooling_as_views
+from .rewrite import keep_output_layouts, output_layouts
 
-# PYGRAPH_CHANNELS_LAST: the devices whose 2-D convolutions read NHWC inputs (channels_last.py)
-_CHANNELS_LAST_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
+# PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts meant for the GPU (channels_last.py,
+# pad_matmuls.py)
+_GPU_LAYOUT_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
 
 
 class ExportError(Exception):
@@ -31,8 +34,9 @@ def export_program(
 
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
-    views and pointwise ops (`pooling.py`), and 2-D convolutions on a GPU read NHWC inputs
-    (`channels_last.py`).
+    views and pointwise ops (`pooling.py`), 2-D convolutions on a GPU read NHWC inputs and weights
+    (`channels_last.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`); the
+    results keep the layouts eager gives them.
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
@@ -50,11 +54,14 @@ def export_program(
         raise ExportError(
             f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
         ) from e
-    devices = _CHANNELS_LAST_DEVICES.get(knobs.channels_last)
+    devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
     if devices is None:
-        raise ValueError(f"PYGRAPH_CHANNELS_LAST must be one of {', '.join(_CHANNELS_LAST_DEVICES)}")
+        raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
+    layouts = output_layouts(program)
     pooling_as_views(program)
     convolutions_channels_last(program, devices)
+    pad_matmul_outputs(program, devices)
+    keep_output_layouts(program, layouts)
     return program
 
 

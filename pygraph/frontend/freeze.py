@@ -13,7 +13,9 @@ from __future__ import annotations
 import operator
 
 import torch
-from torch.export.graph_signature import InputKind, InputSpec, TensorArgument
+from torch.export.graph_signature import InputKind
+
+from .rewrite import add_constant, state_value
 
 aten = torch.ops.aten
 _CONVOLUTIONS = (aten.conv1d.default, aten.conv2d.default, aten.conv3d.default)
@@ -39,13 +41,13 @@ def fold_batch_norms(ep: torch.export.ExportedProgram) -> int:
             t is not None and (t.op != "placeholder" or specs[t.name].kind not in _STATE) for t in tensors
         ):
             continue
-        w, b, g, bt, m, v = (None if t is None else _value(ep, specs[t.name]) for t in tensors)
+        w, b, g, bt, m, v = (None if t is None else state_value(ep, specs[t.name]) for t in tensors)
         with torch.no_grad():
             scale = torch.rsqrt(v + eps) * (1 if g is None else g)
             folded_weight = w * scale.view([-1] + [1] * (w.dim() - 1))
             folded_bias = ((0 if b is None else b) - m) * scale + (0 if bt is None else bt)
-        new_weight = _add_constant(ep, f"{conv.name}_frozen_weight", folded_weight)
-        new_bias = _add_constant(ep, f"{conv.name}_frozen_bias", folded_bias)
+        new_weight = add_constant(ep, f"{conv.name}_frozen_weight", folded_weight)
+        new_bias = add_constant(ep, f"{conv.name}_frozen_bias", folded_bias)
         conv.args = (conv.args[0], new_weight, new_bias, *conv.args[3:])
         for result in results:
             result.replace_all_uses_with(conv)
@@ -69,25 +71,3 @@ def _batch_norm(node: torch.fx.Node) -> tuple | None:
         if all(u.target is operator.getitem and u.args[1] == 0 for u in users):
             return x, weight, bias, mean, var, eps, users
     return None
-
-
-def _value(ep: torch.export.ExportedProgram, spec: InputSpec) -> torch.Tensor:
-    if spec.kind == InputKind.CONSTANT_TENSOR or (spec.kind == InputKind.BUFFER and not spec.persistent):
-        return ep.constants[spec.target].detach()
-    return ep.state_dict[spec.target].detach()
-
-
-def _add_constant(ep: torch.export.ExportedProgram, name: str, value: torch.Tensor) -> torch.fx.Node:
-    """A new lifted constant `name`: a placeholder before the user inputs (with the fake tensor export
-    keeps in `meta["val"]`), its input spec and its value."""
-    graph = ep.graph
-    specs = ep.graph_signature.input_specs
-    first_input = next(i for i, s in enumerate(specs) if s.kind == InputKind.USER_INPUT)
-    placeholders = {n.name: n for n in graph.nodes if n.op == "placeholder"}
-    with graph.inserting_before(placeholders[specs[first_input].arg.name]):
-        node = graph.placeholder(name)
-    fake_mode = next(iter(placeholders.values())).meta["val"].fake_mode
-    node.meta["val"] = fake_mode.from_tensor(value, static_shapes=True)
-    specs.insert(first_input, InputSpec(InputKind.CONSTANT_TENSOR, TensorArgument(node.name), name))
-    ep.constants[name] = value.contiguous()
-    return node

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import operator
 import re
+from collections.abc import Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -41,10 +42,11 @@ class UnsupportedError(NotImplementedError):
 class ArgumentSpec:
     """What the caller passes for one argument of `@main`."""
 
-    role: str  # "input" | "parameter" | "buffer" | "constant"
+    role: str  # "input" | "parameter" | "buffer" | "constant" | "derived" (computed from the others)
     name: str  # forward's argument name, the state-dict (or buffer) key, or the constant's name
     position: int | None = None  # inputs: index in forward's positional arguments
-    value: torch.Tensor | None = None  # constants: the tensor (it is not part of the model's state)
+    value: torch.Tensor | None = None  # constants: the tensor (it is not part of the model's state);
+    # derived: its value when compiled
     device: str = ""  # inputs: the example's device type ("cpu" for a host scalar of a GPU program)
 
 
@@ -56,11 +58,14 @@ class ImportedProgram:
     input_names: list[str]  # forward's argument names, in order
 
 
-def import_program(ep: torch.export.ExportedProgram, context: ir.Context) -> ImportedProgram:
-    """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`)."""
+def import_program(
+    ep: torch.export.ExportedProgram, context: ir.Context, derived: Collection[str] = ()
+) -> ImportedProgram:
+    """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
+    lifted constants named in `derived` are derived state (`derived_state.py`)."""
     _check_supported(ep)
     cache = _ContextCache(context)
-    hooks = _Hooks(ep, cache)
+    hooks = _Hooks(ep, cache, frozenset(derived))
     importer = FxImporter(context=context, hooks=hooks, graph_node_importer_cls=_NodeImporter)
     importer._cc = cache  # the importer has no parameter for it
     dynamic = any(
@@ -111,8 +116,11 @@ class _ContextCache(ContextCache):
 class _Hooks(FxImporterHooks):
     """Parameters, buffers and lifted constants become arguments; buffer stores become `pygraph.overwrite`."""
 
-    def __init__(self, ep: torch.export.ExportedProgram, cache: ContextCache) -> None:
+    def __init__(
+        self, ep: torch.export.ExportedProgram, cache: ContextCache, derived: frozenset[str]
+    ) -> None:
         self.cache = cache
+        self.derived = derived
         self.constant_names = {
             id(ep.constants[spec.target]): spec.target
             for spec in ep.graph_signature.input_specs
@@ -137,7 +145,7 @@ class _Hooks(FxImporterHooks):
             raise UnsupportedError(
                 f"a tensor literal of shape {list(literal.shape)} is not a lifted constant"
             )
-        spec = ArgumentSpec("constant", name, value=literal)
+        spec = ArgumentSpec("derived" if name in self.derived else "constant", name, value=literal)
         return self._argument(gni, literal, self.cache.tensor_to_vtensor_type(literal), spec)
 
     def store_produced_value(

@@ -23,7 +23,7 @@ from typing import Any
 from ._mlir import ext, ir
 
 # Names of attributes that are not fields of a pygraph op (function arguments, torch ops, modules).
-ROLE = "pygraph.role"  # function argument: "input" | "parameter" | "buffer" | "constant"
+ROLE = "pygraph.role"  # function argument: "input" | "parameter" | "buffer" | "constant" | "derived"
 NAME = "pygraph.name"  # function argument or result: the user's name (input name, state-dict key)
 LAYOUT = "pygraph.layout"  # function argument or result: its #pygraph.layout
 DEVICE = "pygraph.device"  # function argument: "cpu" | "cuda"

@@ -62,7 +62,7 @@ class Buffer:
 @dataclass
 class Argument:
     buffer: int
-    role: str  # "input" | "parameter" | "buffer" | "constant" | "rng" (a call's seed or offset)
+    role: str  # "input" | "parameter" | "buffer" | "constant" | "derived" | "rng" (a call's seed or offset)
     name: str
     io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy" | "value"
     device: str

@@ -55,7 +55,8 @@ class HoistHostCopies(Pass):
             and isinstance(op.operands[0], ir.BlockArgument)
             # on the host, or a constant place-constants put on the GPU already
             and (
-                devices[op.operands[0].arg_number] == "cpu" or roles[op.operands[0].arg_number] == "constant"
+                devices[op.operands[0].arg_number] == "cpu"
+                or roles[op.operands[0].arg_number] in ("constant", "derived")
             )
         ]
         errors = []

@@ -42,14 +42,14 @@ class PlaceConstants(Pass):
         with module.context:
             for i, (a, dev) in enumerate(zip(args, devices, strict=True)):
                 role = ir.StringAttr(a[d.ROLE]).value if d.ROLE in a else "input"
-                if role != "constant" or dev != "cpu":
+                if role not in ("constant", "derived") or dev != "cpu":
                     continue
                 a[d.DEVICE] = attrs.string("cuda")
                 name = ir.StringAttr(a[d.NAME]).value if d.NAME in a else f"arg{i}"
                 record_transform(
                     module,
                     self.name,
-                    f"constant '{name}' placed on the GPU once, at compile time",
+                    f"{role} '{name}' placed on the GPU once, at compile time",
                     block.arguments[i].location,
                 )
             main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in args])

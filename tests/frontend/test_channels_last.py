@@ -1,4 +1,4 @@
-"""Channels-last convolutions (frontend/channels_last.py), forced on the CPU with PYGRAPH_CHANNELS_LAST=on."""
+"""Channels-last convolutions (frontend/channels_last.py), forced on the CPU with PYGRAPH_GPU_LAYOUTS=on."""
 
 import pytest
 import torch
@@ -47,14 +47,19 @@ def convolution_inputs(program: torch.export.ExportedProgram) -> list[torch.Tens
     ]
 
 
-def test_every_convolution_reads_nhwc_and_only_the_input_is_converted(model):
+def test_every_convolution_reads_nhwc_and_only_the_input_and_a_weight_are_converted(model):
     x = torch.randn(2, 3, 16, 16)
-    with knobs.scope(channels_last="on"):
+    with knobs.scope(gpu_layouts="on"):
         program = export_program(model, (x,))
     inputs = convolution_inputs(program)
     assert len(inputs) == 3 and all(t.is_contiguous(memory_format=torch.channels_last) for t in inputs)
+    weights = [
+        n.args[1].meta["val"] for n in program.graph.nodes if n.target is torch.ops.aten.conv2d.default
+    ]
+    assert all(w.is_contiguous(memory_format=torch.channels_last) for w in weights)
+    # later convolutions get NHWC from the earlier; the depthwise and 1x1 weights are NHWC as they are
     clones = [n for n in program.graph.nodes if n.target is torch.ops.aten.clone.default]
-    assert [c.args[0].op for c in clones] == ["placeholder"]  # later convolutions get NHWC from the earlier
+    assert sorted(c.args[0].name for c in clones) == ["p_c1_weight", "x"]
     assert not any(n.target is torch.ops.aten.view.default for n in program.graph.nodes)  # now reshapes
 
 
@@ -64,7 +69,7 @@ def test_auto_leaves_cpu_convolutions_alone(model):
 
 
 def test_channels_last_program_matches_eager(model):
-    with knobs.scope(channels_last="on"), torch.no_grad():
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
         compiled = pygraph.export_and_compile(model, (torch.randn(2, 3, 16, 16),))
         for _ in range(2):
             x = torch.randn(2, 3, 16, 16)
@@ -72,5 +77,5 @@ def test_channels_last_program_matches_eager(model):
 
 
 def test_unknown_setting_is_refused(model):
-    with knobs.scope(channels_last="sometimes"), pytest.raises(ValueError, match="PYGRAPH_CHANNELS_LAST"):
+    with knobs.scope(gpu_layouts="sometimes"), pytest.raises(ValueError, match="PYGRAPH_GPU_LAYOUTS"):
         export_program(model, (torch.randn(2, 3, 16, 16),))

@@ -1,0 +1,127 @@
+"""Derived state: computations on the model's own tensors alone, done once instead of in every call.
+
+Some ops of a program read only parameters, buffers and constants: a convolution weight converted to
+NHWC (channels_last.py), a weight padded so that a matmul writes aligned rows (pad_matmuls.py), a model's
+own `self.weight.t().contiguous()` or `self.log_scale.exp()`. Their results are the same in every call
+until the model's tensors change. Each such result becomes a lifted constant of the program, which the
+importer makes a `derived` argument; `DerivedState` keeps the ops that compute it (an FX graph of the
+program's own nodes). The compiled model runs them with ATen when it binds the model's tensors, and again
+(in place, so that graphs keep their addresses) when the version counter of a tensor they read says it
+has changed since; so results follow `load_state_dict`, an optimizer step or `param.mul_(2)`.
+
+What stays in the program: views (they cost nothing), random ops, ops that read an input or a buffer the
+program writes, device moves (hoist-host-copies' business), results used as program outputs, and
+results larger than the state they read (an `expand` made dense costs memory for the model's lifetime):
+a derived tensor is memory held beside the model's, so it may be at most `_SLACK` larger than what it
+reads (alignment padding), or `_SMALL` elements where it reads nothing (an `arange`).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch.export.graph_signature import InputKind
+
+from .rewrite import add_constant, state_value
+
+_SLACK = 1 / 16
+_SMALL = 1 << 16
+_ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
+
+
+@dataclass
+class DerivedState:
+    """The derived arguments of a program and how to compute them from the model's tensors."""
+
+    names: list[str]  # the derived arguments, in the order `recipe` returns them
+    sources: list[tuple[str, str]]  # (role, name) of each tensor `recipe` reads, in its argument order
+    recipe: torch.fx.GraphModule
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)  # the values of `constant` sources
+
+    def compute(self, sources: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        with torch.no_grad():
+            return list(self.recipe(*sources))
+
+
+def state_only_nodes(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, frozenset[torch.fx.Node]]:
+    """Every node computed from unwritten parameters, buffers and constants alone, deterministically,
+    with the state placeholders it reads."""
+    signature = ep.graph_signature
+    written = set(signature.buffers_to_mutate.values()) | set(signature.user_inputs_to_mutate.values())
+    specs = {spec.arg.name: spec for spec in signature.input_specs}
+    reads: dict[torch.fx.Node, frozenset[torch.fx.Node]] = {}
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            spec = specs[node.name]
+            if spec.kind in _ROLES and spec.target not in written:
+                reads[node] = frozenset([node])
+        elif node.op == "call_function" and _deterministic(node):
+            operands = node.all_input_nodes
+            if all(o in reads for o in operands):
+                reads[node] = frozenset().union(*(reads[o] for o in operands))
+    return reads
+
+
+def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None:
+    """Moves the program's computations on state alone into a `DerivedState`, in place; None if none."""
+    reads = state_only_nodes(ep)
+
+    def hoistable(node: torch.fx.Node) -> bool:
+        value = node.meta.get("val")
+        if node not in reads or node.op != "call_function" or not isinstance(value, torch.Tensor):
+            return False
+        if node.target.is_view or node.target is torch.ops.aten._to_copy.default:
+            return False
+        if any(user.op == "output" for user in node.users) or not all(
+            isinstance(s, int) for s in value.shape
+        ):
+            return False
+        read = sum(source.meta["val"].numel() for source in reads[node])
+        return value.numel() <= (read * (1 + _SLACK) if read else _SMALL)
+
+    results = [n for n in ep.graph.nodes if hoistable(n) and not all(hoistable(u) for u in n.users)]
+    if not results:
+        return None
+    needed: set[torch.fx.Node] = set()
+    pending = list(results)
+    while pending:
+        node = pending.pop()
+        if node not in needed:
+            needed.add(node)
+            pending += node.all_input_nodes
+    recipe = torch.fx.Graph()
+    copied: dict[torch.fx.Node, torch.fx.Node] = {}
+    sources = [n for n in ep.graph.nodes if n in needed and n.op == "placeholder"]
+    for node in sources:
+        copied[node] = recipe.placeholder(node.name)
+    for node in ep.graph.nodes:
+        if node in needed and node.op == "call_function":
+            copied[node] = recipe.node_copy(node, copied.__getitem__)
+    recipe.output(tuple(copied[n] for n in results))
+    specs = {spec.arg.name: spec for spec in ep.graph_signature.input_specs}
+    derived = DerivedState([], [], torch.fx.GraphModule(torch.nn.Module(), recipe))
+    for node in sources:
+        spec = specs[node.name]
+        derived.sources.append((_ROLES[spec.kind], spec.target))
+        if spec.kind == InputKind.CONSTANT_TENSOR:
+            derived.constants[spec.target] = state_value(ep, spec)
+    values = derived.compute([state_value(ep, specs[n.name]) for n in sources])
+    for node, value in zip(results, values, strict=True):
+        name = f"derived_{node.name}"
+        node.replace_all_uses_with(add_constant(ep, name, value))
+        derived.names.append(name)
+    ep.graph.eliminate_dead_code()
+    ep.graph_module.recompile()
+    return derived
+
+
+def _deterministic(node: torch.fx.Node) -> bool:
+    """An ATen op that writes nothing and draws no random numbers."""
+    target = node.target
+    return (
+        isinstance(target, torch._ops.OpOverload)
+        and not target._schema.is_mutable
+        and torch.Tag.nondeterministic_seeded not in target.tags
+    )
