@@ -120,6 +120,31 @@ class DataDependent(nn.Module):
         return self.out(h) * summary
 
 
+@torch.library.custom_op("pygraph_test::cpu_ranks", mutates_args=(), device_types="cpu")
+def cpu_ranks(x: torch.Tensor) -> torch.Tensor:
+    """An op with a CPU kernel only (as a user's C++ extension may have): each row's ranks."""
+    return x.argsort(dim=-1).argsort(dim=-1).to(x.dtype)
+
+
+@cpu_ranks.register_fake
+def _(x: torch.Tensor) -> torch.Tensor:
+    return torch.empty_like(x)
+
+
+class OnTheCpu(nn.Module):
+    """Pattern 6: a GPU model that computes part of its result on the CPU, with an op that has no CUDA
+    kernel, and copies it back."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.out = nn.Linear(16, 16), nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x))
+        ranks = cpu_ranks(h.cpu()) / 16
+        return self.out(h * ranks.to(h.device)) + x.mean()
+
+
 # ------------------------------------------------------------------------------------------- helpers
 
 
@@ -407,6 +432,23 @@ def test_host_segment_is_as_small_as_possible():
         assert_matches(compiled(x), MaskedMean()(x))
 
 
+def test_a_gpu_model_computing_on_the_cpu_runs_that_part_between_graphs():
+    torch.manual_seed(5)
+    model = OnTheCpu()
+    emulator, explanation, call = as_gpu_program(model, (torch.randn(8, 16),), set())
+    steps = ["host" if isinstance(s, HostStep) else "graph" for s in emulator.plan.steps]
+    assert steps == ["graph", "host", "host", "host", "host", "graph"]
+    assert [(item["op"], item["reason"]) for item in explanation.outside] == [
+        ("aten._to_copy.default", "it copies a GPU tensor to the CPU, as the model asks"),
+        ("pygraph_test.cpu_ranks.default", "it computes on the CPU, as the model asks"),
+        ("aten.div.Scalar", "it computes on the CPU, as the model asks"),
+        ("aten._to_copy.default", "it copies the CPU's result back to the GPU"),
+    ]
+    for _ in range(3):
+        x = torch.randn(8, 16)
+        assert_matches(call(x)[0], model(x))
+
+
 # ------------------------------------------------------------------------------------ GPU (the lead)
 
 
@@ -524,3 +566,17 @@ def test_gpu_data_dependent(no_tf32):
         x = torch.randn(8, 16, device="cuda")
         assert_matches(compiled(x), model(x))
     assert compiled.stats()["graphs"] == steps.count("graph")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_computing_on_the_cpu(no_tf32):
+    torch.manual_seed(5)
+    model = _on_gpu(OnTheCpu())
+    with knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (torch.randn(8, 16, device="cuda"),), target="cuda")
+    assert segments_around_host_ops(compiled) == ["graph", "host", "host", "host", "host", "graph"]
+    for _ in range(4):
+        x = torch.randn(8, 16, device="cuda")
+        assert_matches(compiled(x), model(x))
+    assert compiled.stats()["graphs"] == 2

@@ -22,9 +22,14 @@ def resolve(op_name: str) -> torch._ops.OpOverload:
 
 
 class AtenCall:
-    """A bound call: resolved once, then run any number of times on the operands' current tensors."""
+    """A bound call: resolved once, then run any number of times on the operands' current tensors.
 
-    def __init__(self, op_name: str, aten_args: Sequence[Any], device: torch.device) -> None:
+    Device arguments become `device`, the backend's; a host op's CPU device stays the CPU (a GPU model
+    computing on the CPU, see isolate-data-dependent)."""
+
+    def __init__(
+        self, op_name: str, aten_args: Sequence[Any], device: torch.device, host: bool = False
+    ) -> None:
         self.op = resolve(op_name)
         schema = self.op._schema.arguments
         if len(aten_args) != len(schema):
@@ -32,7 +37,7 @@ class AtenCall:
         self.positional: list[Any] = []
         self.keyword: dict[str, Any] = {}
         for spec, value in zip(schema, aten_args, strict=True):
-            value = _convert(value, str(spec.type), device)
+            value = _convert(value, str(spec.type), device, host)
             if spec.kwarg_only:
                 self.keyword[spec.name] = value
             else:
@@ -62,14 +67,14 @@ def _tensor(out: Any) -> Any:
     return torch.tensor(out) if isinstance(out, (bool, int)) else out
 
 
-def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
+def _convert(value: Any, schema_type: str, device: torch.device, host: bool) -> Any:
     if isinstance(value, list):
         element = schema_type.removeprefix("Optional[").removeprefix("List[").rstrip("]")
-        return [_convert(v, element, device) for v in value]
+        return [_convert(v, element, device, host) for v in value]
     if isinstance(value, Operand) and schema_type.removeprefix("Optional[").rstrip("]") in _NUMBER_TYPES:
         return _Number(value.index)
     if isinstance(value, Device):
-        return device
+        return torch.device("cpu") if host and value.kind == "cpu" else device
     if isinstance(value, dtypes.DType):
         return getattr(torch, value.name)
     if isinstance(value, int) and not isinstance(value, bool):
@@ -85,7 +90,7 @@ def _convert(value: Any, schema_type: str, device: torch.device) -> Any:
         if "Layout" in schema_type:
             return torch.strided
     if isinstance(value, str) and "Device" in schema_type:
-        return device
+        return torch.device("cpu") if host and value == "cpu" else device
     return value
 
 

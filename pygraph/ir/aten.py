@@ -69,10 +69,15 @@ HOST_OPS = frozenset(
 
 
 def aten_name(op: Any) -> str | None:
-    """`aten.<name>.<overload>` for a torch-dialect op (named, or `torch.operator "torch.aten..."`), else None."""
+    """`aten.<name>.<overload>` for a torch-dialect op (named, or `torch.operator "torch.aten..."`), else None.
+    An op of another namespace of torch's dispatcher (a custom op of the user's, `torch.library`) arrives as
+    `torch.operator "torch.NS.name.overload"` and is `NS.name.overload`: pygraph calls it like an ATen op."""
     name = op.operation.name
     if name == "torch.operator":
         name = ir.StringAttr(op.operation.attributes["name"]).value
+        parts = name.split(".")
+        if len(parts) in (3, 4) and parts[0] == "torch" and parts[1] not in ("aten", "prims"):
+            return ".".join([*parts[1:], "default"][:3])
     for namespace in ("aten", "prims"):
         prefix = f"torch.{namespace}."
         if name.startswith(prefix):

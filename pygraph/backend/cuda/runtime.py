@@ -476,7 +476,7 @@ class CudaRuntime:
     def _aten(self, node: Node, side: bool) -> Runner:
         """One ATen call; `side`: the warm-up of a call that is recorded later, run on the recording stream."""
         try:
-            call = self.calls[id(node)] = AtenCall(node.op, node.aten_args, self.device)
+            call = self.calls[id(node)] = AtenCall(node.op, node.aten_args, self.device, node.kind == "host")
         except ValueError as exc:
             raise PlanError(f"{node.location}: {exc}") from exc
 

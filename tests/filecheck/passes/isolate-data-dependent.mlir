@@ -80,3 +80,33 @@ func.func @static(%arg0: !torch.vtensor<[4],f32> {pygraph.device = "cuda", pygra
   %1 = torch.aten.nonzero %arg0 {pygraph.layouts = [#pygraph.layout<[4, 1], [1, 1], 0 : i64, si64>]} : !torch.vtensor<[4],f32> -> !torch.vtensor<[4,1],si64>
   return %1 : !torch.vtensor<[4,1],si64>
 }
+
+// -----
+
+// A GPU program computes on the CPU (`torch.cumsum(h.cpu(), 0) * 3`, copied back): the copy to the host,
+// the ops on the host copy and the copy back run between graphs; the add after the copy back, on the GPU,
+// is in a graph again, and so is the op before the copy to the host.
+// CHECK-LABEL: func.func @on_the_cpu
+// CHECK:         torch.aten.mul.Scalar %arg0, {{.*}}pygraph.class = "pointwise"
+// CHECK:         torch.aten._to_copy {{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "it copies a GPU tensor to the CPU, as the model asks"
+// CHECK:         torch.aten.cumsum {{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "it computes on the CPU, as the model asks"
+// CHECK:         torch.aten.mul.Scalar {{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "it computes on the CPU, as the model asks"
+// CHECK:         torch.aten._to_copy {{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "it copies the CPU's result back to the GPU"
+// CHECK:         torch.aten.add.Tensor {{.*}}pygraph.class = "pointwise"
+func.func @on_the_cpu(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int3 = torch.constant.int 3
+  %none = torch.constant.none
+  %false = torch.constant.bool false
+  %cpu = torch.constant.device "cpu"
+  %cuda = torch.constant.device "cuda:0"
+  %0 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  %1 = torch.aten._to_copy %0, %none, %none, %cpu, %none, %false, %none {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.none, !torch.none, !torch.Device, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.cumsum %1, %int0, %none {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int, !torch.none -> !torch.vtensor<[8],f32>
+  %3 = torch.aten.mul.Scalar %2, %int3 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  %4 = torch.aten._to_copy %3, %none, %none, %cuda, %none, %false, %none {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.none, !torch.none, !torch.Device, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[8],f32>
+  %5 = torch.aten.add.Tensor %4, %0, %int1 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %5 : !torch.vtensor<[8],f32>
+}
