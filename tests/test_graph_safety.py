@@ -555,28 +555,24 @@ def test_gpu_random(no_tf32):
 
 @pytest.mark.gpu
 @needs_gpu
-def test_gpu_data_dependent(no_tf32):
-    torch.manual_seed(7)
-    model = _on_gpu(DataDependent())
+@pytest.mark.parametrize(
+    ("make", "seed", "expected_steps"),
+    [
+        (DataDependent, 7, None),  # how many host ops: whatever the shapes need
+        (OnTheCpu, 5, ["graph", "host", "host", "host", "host", "graph"]),
+    ],
+    ids=["data-dependent", "computing-on-the-cpu"],
+)
+def test_gpu_host_ops_between_graphs(no_tf32, make, seed, expected_steps):
+    torch.manual_seed(seed)
+    model = _on_gpu(make())
     with knobs.scope(graphs="all"):
         compiled = pygraph.export_and_compile(model, (torch.randn(8, 16, device="cuda"),), target="cuda")
     steps = segments_around_host_ops(compiled)
     assert steps[0] == steps[-1] == "graph" and set(steps) == {"graph", "host"}
+    if expected_steps is not None:
+        assert steps == expected_steps
     for _ in range(4):
         x = torch.randn(8, 16, device="cuda")
         assert_matches(compiled(x), model(x))
     assert compiled.stats()["graphs"] == steps.count("graph")
-
-
-@pytest.mark.gpu
-@needs_gpu
-def test_gpu_computing_on_the_cpu(no_tf32):
-    torch.manual_seed(5)
-    model = _on_gpu(OnTheCpu())
-    with knobs.scope(graphs="all"):
-        compiled = pygraph.export_and_compile(model, (torch.randn(8, 16, device="cuda"),), target="cuda")
-    assert segments_around_host_ops(compiled) == ["graph", "host", "host", "host", "host", "graph"]
-    for _ in range(4):
-        x = torch.randn(8, 16, device="cuda")
-        assert_matches(compiled(x), model(x))
-    assert compiled.stats()["graphs"] == 2

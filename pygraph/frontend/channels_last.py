@@ -18,11 +18,10 @@ from __future__ import annotations
 
 import torch
 
-from .rewrite import propagate_fake_tensors, replace_node
+from .rewrite import propagate_fake_tensors, replace_node, views_as_reshapes
 
 aten = torch.ops.aten
 _CONVOLUTIONS = (aten.conv2d.default, aten.convolution.default)
-_VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 
 def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
@@ -51,11 +50,7 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
         conversions |= {nhwc, weights[weight]}
     if not conversions:
         return 0
-    # `view` needs strides that can express the new shape, which NHWC strides may not (a flatten before
-    # a classifier): `reshape` computes the same values, as a view where it can and a copy where not.
-    for node in graph.nodes:
-        if node.op == "call_function" and node.target in _VIEWS:
-            node.target = aten.reshape.default
+    views_as_reshapes(ep)  # a flatten before a classifier cannot `view` NHWC strides
     propagate_fake_tensors(ep)
     # Once convolutions return NHWC, the ops after them do too: a conversion of a tensor that is NHWC
     # already (so is a 1x1 or depthwise weight) is a copy for nothing.

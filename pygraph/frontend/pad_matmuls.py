@@ -18,12 +18,11 @@ from __future__ import annotations
 import torch
 
 from .derived_state import state_only_nodes
-from .rewrite import propagate_fake_tensors, redirect_uses
+from .rewrite import propagate_fake_tensors, redirect_uses, views_as_reshapes
 
 aten = torch.ops.aten
 _ALIGNMENT_BYTES = 16
 _MIN_ELEMENTS = 1 << 20  # smaller outputs: an unaligned kernel costs a few microseconds at most
-_VIEWS = (aten.view.default, aten._unsafe_view.default)
 
 
 def pad_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
@@ -60,10 +59,7 @@ def pad_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, ...
         node.args = tuple(args)
         padded += 1
     if padded:
-        # the padded rows' views cannot always be `view`ed into other shapes: `reshape` copies where needed
-        for node in graph.nodes:
-            if node.op == "call_function" and node.target in _VIEWS:
-                node.target = aten.reshape.default
+        views_as_reshapes(ep)
         propagate_fake_tensors(ep)
     return padded
 

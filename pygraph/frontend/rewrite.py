@@ -6,6 +6,8 @@ import torch
 from torch.export.graph_signature import InputKind, InputSpec, OutputKind, TensorArgument
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
+_VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
+
 
 def replace_node(ep: torch.export.ExportedProgram, old: torch.fx.Node, new: torch.fx.Node) -> None:
     """`new` takes `old`'s place, as an operand and as an output of the program, and `old` goes."""
@@ -21,6 +23,15 @@ def redirect_uses(ep: torch.export.ExportedProgram, old: torch.fx.Node, new: tor
     for spec in ep.graph_signature.output_specs:
         if isinstance(spec.arg, TensorArgument) and spec.arg.name == old.name:
             spec.arg = TensorArgument(name=new.name)
+
+
+def views_as_reshapes(ep: torch.export.ExportedProgram) -> None:
+    """Every `view` becomes a `reshape`, after a rewrite that changed strides (NHWC, padded rows): `view`
+    needs strides that can express the new shape, which the new ones may not; `reshape` computes the same
+    values, as a view where it can and a copy where not."""
+    for node in ep.graph.nodes:
+        if node.op == "call_function" and node.target in _VIEWS:
+            node.target = torch.ops.aten.reshape.default
 
 
 def propagate_fake_tensors(ep: torch.export.ExportedProgram) -> None:

@@ -85,3 +85,17 @@ def aten_name(op: Any) -> str | None:
             overload = parts[1] if len(parts) > 1 else "default"
             return f"{namespace}.{parts[0]}.{overload}"
     return None
+
+
+TO_COPY = "torch.aten._to_copy"
+TO_COPY_DEVICE = 3  # _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+
+
+def copy_device(op: Any) -> str | None:
+    """The device type (`"cpu"`, `"cuda"`) an `aten._to_copy` copies to, when it names one."""
+    if op.operation.name != TO_COPY:
+        return None
+    device = op.operands[TO_COPY_DEVICE].owner
+    if not isinstance(device, ir.OpView) or device.operation.name != "torch.constant.device":
+        return None
+    return ir.StringAttr(device.attributes["value"]).value.split(":")[0]

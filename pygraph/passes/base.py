@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..ir._mlir import func, ir
-from ..ir.dialect import TRANSFORMS
+from ..ir.dialect import DEVICE, TRANSFORMS
 from ..ir.explain import source_location
 
 
@@ -102,6 +102,18 @@ def main_function(module: ir.Module) -> Any:
     if len(public) != 1:
         raise PassError([(module.operation.location, f"expected one public function, found {len(public)}")])
     return public[0]
+
+
+def argument_attrs(fn: Any) -> list[dict[str, ir.Attribute]]:
+    """Each argument's attributes, as dicts a pass may edit and write back (`ir.DictAttr.get`)."""
+    if "arg_attrs" not in fn.attributes:
+        return []
+    return [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(fn.attributes["arg_attrs"])]
+
+
+def argument_devices(fn: Any) -> list[str]:
+    """Each argument's `pygraph.device` ("cpu" where none is stated)."""
+    return [ir.StringAttr(a[DEVICE]).value if DEVICE in a else "cpu" for a in argument_attrs(fn)]
 
 
 def walk(op: Any) -> list[Any]:

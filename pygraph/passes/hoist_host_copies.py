@@ -20,14 +20,11 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..ir import attrs
+from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import tensor_info
-from .base import Pass, PassError, main_function, record_transform
-
-_TO_COPY = "torch.aten._to_copy"
-_DEVICE_OPERAND = 3  # _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
+from .base import Pass, PassError, argument_attrs, argument_devices, main_function, record_transform
 
 
 @dataclasses.dataclass
@@ -41,17 +38,17 @@ class HoistHostCopies(Pass):
         main = main_function(module)
         if "arg_attrs" not in main.attributes:
             return
-        args = [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(main.attributes["arg_attrs"])]
+        args = argument_attrs(main)
         block = main.regions[0].blocks[0]
         written = {
             op.operands[1] for op in block.operations if op.operation.name == d.OverwriteOp.OPERATION_NAME
         }
-        devices = [ir.StringAttr(a[d.DEVICE]).value for a in args]
+        devices = argument_devices(main)
         roles = [ir.StringAttr(a[d.ROLE]).value for a in args]
         copies = [
             op
             for op in block.operations
-            if _to_gpu(op)
+            if aten.copy_device(op) == "cuda"
             and isinstance(op.operands[0], ir.BlockArgument)
             # on the host, or a constant place-constants put on the GPU already
             and (
@@ -85,16 +82,6 @@ class HoistHostCopies(Pass):
             main.attributes["arg_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in args])
 
 
-def _to_gpu(op: Any) -> bool:
-    """`aten._to_copy` to a CUDA device."""
-    if op.operation.name != _TO_COPY:
-        return False
-    device = op.operands[_DEVICE_OPERAND].owner
-    return device.operation.name == "torch.constant.device" and ir.StringAttr(
-        device.attributes["value"]
-    ).value.startswith("cuda")
-
-
 def _drop_device_move(op: Any) -> None:
     """The copy becomes its source when it changes nothing else, else a cast that stays on the device."""
     source, result = op.operands[0], op.results[0]
@@ -104,4 +91,4 @@ def _drop_device_move(op: Any) -> None:
         return
     with ir.InsertionPoint(op), op.location:
         none = ir.Operation.create("torch.constant.none", results=[ir.Type.parse("!torch.none")])
-    op.operands[_DEVICE_OPERAND] = none.results[0]
+    op.operands[aten.TO_COPY_DEVICE] = none.results[0]

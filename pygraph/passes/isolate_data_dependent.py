@@ -23,11 +23,9 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor, tensor_info
-from .base import Pass, PassError, main_function, record_transform
+from .base import Pass, PassError, argument_devices, main_function, record_transform
 
 _LIST = "torch.prim.ListConstruct"
-_TO_COPY = "torch.aten._to_copy"
-_TO_COPY_DEVICE = 3  # _to_copy(self, dtype, layout, device, pin_memory, non_blocking, memory_format)
 _SKIPPED = {"func.return", "torch.bind_symbolic_shape"}
 
 
@@ -45,7 +43,13 @@ class IsolateDataDependent(Pass):
         on_host: set[ir.Value] = (
             set()
         )  # tensors a GPU program copied to the CPU, and what is computed from them
-        gpu_program = _on_gpu(main)
+        devices = argument_devices(main)
+        on_cpu = {
+            arg
+            for arg, device in zip(main.regions[0].blocks[0].arguments, devices, strict=True)
+            if device == "cpu"
+        }
+        gpu_program = "cuda" in devices
         reasons: dict[int, str] = {}  # index in ops -> why the op runs on the host
         errors: list[tuple[ir.Location, str]] = []
         for i, op in enumerate(ops):
@@ -62,7 +66,7 @@ class IsolateDataDependent(Pass):
             if name == _LIST:
                 runtime.update(op.results if used else [])
                 continue
-            reason = _reason(op, used) or (_host_reason(op, on_host) if gpu_program else None)
+            reason = _reason(op, used) or (_host_reason(op, on_host, on_cpu) if gpu_program else None)
             if reason is None:
                 continue
             if _host_result(op, on_host):
@@ -148,31 +152,14 @@ def _reason(op: Any, used: list[ir.Value]) -> str | None:
     return None
 
 
-def _on_gpu(main: Any) -> bool:
-    return "arg_attrs" in main.attributes and any(
-        d.DEVICE in ir.DictAttr(a) and ir.StringAttr(ir.DictAttr(a)[d.DEVICE]).value == "cuda"
-        for a in ir.ArrayAttr(main.attributes["arg_attrs"])
-    )
-
-
-def _copy_device(op: Any) -> str | None:
-    """The device an `aten._to_copy` copies to, when it names one."""
-    if op.operation.name != _TO_COPY:
-        return None
-    device = op.operands[_TO_COPY_DEVICE].owner
-    if not isinstance(device, ir.OpView) or device.operation.name != "torch.constant.device":
-        return None
-    return ir.StringAttr(device.attributes["value"]).value.split(":")[0]
-
-
-def _host_reason(op: Any, on_host: set[ir.Value]) -> str | None:
+def _host_reason(op: Any, on_host: set[ir.Value], on_cpu: set[ir.Value]) -> str | None:
     """Why `op` of a GPU program runs on the host: it copies a tensor to the CPU, or computes on such a
     copy (the copy back to the GPU included)."""
     if any(v in on_host for v in op.operands):
-        if _copy_device(op) == "cuda":
+        if aten.copy_device(op) == "cuda":
             return "it copies the CPU's result back to the GPU"
         return "it computes on the CPU, as the model asks"
-    if _copy_device(op) == "cpu" and not _argument_on_cpu(op.operands[0]):
+    if aten.copy_device(op) == "cpu" and op.operands[0] not in on_cpu:
         return "it copies a GPU tensor to the CPU, as the model asks"
     return None
 
@@ -180,19 +167,11 @@ def _host_reason(op: Any, on_host: set[ir.Value]) -> str | None:
 def _host_result(op: Any, on_host: set[ir.Value]) -> bool:
     """`op`'s results live on the CPU: a copy there, or an op whose tensor operands of rank > 0 are all
     there (a 0-d CPU tensor may join GPU tensors, whose device the result then has)."""
-    device = _copy_device(op)
+    device = aten.copy_device(op)
     if device is not None:
         return device == "cpu"
     tensors = [v for v in op.operands if is_tensor(v.type) and tensor_info(v.type)[0]]
     return any(v in on_host for v in op.operands) and all(v in on_host for v in tensors)
-
-
-def _argument_on_cpu(value: ir.Value) -> bool:
-    if not isinstance(value, ir.BlockArgument):
-        return False
-    main = value.owner.owner
-    attrs_ = ir.DictAttr(ir.ArrayAttr(main.attributes["arg_attrs"])[value.arg_number])
-    return d.DEVICE in attrs_ and ir.StringAttr(attrs_[d.DEVICE]).value == "cpu"
 
 
 def _needed(ops: list[Any], host: dict[int, str]) -> set[int]:

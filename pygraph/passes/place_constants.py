@@ -14,7 +14,7 @@ import dataclasses
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from .base import Pass, PassError, main_function, record_transform
+from .base import Pass, PassError, argument_attrs, argument_devices, main_function, record_transform
 
 
 @dataclasses.dataclass
@@ -28,8 +28,7 @@ class PlaceConstants(Pass):
         main = main_function(module)
         if "arg_attrs" not in main.attributes:
             return
-        args = [{a.name: a.attr for a in ir.DictAttr(x)} for x in ir.ArrayAttr(main.attributes["arg_attrs"])]
-        devices = [ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "cpu" for a in args]
+        args, devices = argument_attrs(main), argument_devices(main)
         unknown = [(i, dev) for i, dev in enumerate(devices) if dev not in ("cpu", "cuda")]
         if unknown:
             i, dev = unknown[0]
