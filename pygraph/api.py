@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import gc
 import itertools
 from collections.abc import Sequence
 from pathlib import Path
@@ -389,16 +390,19 @@ class CompiledModel:
         from .ir import costs
 
         state, inputs = self._state_tensors(), self._numbers_as_tensors(example_inputs)
-        costs.record_segments(
-            cost_key, profile_segments(self._stages["plan"], state, inputs, self._backend.device)
-        )
+        device = self._backend.device
+        # The measuring runtimes each hold an arena and recordings: dropping this one first (a cycle: its
+        # runners are closures over it) keeps the build's peak memory at one runtime's, not two or three.
+        del self._backend
+        gc.collect()
+        costs.record_segments(cost_key, profile_segments(self._stages["plan"], state, inputs, device))
         module = parse(self._stages["plan"])
         run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))
         self._stages["plan"] = print_module(module, debug_info=True)
         self.plan = read_plan(module)
         from .backend.cuda.runtime import CudaRuntime
 
-        self._backend = CudaRuntime(self.plan, self._backend.device)
+        self._backend = CudaRuntime(self.plan, device)
         self._bind_state()
 
     def rebind(self) -> None:

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 from torch import nn
 
 import pygraph
@@ -182,3 +183,85 @@ def test_attention_masks_are_prepared_once_and_match_eager():
     for _ in range(2):
         q, k, v = (torch.randn(2, 3, 32, 16) for _ in range(3))
         assert_matches(compiled(q, k, v, keep), model(q, k, v, keep))
+
+
+class DenseBlock(nn.Module):
+    """DenseNet's block: each layer reads the concatenation of all earlier features through batch norm
+    and ReLU (eval), and adds its own."""
+
+    def __init__(self, channels: int = 5, growth: int = 3, layers: int = 3) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(
+            nn.Sequential(
+                nn.BatchNorm2d(channels + i * growth),
+                nn.ReLU(),
+                nn.Conv2d(channels + i * growth, growth, 3, padding=1),
+            )
+            for i in range(layers)
+        )
+        for layer in self.layers:
+            layer[0].running_mean.uniform_(-1, 1)
+            layer[0].running_var.uniform_(0.5, 2)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        features = [x]
+        for layer in self.layers:
+            features.append(layer(torch.cat(features, 1)))
+        return torch.cat(features, 1)
+
+
+def test_dense_block_reads_its_concatenations_in_the_batch_norm_kernels() -> None:
+    torch.manual_seed(0)
+    model, x = DenseBlock().eval(), torch.randn(2, 5, 7, 9)
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert_matches(compiled(x), model(x))
+    assert library_ops(compiled) == ["aten.conv2d.default"] * 3  # no ATen cat left
+    fused = kernels(compiled)
+    assert sum("cat" in k and "relu" in k for k in fused) == 3  # the first: a cat of one piece, x
+    assert any(k.endswith("_cat") for k in fused)  # the block's result
+
+
+class Concatenations(nn.Module):
+    """Pieces of every kind: transposed views, an int tensor promoted to float, the same tensor twice,
+    negative and outer dims, a broadcast consumer and a reduction after the cat."""
+
+    def forward(
+        self, a: torch.Tensor, b: torch.Tensor, ids: torch.Tensor, w: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        rows = torch.cat([a.t(), b, b], dim=-1) * w  # [5, 3 + 7 + 7] times a broadcast [17]
+        outer = torch.cat([a, ids.t()], dim=0).sigmoid()  # [3 + 4, 5]: float and int64 pieces
+        normed = torch.nn.functional.layer_norm(torch.cat([b, a.t()], 1), (10,))
+        return rows, outer, normed
+
+
+def test_concatenations_of_views_dtypes_and_repeats_match_eager() -> None:
+    torch.manual_seed(0)
+    a, b = torch.randn(3, 5), torch.randn(5, 7)
+    ids, w = torch.randint(-3, 4, (5, 4)), torch.randn(17)
+    model = Concatenations()
+    compiled = pygraph.export_and_compile(model, (a, b, ids, w))
+    for got, ref in zip(compiled(a, b, ids, w), model(a, b, ids, w), strict=True):
+        assert_matches(got, ref)
+    assert "aten.cat.default" not in library_ops(compiled)
+    a2, b2 = torch.randn(3, 5), torch.randn(5, 7)  # other inputs: nothing is baked in
+    for got, ref in zip(compiled(a2, b2, ids, w), model(a2, b2, ids, w), strict=True):
+        assert_matches(got, ref)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+def test_gpu_concatenations_match_eager() -> None:
+    torch.manual_seed(0)
+    block, x = DenseBlock().cuda().eval(), torch.randn(2, 5, 7, 9, device="cuda")
+    compiled = pygraph.export_and_compile(block, (x,), target="cuda")
+    assert "aten.cat.default" not in library_ops(compiled)
+    for _ in range(3):
+        x = torch.randn(2, 5, 7, 9, device="cuda")
+        assert_matches(compiled(x), block(x))
+    a, b = torch.randn(3, 5, device="cuda"), torch.randn(5, 7, device="cuda")
+    ids, w = torch.randint(-3, 4, (5, 4), device="cuda"), torch.randn(17, device="cuda")
+    model = Concatenations()
+    compiled = pygraph.export_and_compile(model, (a, b, ids, w), target="cuda")
+    for got, ref in zip(compiled(a, b, ids, w), model(a, b, ids, w), strict=True):
+        assert_matches(got, ref)

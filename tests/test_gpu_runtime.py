@@ -9,7 +9,7 @@ from pygraph.ir import costs
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
-pytestmark = [pytest.mark.gpu, needs_gpu]
+pytestmark = [pytest.mark.gpu, needs_gpu, pytest.mark.usefixtures("no_tf32")]
 
 
 class Block(torch.nn.Module):
@@ -20,14 +20,6 @@ class Block(torch.nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return self.norm(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
-
-
-@pytest.fixture(autouse=True)
-def no_tf32():
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
 
 
 def test_eight_queued_calls_on_rotating_inputs_see_their_own_addresses():

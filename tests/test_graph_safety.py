@@ -456,14 +456,6 @@ def _on_gpu(model: nn.Module) -> nn.Module:
     return model.cuda()
 
 
-@pytest.fixture
-def no_tf32():
-    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
-    yield
-    torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
-
-
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_host_scalars(no_tf32):

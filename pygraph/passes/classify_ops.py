@@ -1,7 +1,7 @@
 """classify-ops: give every op of `@main` its class, the first decision of the pipeline.
 
-Classes: `pointwise` and `reduction` (the kernel generator can emit it; fuse-pointwise puts it in a
-kernel or leaves it to ATen), `view` (layout only), `library` (one ATen call), `host` (needs the
+Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
+fuse-pointwise puts it in a kernel or leaves it to ATen), `view` (layout only), `library` (one ATen call), `host` (needs the
 host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
 computes tensors and is not otherwise known is a library op, so no model is refused for a missing
 lowering; ops that are not ATen at all are errors naming the op and its source location.
@@ -17,7 +17,7 @@ from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor
 from .base import Pass, PassError, main_function
-from .pointwise import POINTWISE
+from .pointwise import CONCAT, POINTWISE
 from .reductions import REDUCTIONS
 
 _STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
@@ -51,6 +51,8 @@ def classify(op: Any) -> str:
         return "pointwise"
     if aten_name in REDUCTIONS:
         return "reduction"
+    if aten_name == CONCAT:
+        return "concat"
     return "library"
 
 
@@ -59,7 +61,7 @@ class ClassifyOps(Pass):
     """Sets `pygraph.class` on every op of `@main`; errors name ops pygraph cannot run at all."""
 
     name = "classify-ops"
-    summary = "classify each op as pointwise, view, reduction, library, host, scalar, constant or nop"
+    summary = "classify each op as pointwise, reduction, concat, view, library, host, scalar, constant or nop"
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)

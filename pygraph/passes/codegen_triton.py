@@ -11,7 +11,9 @@ Each buffer is read or written at its own strides (a broadcast input has stride 
 linear index by division and remainder by the sizes of the iteration space's dims, after merging the
 dims every buffer walks contiguously: a buffer laid out like the iteration space is addressed by the
 linear index itself, which lets Triton vectorize. Indices are 32-bit unless an offset can exceed 2**31-1.
-Values are computed by the `pointwise` table, one op at a time; inputs are loaded where first used.
+Values are computed by the `pointwise` table, one op at a time; inputs are loaded where first used. A
+concatenation takes each element from the piece whose range along its dim holds the element's index
+there: every piece is loaded at its own strides, shifted by its start and masked to its range.
 
 A fused function with reductions (`reductions` table) gets a 2-D kernel instead: rows (the dims its
 reductions keep) by columns (the dims they reduce). Program p handles rows [p * XBLOCK, (p + 1) * XBLOCK)
@@ -153,6 +155,25 @@ class _Load:
     arg: int
 
 
+@dataclasses.dataclass(frozen=True)
+class _Piece:
+    """A load of input `arg` as the piece [start, stop) along `dim` of a concatenation, named `name`:
+    at its own strides, shifted by `start` along `dim`, masked to its range."""
+
+    arg: int
+    dim: int
+    start: int
+    stop: int
+    name: str
+
+
+@dataclasses.dataclass(frozen=True)
+class _DimIndex:
+    """`k<dim>`, the index along `dim` of the iteration space (known once the iteration order is)."""
+
+    dim: int
+
+
 class _Writer:
     """Writes one kernel: a fused function specialized to the layouts of its launch's buffers."""
 
@@ -194,6 +215,7 @@ class _Writer:
         self.loaded: dict[int, pointwise.Value] = {}
         self.counter = itertools.count()
         self.known: dict[Any, str] = {}  # expressions (and reductions) computed already, by their names
+        self.pieces: list[_Piece] = []  # loads of concatenations' pieces
 
     def write(self) -> _Kernel:
         ops = []
@@ -234,6 +256,9 @@ class _Writer:
         return False
 
     def _emit(self, op: Any, name: str) -> None:
+        if name == pointwise.CONCAT:
+            self._emit_concat(op)
+            return
         if name not in pointwise.POINTWISE:
             raise PassError.at(op, f"'{op.operation.name}' has no kernel template (not a pointwise op)")
         shape, dtype = tensor_info(op.results[0].type)
@@ -246,6 +271,38 @@ class _Writer:
             raise PassError.at(op, f"{name}: {exc}") from None
         var = expr if expr.isidentifier() else self._let(expr, "v")
         self.values[op.results[0]] = pointwise.Value(var, dtype, len(shape))
+
+    def _emit_concat(self, op: Any) -> None:
+        """`cat` along dim k: each lane takes the piece whose range holds its index along k (`tl.where`
+        from the last piece in), each piece loaded only where it is taken."""
+        shape, dtype = tensor_info(op.results[0].type)
+        if tuple(shape) != self.shape:
+            raise PassError.at(op, "a concatenation must compute the kernel's whole iteration space")
+        pieces = list(op.operands[0].owner.operands)
+        if len(pieces) == 1:  # a copy: the piece is the value
+            piece = self._operand(pieces[0])
+            expr = pointwise.convert(piece.expr, piece.dtype, dtype)
+            var = expr if expr.isidentifier() else self._let(expr, "v")
+            self.values[op.results[0]] = pointwise.Value(var, dtype, len(shape))
+            return
+        dim = pointwise.constant_value(op.operands[1]) % len(shape)
+        if ("dim", dim) not in self.known:
+            self.known["dim", dim] = f"k{dim}"
+            self.lines.append(_DimIndex(dim))
+        choices, start = [], 0
+        for value in pieces:
+            if not isinstance(value, ir.BlockArgument):
+                raise PassError.at(op, "the pieces of a concatenation must be inputs of the kernel")
+            piece_shape, piece_dtype = tensor_info(value.type)
+            piece = _Piece(value.arg_number, dim, start, start + piece_shape[dim], f"p{next(self.counter)}")
+            self.lines.append(piece)
+            self.pieces.append(piece)
+            choices.append((piece.stop, pointwise.convert(piece.name, piece_dtype, dtype)))
+            start = piece.stop
+        expr = choices[-1][1]
+        for stop, choice in reversed(choices[:-1]):
+            expr = f"tl.where(k{dim} < {stop}, {choice}, {expr})"
+        self.values[op.results[0]] = pointwise.Value(self._let(expr, "v"), dtype, len(shape))
 
     def _operand(self, value: ir.Value) -> Any:
         if value in self.values:
@@ -287,8 +344,10 @@ class _Writer:
         # inputs in the same layout, load) neighbouring elements whatever the logical order of dims.
         first = self._strides(stores[0][0])
         order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
+        per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
+        per_access |= {p.name: self.layouts[p.arg].strides for p in self.pieces}  # at the piece's strides
         dims, strides = _merge_dims(
-            [self.shape[d] for d in order], {a: tuple(self._strides(a)[d] for d in order) for a in used}
+            [self.shape[d] for d in order], {k: tuple(s[d] for d in order) for k, s in per_access.items()}
         )
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         masked = self.numel % self.block != 0
@@ -307,12 +366,31 @@ class _Writer:
                 if off == "0":  # one element for all: a block (the interpreter mishandles 0-d tensors)
                     load = f"tl.broadcast_to(tl.load(in{line.arg}), [{self.block}])"
                 lines.append(f"x{line.arg} = {load}")
+            elif isinstance(line, _DimIndex):
+                position = order.index(line.dim)
+                inner = math.prod(self.shape[d] for d in order[position + 1 :])
+                quotient = "i" if inner == 1 else f"i // {inner}"  # // and % bind left to right
+                index = quotient if position == 0 else f"{quotient} % {self.shape[line.dim]}"
+                lines.append(f"k{line.dim} = {index}")
+            elif isinstance(line, _Piece):
+                lines.append(self._load_piece(line, offset(line.name), masked))
             else:
                 lines.append(line)
         n_in = len(self.args)
         for a, value in stores:
             lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{mask})")
         return "".join(f"    {line}\n" for line in lines)
+
+    def _load_piece(self, piece: _Piece, offset: str, masked: bool) -> str:
+        """The load of a concatenation's piece: its own offset less `start` along its dim, masked to the
+        lanes whose index along that dim falls in its range."""
+        shift = piece.start * self.layouts[piece.arg].strides[piece.dim]
+        address = f"in{piece.arg} + {offset if offset != '0' else 'i * 0'}{f' - {shift}' if shift else ''}"
+        within = [f"k{piece.dim} >= {piece.start}"] if piece.start else []
+        if piece.stop < self.shape[piece.dim]:
+            within.append(f"k{piece.dim} < {piece.stop}")
+        mask = " & ".join([*(f"({c})" for c in within), *(["mask"] if masked else [])])
+        return f"{piece.name} = tl.load({address}{f', mask={mask}' if mask else ''})"
 
     def _dereference(self) -> list[str]:
         """Buffers reached through the per-call table: the parameter points at the slot holding the address."""
@@ -349,8 +427,8 @@ def _spans_overflow(layouts: list[Layout]) -> bool:
 
 
 def _merge_dims(
-    sizes: list[int], per_buffer: dict[int, tuple[int, ...]]
-) -> tuple[list[int], dict[int, list[int]]]:
+    sizes: list[int], per_buffer: dict[Any, tuple[int, ...]]
+) -> tuple[list[int], dict[Any, list[int]]]:
     """`sizes` with size-1 dims dropped and neighbours merged where every buffer steps through them
     contiguously; each buffer's stride per merged dim."""
     dims: list[int] = []
@@ -369,7 +447,7 @@ def _merge_dims(
     return dims, strides
 
 
-def _indices(var: str, prefix: str, dims: list[int], strides: dict[int, list[int]]) -> tuple[list[str], Any]:
+def _indices(var: str, prefix: str, dims: list[int], strides: dict[Any, list[int]]) -> tuple[list[str], Any]:
     """Lines computing the index along each merged dim that some buffer moves along, from `var`, the
     row-major index over `dims`; and each buffer's offset (a buffer laid out like `dims` uses `var`)."""
     inner = [math.prod(dims[j + 1 :]) for j in range(len(dims))]

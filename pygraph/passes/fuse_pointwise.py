@@ -18,6 +18,10 @@ produce its operands or read the same inputs, merging them. A group's outputs ar
 their first outside use: once an op outside the group (other than a no-op) uses one of its values, the
 group is *sealed*, its call goes no later than just before that op, and a later op joins it only if all
 of the op's inputs exist there (it moves up into the call). No other op moves, so groups form no cycles.
+A concatenation (`cat`, class `concat`) joins like a pointwise op computing its result's shape; its
+pieces are kernel inputs, each loaded in its own range (codegen-triton), so the concatenated tensor is
+never written (DenseNet's growing feature lists are read by the batch norm kernel after each `cat`).
+Groups holding one take no reduction, and a reduction's group takes none.
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
 """
@@ -42,7 +46,11 @@ _CONSTANTS = ("torch.constant.", "torch.prim.ListConstruct", "torch.prim.NumToTe
 # Users that do not need a value materialized at their position (they move after the call instead).
 _TRANSPARENT = ("torch.bind_symbolic_shape",)
 # The classes fused into kernels, and the tables that say how a kernel computes each op.
-_TABLES: dict[str, dict[str, Any]] = {"pointwise": pointwise.POINTWISE, "reduction": reductions.REDUCTIONS}
+_TABLES: dict[str, Any] = {
+    "pointwise": pointwise.POINTWISE,
+    "reduction": reductions.REDUCTIONS,
+    "concat": {pointwise.CONCAT},
+}
 
 
 @dataclasses.dataclass(eq=False)
@@ -53,6 +61,7 @@ class _Group:
     seal: int | None = None  # index of the first op outside the group using one of its values
     no_ops: dict[int, Any] = dataclasses.field(default_factory=dict)  # no-op users by index
     reduced: tuple[int, ...] | None = None  # the dims its reductions reduce, once one has joined
+    concatenates: bool = False  # holds a `cat` (whose pieces only a pointwise kernel loads)
 
     @property
     def row_shape(self) -> tuple[int, ...] | None:
@@ -61,11 +70,14 @@ class _Group:
             return None
         return tuple(1 if d in self.reduced else n for d, n in enumerate(self.shape))
 
-    def accepts(self, shape: tuple[int, ...], reduced: tuple[int, ...] | None) -> bool:
+    def accepts(self, shape: tuple[int, ...], reduced: tuple[int, ...] | None, concat: bool = False) -> bool:
         """Whether an op of this space fits: a reduction (`reduced` given) of the group's shape over its
-        dims, or a pointwise op computing the group's shape or one value per row."""
+        dims, a pointwise op computing the group's shape or one value per row, or a concatenation
+        computing the shape of a group without reductions (and then no reduction joins)."""
         if reduced is not None:
-            return shape == self.shape and self.reduced in (None, reduced)
+            return shape == self.shape and self.reduced in (None, reduced) and not self.concatenates
+        if concat:
+            return shape == self.shape and self.reduced is None
         return shape in (self.shape, self.row_shape)
 
     @property
@@ -107,7 +119,7 @@ class FusePointwise(Pass):
                 for g in groups
                 for i in g.members
                 for v in ops[i].operands
-                for c in _constant_ops(v) or []
+                for c in _constant_ops(v) or _tensor_list(v) or []
             }
             names = _fresh_names(module)
             for group in sorted(groups, key=lambda g: (g.anchor, g.order)):
@@ -115,7 +127,8 @@ class FusePointwise(Pass):
             for group in groups:
                 for i in reversed(group.members):
                     ops[i].operation.erase()
-            # The constants the groups read were cloned into their bodies; the originals may be unused now.
+            # The constants (and lists of pieces) the groups read were cloned into their bodies; the originals
+            # may be unused now.
             for i in sorted(constants, reverse=True):
                 if all(not list(r.uses) for r in ops[i].results):
                     ops[i].operation.erase()
@@ -164,7 +177,7 @@ class _Grouping:
         broadcast to, into that group: the kernel recomputes them per element (a group's call comes
         after the calls whose values it reads, so the merged ops still find their inputs)."""
         for small in list(self.groups):
-            if small.reduced is not None or len(small.members) > self.max_recompute:
+            if small.reduced is not None or small.concatenates or len(small.members) > self.max_recompute:
                 continue
             readers = {
                 self.owner.get(j)
@@ -187,6 +200,7 @@ class _Grouping:
             op.attributes[d.CLASS] = attrs.string("library")
             return None
         shape, reduced = space
+        concat = _class(op) == "concat"
         inputs = _tensor_inputs(op)
         producers = [self._group_of(v) for v in inputs]
         siblings = [self.owner[reader] for v in inputs for reader in self.readers.get(v, [])]
@@ -195,7 +209,7 @@ class _Grouping:
             if (
                 group is not None
                 and group not in candidates
-                and group.accepts(shape, reduced)
+                and group.accepts(shape, reduced, concat)
                 and self._per_element_or_row(inputs, group)
             ):
                 candidates.append(group)
@@ -206,13 +220,13 @@ class _Grouping:
                 fits = len(target.members) + len(other.members) < self.max_ops
                 if fits and _compatible(target, other, reduced):
                     self._merge(target, other)
-            return self._add(target, op, i, reduced)
+            return self._add(target, op, i, reduced, concat)
         for group in candidates:
             if group.seal is not None and len(group.members) < self.max_ops and self._hoistable(op, i, group):
-                return self._add(group, op, i, reduced)
+                return self._add(group, op, i, reduced, concat)
         group = _Group([], shape, next(self.created))
         self.groups.append(group)
-        return self._add(group, op, i, reduced)
+        return self._add(group, op, i, reduced, concat)
 
     def _space(self, op: Any) -> tuple[tuple[int, ...], tuple[int, ...] | None] | None:
         """The op's iteration space, (shape, reduced dims or None for a pointwise op); None if no kernel
@@ -223,6 +237,8 @@ class _Grouping:
         args = [pointwise.constant_value(v) for v in op.operands]
         if any(info is None or -1 in info[0] for info in results):
             return None
+        if _class(op) == "concat":
+            return _concat_space(op)
         if any(_constant_ops(v) is None for v in scalars):
             return None
         name = aten.aten_name(op)
@@ -257,10 +273,13 @@ class _Grouping:
                 return False
         return True
 
-    def _add(self, group: _Group, op: Any, i: int, reduced: tuple[int, ...] | None) -> _Group:
+    def _add(
+        self, group: _Group, op: Any, i: int, reduced: tuple[int, ...] | None, concat: bool = False
+    ) -> _Group:
         group.members.append(i)
         if reduced is not None:
             group.reduced = reduced
+        group.concatenates |= concat
         self.owner[i] = group
         for value in _tensor_inputs(op):
             if self._group_of(value) is not group:
@@ -272,6 +291,7 @@ class _Grouping:
             self.owner[i] = target
         target.members = sorted(target.members + other.members)
         target.no_ops |= other.no_ops
+        target.concatenates |= other.concatenates
         if other.reduced is not None:
             target.reduced = other.reduced
         self.groups.remove(other)
@@ -287,7 +307,8 @@ def _broadcasts(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:
 def _compatible(target: _Group, other: _Group, reduced: tuple[int, ...] | None) -> bool:
     """Whether two groups (and an op reducing `reduced`) can share one iteration space."""
     found = {r for r in (target.reduced, other.reduced, reduced) if r is not None}
-    return target.shape == other.shape and len(found) <= 1
+    concatenates = target.concatenates or other.concatenates
+    return target.shape == other.shape and len(found) <= 1 and not (concatenates and found)
 
 
 def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> None:
@@ -315,7 +336,7 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
     with ir.InsertionPoint(block):
         for op in members:
             for value in op.operands:
-                for constant in _constant_ops(value) or []:
+                for constant in _constant_ops(value) or _tensor_list(value) or []:
                     if constant.results[0] not in mapping:
                         _clone(constant, mapping)
             _clone(op, mapping)
@@ -356,8 +377,36 @@ def _constant_ops(value: ir.Value) -> list[Any] | None:
 
 
 def _tensor_inputs(op: Any) -> list[ir.Value]:
-    """Tensor operands that are inputs of a kernel (tensors made from constants are cloned instead)."""
-    return [v for v in op.operands if is_tensor(v.type) and _constant_ops(v) is None]
+    """Tensor operands that are inputs of a kernel (tensors made from constants are cloned instead); a
+    concatenation's are its pieces."""
+    operands = list(op.operands)
+    for value in op.operands[:1]:
+        for made in _tensor_list(value) or []:
+            operands = list(made.operands)
+    return [v for v in operands if is_tensor(v.type) and _constant_ops(v) is None]
+
+
+def _tensor_list(value: ir.Value) -> list[Any] | None:
+    """[the `ListConstruct` making `value`] if it is a list of tensors built in place (a `cat`'s pieces)."""
+    producer = value.owner if isinstance(value, ir.OpResult) else None
+    if producer is None or producer.operation.name != "torch.prim.ListConstruct":
+        return None
+    return [producer] if producer.operands and all(is_tensor(v.type) for v in producer.operands) else None
+
+
+def _concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:
+    """A `cat`'s iteration space (its result's shape) when a kernel can compute it: pieces (one is a
+    copy, as in DenseNet's first layer) that are none empty, all of the result's rank and static, along
+    a constant dim."""
+    made = _tensor_list(op.operands[0])
+    shape = tuple(tensor_info(op.results[0].type)[0])
+    dim = pointwise.constant_value(op.operands[1])
+    if made is None or not isinstance(dim, int) or 0 in shape:
+        return None
+    infos = [tensor_info(v.type) for v in made[0].operands]
+    if any(info is None or len(info[0]) != len(shape) or -1 in info[0] or 0 in info[0] for info in infos):
+        return None
+    return shape, None
 
 
 def _eager_layout(value: ir.OpResult) -> ir.Attribute:

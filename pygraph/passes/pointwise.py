@@ -31,6 +31,9 @@ from ..ir import dtypes
 from ..ir._mlir import ir
 from ..ir.dtypes import DType
 
+# Concatenation: not an entry of the table (its pieces are loads at shifted offsets, the kernel writer's
+# business), but fused like one, so a `cat` costs no kernel of its own (DenseNet's growing feature lists).
+CONCAT = "aten.cat.default"
 BOOL, INT8, INT64, FLOAT32 = (dtypes.BY_NAME[n] for n in ("bool", "int8", "int64", "float32"))
 INF = 'float("inf")'
 _NAN = ", propagate_nan=tl.PropagateNan.ALL"

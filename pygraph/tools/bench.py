@@ -5,7 +5,8 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
   any measurement, so it counts in no system's time or memory.
 - Every system of a workload is built in the same process: eager (the model), `compile`
   (`torch.compile(model)`), `ro` (`torch.compile(model, mode="reduce-overhead")`) and `pygraph`. Systems
-  are built one after another; before each, garbage is collected and the CUDA cache emptied, and
+  are built one after another; before each, garbage is collected, cuBLAS's workspaces dropped (each
+  system allocates its own in its window) and the CUDA cache emptied, and
   `peak_mem_mb` is `torch.cuda.max_memory_allocated()` during its build and warm-up minus what was
   allocated before. TorchDynamo is reset once per workload (resetting between systems would discard
   the compiled ones, which the interleaved rounds still need).
@@ -88,8 +89,11 @@ def _build(
 
 
 def _clean() -> None:
+    """Frees what earlier systems left, cuBLAS's workspaces included: a graph capture drops those, so a
+    system that captures would otherwise free memory counted in its base and report too little."""
     gc.collect()
     torch.cuda.synchronize()
+    torch._C._cuda_clearCublasWorkspaces()
     torch.cuda.empty_cache()
 
 

@@ -7,6 +7,7 @@ segment's fingerprint (`pygraph.ir.costs.record_segments`), where select-graphs 
 
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Sequence
 from typing import Any
@@ -58,7 +59,10 @@ def profile_segments(
         try:
             return _time_per_call_us(runtime, inputs)
         finally:
+            # The runtime's runners are closures over it: only the collector frees its arena and pool,
+            # and it must, before the next variant allocates its own.
             del runtime
+            gc.collect()
             torch.cuda.empty_cache()
 
     plan = read_plan(parse(plan_text))

@@ -8,6 +8,8 @@
 // CHECK:         torch.aten.transpose.int {{.*}}pygraph.class = "view"
 // CHECK:         torch.aten.mm {{.*}}pygraph.class = "library"
 // CHECK:         torch.aten.sum {{.*}}pygraph.class = "reduction"
+// CHECK:         torch.prim.ListConstruct {{.*}}pygraph.class = "scalar"
+// CHECK:         torch.aten.cat {{.*}}pygraph.class = "concat"
 // CHECK:         torch.aten.size.int {{.*}}pygraph.class = "scalar"
 // CHECK:         torch.operator "torch.aten._native_batch_norm_legit_no_training"{{.*}}pygraph.class = "library"
 // CHECK:         torch.aten.nonzero {{.*}}pygraph.class = "host"
@@ -21,6 +23,8 @@ func.func @main(%arg0: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4],f32>) -
   %2 = torch.aten.mm %0, %1 : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   %none = torch.constant.none
   %3 = torch.aten.sum %2, %none : !torch.vtensor<[4,4],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %pieces = torch.prim.ListConstruct %0, %2 : (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>) -> !torch.list<vtensor>
+  %cat = torch.aten.cat %pieces, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[8,4],f32>
   %4 = torch.aten.size.int %2, %int0 : !torch.vtensor<[4,4],f32>, !torch.int -> !torch.int
   %float = torch.constant.float 1.0e-05
   %5:3 = torch.operator "torch.aten._native_batch_norm_legit_no_training"(%2, %w, %w, %w, %w, %float, %float) : (!torch.vtensor<[4,4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.vtensor<[4],f32>, !torch.float, !torch.float) -> (!torch.vtensor<[4,4],f32>, !torch.vtensor<[0],f32>, !torch.vtensor<[0],f32>)

@@ -73,3 +73,40 @@ module {
     return
   }
 }
+
+// -----
+
+// A concatenation is computed over the kernel's whole iteration space: one broadcast to a larger output
+// has no kernel (fuse-pointwise keeps such a cat out of the group).
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,3],f32>, %arg1: !torch.vtensor<[1,4],f32>, %arg2: !torch.vtensor<[2,7],f32>) -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused} {
+    %list = torch.prim.ListConstruct %arg0, %arg1 : (!torch.vtensor<[1,3],f32>, !torch.vtensor<[1,4],f32>) -> !torch.list<vtensor>
+    %int1 = torch.constant.int 1
+    // expected-error @+1 {{a concatenation must compute the kernel's whole iteration space}}
+    %0 = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[1,7],f32>
+    %1 = torch.aten.add.Tensor %0, %arg2, %int1 : !torch.vtensor<[1,7],f32>, !torch.vtensor<[2,7],f32>, !torch.int -> !torch.vtensor<[2,7],f32>
+    return %1 : !torch.vtensor<[2,7],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 3], [3, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 4], [4, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+
+// -----
+
+// The pieces of a concatenation are the kernel's inputs, not values it computes.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused} {
+    %relu = torch.aten.relu %arg0 : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
+    %list = torch.prim.ListConstruct %relu, %arg1 : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,4],f32>) -> !torch.list<vtensor>
+    %int1 = torch.constant.int 1
+    // expected-error @+1 {{the pieces of a concatenation must be inputs of the kernel}}
+    %0 = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7],f32>
+    return %0 : !torch.vtensor<[2,7],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [3, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4], [4, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

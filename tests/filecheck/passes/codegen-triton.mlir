@@ -221,3 +221,30 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A concatenation along dim 1: the index along it (k1) chooses the piece, each piece is loaded at its own
+// strides (the first is a transposed view) less its start, masked to its range, and converted to the
+// result's dtype (the int64 piece promotes to float32, as eager's cat does).
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_cat_relu(in0, in1, out0):
+// CHECK-SAME:    k1 = i % 7\0A
+// CHECK-SAME:    p0 = tl.load(in0 + d0 + d1 * 2, mask=(k1 < 3) & mask)\0A
+// CHECK-SAME:    p1 = tl.load(in1 + d0 * 4 + d1 - 3, mask=(k1 >= 3) & mask)\0A
+// CHECK-SAME:    v2 = tl.where(k1 < 3, p0, p1.to(tl.float32))\0A
+// CHECK-SAME:    tl.store(out0 + i, v3, mask=mask)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,4],si64>) -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused} {
+    %list = torch.prim.ListConstruct %arg0, %arg1 : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,4],si64>) -> !torch.list<vtensor>
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7],f32>
+    %1 = torch.aten.relu %0 : !torch.vtensor<[2,7],f32> -> !torch.vtensor<[2,7],f32>
+    return %1 : !torch.vtensor<[2,7],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [1, 2], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4], [4, 1], 0 : i64, si64>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

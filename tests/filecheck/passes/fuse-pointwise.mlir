@@ -290,3 +290,56 @@ func.func @main(%s: !torch.vtensor<[1,4,1,1],f32>, %b: !torch.vtensor<[4,1,1],f3
   %6 = torch.aten.mul.Tensor %x2, %5 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32> -> !torch.vtensor<[1,4,3,3],f32>
   return %2, %6, %5 : !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,3,3],f32>, !torch.vtensor<[1,4,1,1],f32>
 }
+
+// -----
+
+// A concatenation joins the group of its consumers (batch norm's scale and shift, then relu in DenseNet):
+// its pieces are the kernel's inputs and their list is cloned into the body, so the concatenated tensor
+// is never written; the list left in @main is erased with the cat.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[2,3,5],f32>, %arg1: !torch.vtensor<[2,4,5],f32>, %arg2: !torch.vtensor<[1,7,1],f32>) -> !torch.vtensor<[2,7,5],f32>
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %arg0, %arg1
+// CHECK-NEXT:    %[[DIM:.*]] = torch.constant.int 1
+// CHECK-NEXT:    %[[CAT:.*]] = torch.aten.cat %[[LIST]], %[[DIM]]
+// CHECK-NEXT:    %[[SCALED:.*]] = torch.aten.mul.Tensor %[[CAT]], %arg2
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.relu %[[SCALED]]
+// CHECK-NEXT:    return %[[R]]
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[OUT:.*]] = call @fused_0(%arg0, %arg1, %arg2) {pygraph.class = "kernel"
+// CHECK-NEXT:    return %[[OUT]]
+func.func @main(%a: !torch.vtensor<[2,3,5],f32>, %b: !torch.vtensor<[2,4,5],f32>, %scale: !torch.vtensor<[1,7,1],f32>) -> !torch.vtensor<[2,7,5],f32> {
+  %list = torch.prim.ListConstruct %a, %b {pygraph.class = "scalar"} : (!torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,4,5],f32>) -> !torch.list<vtensor>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %cat = torch.aten.cat %list, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7,5],f32>
+  %0 = torch.aten.mul.Tensor %cat, %scale {pygraph.class = "pointwise"} : !torch.vtensor<[2,7,5],f32>, !torch.vtensor<[1,7,1],f32> -> !torch.vtensor<[2,7,5],f32>
+  %1 = torch.aten.relu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[2,7,5],f32> -> !torch.vtensor<[2,7,5],f32>
+  return %1 : !torch.vtensor<[2,7,5],f32>
+}
+
+// -----
+
+// Unchanged: a reduction does not join a group holding a concatenation (only pointwise kernels load
+// pieces), so the cat is a kernel of its own and softmax another; a cat with an empty piece (which eager
+// skips) stays an ATen call.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         torch.aten.cat
+// CHECK-NOT:     torch.aten._softmax
+// CHECK:         return
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-NEXT:    torch.constant.int
+// CHECK-NEXT:    torch.constant.bool
+// CHECK-NEXT:    torch.aten._softmax %arg0
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[CAT:.*]] = call @fused_0(%arg0, %arg1)
+// CHECK-NEXT:    %[[SOFT:.*]] = call @fused_1(%[[CAT]])
+// CHECK:         torch.aten.cat %{{.*}}, %{{.*}} {pygraph.class = "library"}
+func.func @main(%a: !torch.vtensor<[4,3],f32>, %b: !torch.vtensor<[4,5],f32>, %empty: !torch.vtensor<[4,0],f32>) -> (!torch.vtensor<[4,8],f32>, !torch.vtensor<[4,3],f32>) {
+  %list = torch.prim.ListConstruct %a, %b {pygraph.class = "scalar"} : (!torch.vtensor<[4,3],f32>, !torch.vtensor<[4,5],f32>) -> !torch.list<vtensor>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %cat = torch.aten.cat %list, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,8],f32>
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %soft = torch.aten._softmax %cat, %int1, %false {pygraph.class = "reduction"} : !torch.vtensor<[4,8],f32>, !torch.int, !torch.bool -> !torch.vtensor<[4,8],f32>
+  %one = torch.prim.ListConstruct %a, %empty {pygraph.class = "scalar"} : (!torch.vtensor<[4,3],f32>, !torch.vtensor<[4,0],f32>) -> !torch.list<vtensor>
+  %copy = torch.aten.cat %one, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,3],f32>
+  return %soft, %copy : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,3],f32>
+}
