@@ -9,6 +9,7 @@ from typing import Any
 import torch
 
 from ..knobs import knobs
+from .attention import decompose_small_attention
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .freeze import fold_batch_norms
@@ -17,8 +18,8 @@ from .pad_matmuls import pad_matmul_outputs
 from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
 
-# PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts meant for the GPU (channels_last.py,
-# pad_matmuls.py)
+# PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
+# (channels_last.py, pad_matmuls.py, attention.py)
 _GPU_LAYOUT_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
 
 
@@ -35,8 +36,9 @@ def export_program(
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
     views and pointwise ops (`pooling.py`), 2-D convolutions on a GPU read NHWC inputs and weights
-    (`channels_last.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`); the
-    results keep the layouts eager gives them.
+    (`channels_last.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`), small
+    attentions become matmuls around a softmax (`attention.py`); the results keep the layouts eager gives
+    them.
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
@@ -60,6 +62,7 @@ def export_program(
     layouts = output_layouts(program)
     pooling_as_views(program)
     convolutions_channels_last(program, devices)
+    decompose_small_attention(program, devices)
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     return program

@@ -1,0 +1,125 @@
+"""Small attentions as matmuls around a softmax (frontend/attention.py), forced on the CPU with
+PYGRAPH_GPU_LAYOUTS=on; the emulator runs the plans against eager."""
+
+import math
+
+import pytest
+import torch
+from gpu_marks import needs_gpu
+from torch import nn
+from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+import pygraph
+from pygraph.frontend import export_program
+from pygraph.frontend.attention import _MAX_SCORES, _MIN_SCORES
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # masked-off lanes
+
+
+class Attention(nn.Module):
+    """One attention call, with the mask as an input (or none) and the call's options fixed."""
+
+    def __init__(self, **options: object) -> None:
+        super().__init__()
+        self.options = options
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *mask: torch.Tensor) -> torch.Tensor:
+        return sdpa(q, k, v, *mask, **self.options)
+
+
+def qkv(batch: int, heads: int, queries: int, keys: int, dim: int = 16) -> tuple[torch.Tensor, ...]:
+    return (
+        torch.randn(batch, heads, queries, dim),
+        torch.randn(batch, heads, keys, dim),
+        torch.randn(batch, heads, keys, dim),
+    )
+
+
+def ops(compiled: pygraph.CompiledModel) -> list[str]:
+    """Library calls and generated kernels in program order (less the emulator's copies of inputs)."""
+    return [
+        n.op if n.kind == "library" else n.kernel
+        for step in compiled.plan.steps
+        for n in step.nodes
+        if n.kind == "library" or (n.kind == "kernel" and not n.kernel.endswith("_copy"))
+    ]
+
+
+def bool_mask(batch: int, queries: int, keys: int) -> torch.Tensor:
+    """Padding of the last keys of each batch row, and one query row that sees no key at all."""
+    keep = torch.ones(batch, 1, queries, keys, dtype=torch.bool)
+    keep[:, :, :, keys - 5 :] = False
+    keep[0, 0, 3] = False
+    return keep
+
+
+CASES = {
+    "no mask": ({}, None),
+    "bool mask": ({}, bool_mask),
+    "float mask": ({}, lambda b, q, k: torch.randn(b, 1, q, k)),
+    "causal": ({"is_causal": True}, None),
+    "scale": ({"scale": 0.3}, None),
+}
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_small_attention_is_matmuls_around_a_softmax(case: str) -> None:
+    torch.manual_seed(0)
+    options, make_mask = CASES[case]
+    q, k, v = qkv(2, 3, 100, 120)  # 72000 scores: in range
+    inputs = (q, k, v) + ((make_mask(2, 100, 120),) if make_mask else ())
+    model = Attention(**options)
+    with knobs.scope(gpu_layouts="on"):
+        compiled = pygraph.export_and_compile(model, inputs)
+    first, softmax, second = ops(compiled)  # scale, mask and softmax in one kernel
+    assert first == second == "aten.matmul.default" and "softmax" in softmax
+    got, ref = compiled(*inputs), model(*inputs)
+    assert not ref.isnan().any() and relative_error(got, ref) < 1e-5
+    if make_mask is bool_mask:  # the row that sees nothing is zeros, as eager gives
+        assert got[0, 0, 3].abs().max() == 0
+    q2, k2, v2 = qkv(2, 3, 100, 120)
+    assert relative_error(compiled(q2, k2, v2, *inputs[3:]), model(q2, k2, v2, *inputs[3:])) < 1e-5
+
+
+@pytest.mark.parametrize(
+    "shape, options",
+    [
+        ((1, 2, 32, 32), {}),  # 2048 scores: three launches cost more than the fused kernel
+        ((8, 16, 128, 128), {}),  # 2M scores: the fused kernel wins
+        ((2, 3, 100, 120), {"dropout_p": 0.5}),
+    ],
+)
+def test_other_attentions_stay_fused(shape: tuple[int, ...], options: dict) -> None:
+    batch, heads, queries, keys = shape
+    scores = batch * heads * queries * keys
+    assert "dropout_p" in options or not _MIN_SCORES <= scores <= _MAX_SCORES
+    with knobs.scope(gpu_layouts="on"):
+        program = export_program(Attention(**options), qkv(*shape))
+    targets = [n.target for n in program.graph.nodes if n.op == "call_function"]
+    assert torch.ops.aten.scaled_dot_product_attention.default in targets
+    assert torch.ops.aten.matmul.default not in targets
+
+
+def test_attention_on_the_cpu_is_left_to_aten_unless_forced() -> None:
+    program = export_program(Attention(), qkv(2, 3, 100, 120))
+    assert any(n.target is torch.ops.aten.scaled_dot_product_attention.default for n in program.graph.nodes)
+    assert math.prod((2, 3, 100, 120)) >= _MIN_SCORES
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("case", CASES)
+def test_gpu_small_attention_matches_eager(case: str) -> None:
+    torch.manual_seed(0)
+    options, make_mask = CASES[case]
+    inputs = qkv(2, 3, 100, 120) + ((make_mask(2, 100, 120),) if make_mask else ())
+    inputs = tuple(x.cuda() for x in inputs)
+    model = Attention(**options)
+    compiled = pygraph.export_and_compile(model, inputs, target="cuda")
+    assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
+    for _ in range(2):
+        assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
+        inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
