@@ -116,6 +116,8 @@ def test_vendor_results_are_freed_after_their_last_use(graphs):
         peak_mb = (torch.cuda.max_memory_allocated() - allocated) / 2**20
         torch.cuda.empty_cache()  # what stays reserved is the arena, the graphs' pool and the output
         reserved_mb = (torch.cuda.memory_reserved() - reserved) / 2**20
+        compiled(inputs[2])  # the build dropped cuBLAS's workspaces: a first eager matmul makes one again
+        torch.cuda.synchronize()
         before = torch.cuda.memory_allocated()
         torch.cuda.reset_peak_memory_stats()
         compiled(inputs[1])  # a later call: a replay, or eager launches dropping results as they go
@@ -127,7 +129,27 @@ def test_vendor_results_are_freed_after_their_last_use(graphs):
             assert relative_error(y, model(x)) <= 1e-4
     stats = compiled.stats()
     assert stats["captures"] == (stats["library_calls"] if graphs == "all" else 0)
-    # arena (two 8 MB activations), output (8 MB) and a few live matmul results: not all sixteen
-    assert peak_mb < 0.6 * results_mb, peak_mb
+    # arena (two 8 MB activations), output (8 MB), a few live matmul results and, recorded, the
+    # recordings' cuBLAS workspace (32 MiB on Hopper, in their pool): not all sixteen results
+    assert peak_mb < 0.7 * results_mb, peak_mb
     assert reserved_mb < 0.6 * results_mb, reserved_mb
     assert call_mb < 0.3 * results_mb, call_mb  # its output and, eagerly, a few live results
+
+
+def test_graphs_survive_cublas_dropping_its_workspaces():
+    """Recorded matmuls own their cuBLAS workspace (in the runtime's pool), so another library dropping
+    cuBLAS's per-stream workspaces (reduce-overhead's recordings do) and the cache being emptied leave
+    the graphs correct; they once used the side stream's workspace and failed to launch after it."""
+    torch.manual_seed(0)
+    model = torch.nn.Sequential(*[torch.nn.Linear(2048, 2048) for _ in range(4)]).cuda().eval()
+    x = torch.randn(2048, 2048, device="cuda")
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda")
+    compiled(x)
+    torch._C._cuda_clearCublasWorkspaces()
+    torch.cuda.empty_cache()
+    filler = [torch.full((8 << 20,), float("nan"), device="cuda") for _ in range(8)]  # takes freed memory
+    for _ in range(3):
+        x = torch.randn(2048, 2048, device="cuda")
+        assert relative_error(compiled(x), model(x)) < 1e-5
+    torch.cuda.synchronize()
+    assert all(t.isnan().all() for t in filler)

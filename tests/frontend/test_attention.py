@@ -123,3 +123,17 @@ def test_gpu_small_attention_matches_eager(case: str) -> None:
     for _ in range(2):
         assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
         inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
+
+
+def test_tf32_matmuls_take_larger_attentions() -> None:
+    """With TF32 allowed, the decomposition pays up to `_MAX_SCORES_TF32` scores (64 MiB)."""
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        for shape, decomposed in (((8, 16, 128, 128), True), ((32, 16, 256, 256), False)):
+            with knobs.scope(gpu_layouts="on"):
+                program = export_program(Attention(), qkv(*shape))
+            targets = {n.target for n in program.graph.nodes if n.op == "call_function"}
+            assert (torch.ops.aten.matmul.default in targets) == decomposed, shape
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved

@@ -8,7 +8,8 @@ it depends on its own dependencies instead, so indices keep their meaning.
 
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 
 import torch
@@ -103,7 +104,7 @@ _side_streams: dict[int, torch.cuda.Stream] = {}
 
 def side_stream(device: torch.device | str) -> torch.cuda.Stream:
     """The one stream per device on which runtimes warm up and record vendor calls. Shared, because
-    vendor libraries keep a workspace per stream for the life of the process (cuBLAS: 32 MiB on Hopper)."""
+    vendor libraries may keep a workspace per stream (cuBLAS: 32 MiB on Hopper, until dropped)."""
     device = torch.device(device)
     index = torch.cuda.current_device() if device.index is None else device.index
     if index not in _side_streams:
@@ -127,12 +128,26 @@ def record(
 ) -> tuple[Recording, list[torch.Tensor]]:
     """Records `call` with torch's stream capture into a graph of its own; returns it and the outputs.
 
-    The caller runs `call` once on `stream` first (vendor libraries set up handles and workspaces on
-    first use, which must not happen during capture). Outputs and workspaces come from `pool`, shared by
-    the runtime's recordings: memory freed there is reused by later recordings, so the caller orders each
-    recording after every node that used memory freed before it (`pygraph.ir.plan.dependencies`).
+    The caller runs `call` once on `stream` first (vendor libraries set up handles on first use, which
+    must not happen during capture). Outputs and workspaces come from `pool`, shared by the runtime's
+    recordings: memory freed there is reused by later recordings, so the caller orders each recording
+    after every node that used memory freed before it (`pygraph.ir.plan.dependencies`). The recordings'
+    cuBLAS workspace must come from `pool` too (`own_workspaces`).
     """
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.graph(graph, pool=pool, stream=stream):
         outputs = call()
     return Recording(graph), outputs
+
+
+@contextmanager
+def own_workspaces() -> Iterator[None]:
+    """Around a runtime's recordings: cuBLAS keeps one workspace per stream for the process, and anyone may
+    drop it (reduce-overhead's recordings do), which would leave recorded graphs writing freed memory.
+    Dropped before the first recording, the workspace the recordings share is allocated by the first
+    capture, from their pool; dropped after the last, it stays there, reused by no one else."""
+    torch._C._cuda_clearCublasWorkspaces()
+    try:
+        yield
+    finally:
+        torch._C._cuda_clearCublasWorkspaces()

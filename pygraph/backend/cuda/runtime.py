@@ -24,6 +24,7 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
+from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -49,7 +50,7 @@ from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver
 from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
-from .graph import GraphBuilder, Recording, node_kinds, record, side_stream
+from .graph import GraphBuilder, Recording, node_kinds, own_workspaces, record, side_stream
 
 Runner = Callable[[], None]
 
@@ -532,18 +533,22 @@ class CudaRuntime:
         self.pool = torch.cuda.graph_pool_handle()  # released once the graphs recorded into it go
         self._next_free = 0  # into self._pooled
         program: list[Runner | None] = []
-        for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
-            if is_graphed(step):
-                if step.nodes:
-                    graph = self._build_segment(step)
-                    self._graphs.append(graph)
-                    program.append(self._launcher(graph))
-                program.append(
-                    self._freer([r for (t, _), rs in self._transient.items() if t == s for r in rs])
-                )
-            else:  # a placer, then one runner per node, each followed by the frees after its node
-                for n, run in enumerate(runners):
-                    program += [run, self._freer(self._transient.get((s, n - 1), []))]
+        records = any(n.kind == "library" for step in self.plan.steps if is_graphed(step) for n in step.nodes)
+        with (
+            own_workspaces() if records else nullcontext()
+        ):  # the recordings' cuBLAS workspace: from the pool
+            for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
+                if is_graphed(step):
+                    if step.nodes:
+                        graph = self._build_segment(step)
+                        self._graphs.append(graph)
+                        program.append(self._launcher(graph))
+                    program.append(
+                        self._freer([r for (t, _), rs in self._transient.items() if t == s for r in rs])
+                    )
+                else:  # a placer, then one runner per node, each followed by the frees after its node
+                    for n, run in enumerate(runners):
+                        program += [run, self._freer(self._transient.get((s, n - 1), []))]
         self._program = [run for run in program if run is not None]
         self._free(root for _, root in self._pooled)  # all built: only the graphs use them now
 

@@ -1,6 +1,7 @@
 // RUN: pygraph-opt %s -p split-bias --split-input-file | filecheck %s --check-prefixes=CHECK,DEFAULT
 // RUN: pygraph-opt %s -p 'split-bias{matmuls=true}' --split-input-file | filecheck %s --check-prefixes=CHECK,MATMUL
 // RUN: pygraph-opt %s -p 'split-bias{addmm=false}' --split-input-file | filecheck %s --check-prefixes=KEEP
+// RUN: pygraph-opt %s -p 'split-bias{min-rows=8192}' --split-input-file | filecheck %s --check-prefixes=FEW
 
 // linear + GELU: with matmuls=true the bias becomes an add after the linear, which fuse-pointwise puts in
 // GELU's kernel; by default the linear keeps its bias (cuBLASLt adds it for free).
@@ -104,4 +105,23 @@ func.func @main(%x: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>, %b
   %plain = torch.aten.linear %x, %w, %none {pygraph.class = "library"} : !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.none -> !torch.vtensor<[4,4],f32>
   %plain_relu = torch.aten.relu %plain {pygraph.class = "pointwise"} : !torch.vtensor<[4,4],f32> -> !torch.vtensor<[4,4],f32>
   return %heads, %relu, %mm, %sum, %scaled_relu, %plain_relu : !torch.vtensor<[2,2,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[2,4,4],f32>, !torch.vtensor<[4,4],f32>, !torch.vtensor<[4,4],f32>
+}
+
+// -----
+
+// Linear of many rows (4096 by default) and no more outputs than inputs: split, where the epilogue
+// measured slower; one with more outputs than inputs keeps its bias. With min-rows=8192 both keep it.
+// CHECK-LABEL:   func.func @main
+// DEFAULT:         %[[NARROW:.*]] = torch.aten.linear %arg0, %arg1, %{{.*}} {pygraph.class = "library"} : !torch.vtensor<[64,64,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none
+// DEFAULT:         torch.aten.add.Tensor %[[NARROW]], %arg2
+// DEFAULT:         torch.aten.linear %arg0, %arg3, %arg4 {pygraph.class = "library"}
+// FEW-LABEL:     func.func @main
+// FEW:             torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// FEW:             torch.aten.linear %arg0, %arg3, %arg4 {pygraph.class = "library"}
+func.func @main(%x: !torch.vtensor<[64,64,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>, %wide: !torch.vtensor<[16,8],f32>, %bw: !torch.vtensor<[16],f32>) -> (!torch.vtensor<[64,64,8],f32>, !torch.vtensor<[64,64,16],f32>) {
+  %0 = torch.aten.linear %x, %w, %b {pygraph.class = "library"} : !torch.vtensor<[64,64,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[64,64,8],f32>
+  %1 = torch.aten.relu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[64,64,8],f32> -> !torch.vtensor<[64,64,8],f32>
+  %2 = torch.aten.linear %x, %wide, %bw {pygraph.class = "library"} : !torch.vtensor<[64,64,8],f32>, !torch.vtensor<[16,8],f32>, !torch.vtensor<[16],f32> -> !torch.vtensor<[64,64,16],f32>
+  %3 = torch.aten.relu %2 {pygraph.class = "pointwise"} : !torch.vtensor<[64,64,16],f32> -> !torch.vtensor<[64,64,16],f32>
+  return %1, %3 : !torch.vtensor<[64,64,8],f32>, !torch.vtensor<[64,64,16],f32>
 }
