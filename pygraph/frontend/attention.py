@@ -27,7 +27,7 @@ import math
 
 import torch
 
-from .rewrite import add_constant, propagate_fake_tensors, replace_node, views_as_reshapes
+from .rewrite import add_constant, propagate_fake_tensors, replace_node
 
 aten = torch.ops.aten
 _MIN_SCORES = 1 << 16
@@ -50,11 +50,10 @@ def decompose_small_attention(ep: torch.export.ExportedProgram, devices: tuple[s
         if not _small(query, key, devices) or args["dropout_p"] or args["enable_gqa"]:
             continue
         with graph.inserting_before(node):
-            result = _decomposed(ep, node.name, args, query, key)
+            result = _decomposed(ep, node.name, args, query, key, node.meta["val"])
         replace_node(ep, node, result)
         rewritten += 1
-    if rewritten:  # the result is contiguous where the fused kernel's was [B, L, H, E] in memory
-        views_as_reshapes(ep)
+    if rewritten:
         propagate_fake_tensors(ep)
     return rewritten
 
@@ -74,11 +73,19 @@ def _small(query: object, key: object, devices: tuple[str, ...]) -> bool:
 
 
 def _decomposed(
-    ep: torch.export.ExportedProgram, name: str, args: dict, query: torch.Tensor, key: torch.Tensor
+    ep: torch.export.ExportedProgram,
+    name: str,
+    args: dict,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    fused: torch.Tensor,
 ) -> torch.fx.Node:
+    """The attention as matmul, softmax, matmul, its result in the memory order of `fused`'s (the fused
+    call's result, its fake tensor)."""
     call = ep.graph.call_function
+    q, k, v = (_contiguous(ep, args[operand]) for operand in ("query", "key", "value"))
     scale = args["scale"] if args["scale"] is not None else 1 / math.sqrt(query.shape[-1])
-    scores = call(aten.matmul.default, (args["query"], call(aten.transpose.int, (args["key"], -2, -1))))
+    scores = call(aten.matmul.default, (q, call(aten.transpose.int, (k, -2, -1))))
     scores = call(aten.mul.Tensor, (scores, scale))
     mask = args["attn_mask"]
     if args["is_causal"]:
@@ -95,4 +102,30 @@ def _decomposed(
     if mask is not None:  # a row hidden entirely: zeros, not the NaNs of softmax over -inf
         hidden = call(aten.eq.Scalar, (call(aten.amax.default, (scores, [-1], True)), -math.inf))
         probabilities = call(aten.masked_fill.Scalar, (probabilities, hidden, 0.0))
-    return call(aten.matmul.default, (probabilities, args["value"]))
+    return _in_memory_order(ep, call(aten.matmul.default, (probabilities, v)), fused.stride())
+
+
+def _contiguous(ep: torch.export.ExportedProgram, node: torch.fx.Node) -> torch.fx.Node:
+    """`node` itself if contiguous, else a contiguous copy: the batched matmul folds the leading dims
+    into one batch, which the heads of a projection viewed as [B, L, H, E] then transposed cannot be;
+    ATen's matmul would copy it with a kernel of its own, a generated copy may join its producer's."""
+    if node.meta["val"].is_contiguous():
+        return node
+    return ep.graph.call_function(aten.clone.default, (node,), {"memory_format": torch.contiguous_format})
+
+
+def _in_memory_order(
+    ep: torch.export.ExportedProgram, node: torch.fx.Node, strides: tuple[int, ...]
+) -> torch.fx.Node:
+    """`node` (contiguous) copied into the memory order of `strides`, the fused kernel's result ([B, L, H,
+    E] in memory): what the model does next (`transpose(1, 2).view(B, L, H * E)`) may need it."""
+    order = sorted(range(len(strides)), key=lambda d: -strides[d])
+    if order == list(range(len(strides))):
+        return node
+    call = ep.graph.call_function
+    ordered = call(
+        aten.clone.default,
+        (call(aten.permute.default, (node, order)),),
+        {"memory_format": torch.contiguous_format},
+    )
+    return call(aten.permute.default, (ordered, [order.index(d) for d in range(len(order))]))

@@ -137,3 +137,27 @@ def test_tf32_matmuls_take_larger_attentions() -> None:
             assert (torch.ops.aten.matmul.default in targets) == decomposed, shape
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+class SelfAttention(nn.Module):
+    """Heads as HF models make them: projections viewed as [B, L, H, E] and transposed (not contiguous),
+    the result transposed back and *viewed* as [B, L, H * E], which needs the fused call's memory order."""
+
+    def __init__(self, heads: int = 4, dim: int = 32) -> None:
+        super().__init__()
+        self.heads, self.qkv, self.out = heads, nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = (t.view(b, n, self.heads, -1).transpose(1, 2) for t in self.qkv(x).split(d, -1))
+        y = sdpa(q, k, v, is_causal=True)
+        return self.out(y.transpose(1, 2).view(b, n, d))
+
+
+def test_heads_of_projections_and_the_view_back() -> None:
+    torch.manual_seed(0)
+    model, x = SelfAttention().eval(), torch.randn(8, 96, 32)  # 8 x 4 x 96 x 96 = 294912 scores
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,))
+        assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
+        assert relative_error(compiled(x), model(x)) < 1e-5
