@@ -23,6 +23,7 @@ ATen.
 
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -106,10 +107,15 @@ def _decomposed(
 
 
 def _contiguous(ep: torch.export.ExportedProgram, node: torch.fx.Node) -> torch.fx.Node:
-    """`node` itself if contiguous, else a contiguous copy: the batched matmul folds the leading dims
-    into one batch, which the heads of a projection viewed as [B, L, H, E] then transposed cannot be;
-    ATen's matmul would copy it with a kernel of its own, a generated copy may join its producer's."""
-    if node.meta["val"].is_contiguous():
+    """`node` itself if a batched matmul reads it as it is, else a contiguous copy: the matmul folds the
+    leading dims into one batch stride, which the heads of a projection viewed as [B, L, H, E] and
+    transposed do not have when B > 1; ATen's matmul would copy them with a kernel of its own, a
+    generated copy may join its producer's kernel."""
+    value = node.meta["val"]
+    sizes, strides = value.shape, value.stride()
+    batch = [d for d in range(value.dim() - 2) if sizes[d] != 1]
+    folds = all(strides[a] == strides[b] * sizes[b] for a, b in itertools.pairwise(batch))
+    if folds and 1 in strides[-2:]:
         return node
     return ep.graph.call_function(aten.clone.default, (node,), {"memory_format": torch.contiguous_format})
 
