@@ -6,6 +6,7 @@ machine; one line per shape. The decomposition's softmax reads the scores once w
 
 import torch
 import torch.nn.functional as F
+from timing import gpu_us
 
 SHAPES = [  # batch, heads, queries, keys, head dim, mask
     (128, 4, 128, 128, 32, "pad"),  # mobilebert_qa_I128
@@ -19,27 +20,6 @@ SHAPES = [  # batch, heads, queries, keys, head dim, mask
     (1, 12, 1024, 1024, 64, "causal"),
     (2, 32, 2048, 2048, 128, "causal"),
 ]
-
-
-def gpu_us(fn, reps: int = 20) -> float:
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(reps):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        graph.replay()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / (5 * reps)
 
 
 def measure(b: int, h: int, lq: int, lk: int, dim: int, kind: str | None) -> None:

@@ -5,6 +5,7 @@ Run on the GPU machine; one line per shape."""
 
 import torch
 import torch.nn.functional as F
+from timing import gpu_us
 
 SHAPES = [  # rows M, in K, out N: where they occur
     (1, 512, 512, "mlp"),
@@ -24,27 +25,6 @@ SHAPES = [  # rows M, in K, out N: where they occur
     (16384, 128, 128, "mobilebert_qa_I128"),
     (16384, 128, 512, "mobilebert_qa_I128"),
 ]
-
-
-def gpu_us(fn, reps: int = 20) -> float:
-    stream = torch.cuda.Stream()
-    with torch.cuda.stream(stream):
-        for _ in range(3):
-            fn()
-    torch.cuda.synchronize()
-    graph = torch.cuda.CUDAGraph()
-    with torch.cuda.graph(graph):
-        for _ in range(reps):
-            fn()
-    graph.replay()
-    torch.cuda.synchronize()
-    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
-    start.record()
-    for _ in range(5):
-        graph.replay()
-    end.record()
-    torch.cuda.synchronize()
-    return start.elapsed_time(end) * 1e3 / (5 * reps)
 
 
 def measure(m: int, k: int, n: int, where: str) -> None:
