@@ -385,6 +385,7 @@ class _Writer:
         """The load of a concatenation's piece: its own offset less `start` along its dim, masked to the
         lanes whose index along that dim falls in its range."""
         shift = piece.start * self.layouts[piece.arg].strides[piece.dim]
+        # `i * 0`: a piece whose address does not vary (one element) still loads a block, under its mask
         address = f"in{piece.arg} + {offset if offset != '0' else 'i * 0'}{f' - {shift}' if shift else ''}"
         within = [f"k{piece.dim} >= {piece.start}"] if piece.start else []
         if piece.stop < self.shape[piece.dim]:

@@ -24,7 +24,6 @@ import contextlib
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
-from contextlib import nullcontext
 from dataclasses import dataclass
 from typing import Any
 
@@ -533,10 +532,10 @@ class CudaRuntime:
         self.pool = torch.cuda.graph_pool_handle()  # released once the graphs recorded into it go
         self._next_free = 0  # into self._pooled
         program: list[Runner | None] = []
+        # The recordings' cuBLAS workspace comes from their pool; a build that records nothing leaves
+        # cuBLAS's workspaces alone.
         records = any(n.kind == "library" for step in self.plan.steps if is_graphed(step) for n in step.nodes)
-        with (
-            own_workspaces() if records else nullcontext()
-        ):  # the recordings' cuBLAS workspace: from the pool
+        with own_workspaces() if records else contextlib.nullcontext():
             for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
                 if is_graphed(step):
                     if step.nodes:
