@@ -48,17 +48,36 @@ def buffer_root(value: ir.Value) -> ir.Value:
             return value
 
 
+def _io(root: ir.Value) -> str:
+    """How the runtime reaches an input or an output (`pygraph.io`); "" for other buffers."""
+    if isinstance(root, ir.BlockArgument):
+        attrs = _arg_attrs(root)
+    elif isinstance(root.owner, d.OutputOp):
+        fn = root.owner.operation.parent
+        while "res_attrs" not in fn.attributes:
+            fn = fn.parent
+        attrs = ir.DictAttr(ir.ArrayAttr(fn.attributes["res_attrs"])[ir.IntegerAttr(root.owner.index).value])
+    else:
+        return ""
+    return ir.StringAttr(attrs[d.IO]).value if d.IO in attrs else ""
+
+
 def reached_through_table(value: ir.Value) -> bool:
     """True when the table holds the address of the buffer's storage: an input reached through it, an
     output, or a host op's result that graphs read through it."""
     root = buffer_root(value)
     if isinstance(root, ir.BlockArgument):
-        attrs = _arg_attrs(root)
-        return d.IO in attrs and ir.StringAttr(attrs[d.IO]).value in ("indirect", "copy")
+        return _io(root) in ("indirect", "copy")
     owner = root.owner
     if isinstance(owner, d.HostOp):
         return ir.IntegerAttr(owner.slots[root.result_number]).value >= 0
-    return isinstance(owner, d.OutputOp)
+    return isinstance(owner, d.OutputOp) and _io(root) != "patch"
+
+
+def patched(value: ir.Value) -> bool:
+    """True when the runtime writes the buffer's address into the parameters of each graph node that
+    touches it, every call (an input or output reached by "patch")."""
+    return _io(buffer_root(value)) == "patch"
 
 
 def indirection_offset(value: ir.Value) -> int:

@@ -64,7 +64,7 @@ class Argument:
     buffer: int
     role: str  # "input" | "parameter" | "buffer" | "constant" | "derived" | "rng" (a call's seed or offset)
     name: str
-    io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy" | "value"
+    io: str  # how the runtime reaches it each call: "direct" | "stage" | "indirect" | "copy" | "value" | "patch"
     device: str
     slot: int = -1  # "indirect" and "copy": the table slot holding its address; "value": holding its data
     choice: str = ""  # the candidate parameter-indirection chose ...
@@ -75,6 +75,7 @@ class Argument:
 class Output:
     buffer: int
     io: str  # "copy" (the runtime returns a copy) | "indirect" (the graph writes a fresh tensor) | "static"
+    # | "patch" (the graph writes a fresh tensor whose address the runtime patches into its nodes)
     # | "fresh" (a host op's result, fresh each call, returned as is)
     slot: int = -1
     choice: str = ""
@@ -263,7 +264,7 @@ class _Reader:
                 raise _error(
                     ret, f"output {i} is 'fresh' but returns a {buf.kind} buffer, not a host op's result"
                 )
-            if (io == "indirect") != (buf.kind == "output"):
+            if (io in ("indirect", "patch")) != (buf.kind == "output"):
                 raise _error(ret, f"output {i} is '{io}' but returns a {buf.kind} buffer")
             if buf.kind == "output" and buf.index != i:
                 raise _error(ret, f"output {i} returns the buffer of output {buf.index}")
@@ -319,7 +320,9 @@ class _Reader:
             index = ir.IntegerAttr(op.index).value
             if not 0 <= index < len(self.result_attrs):
                 raise _error(op, f"output {index} does not exist ({len(self.result_attrs)} outputs)")
-            slot = self._slot(self.result_attrs[index], True, f"output {index}", op)
+            attrs = self.result_attrs[index]
+            patched = d.IO in attrs and ir.StringAttr(attrs[d.IO]).value == "patch"
+            slot = self._slot(attrs, not patched, f"output {index}", op)
             self._new(op.buf, "output", layout, index=index, slot=slot)
         elif isinstance(op, d.ViewOp):
             source = self.buffers[self._id(op.source, op)]

@@ -19,14 +19,26 @@ inputs
   and a vendor call reads; host tensors a GPU program reads; the fallback).
 - `value`: a scalar on the host (a 0-d CPU tensor, or a Python number the frontend made one): its
   value is written into its slot, and every consumer, vendor calls included, reads it there.
+- `patch`: every graph node that touches it holds its address as a plain parameter, which the runtime
+  rewrites each call (`cuGraphExecKernelNodeSetParams` per node: host time, no GPU work). A vendor call's
+  recorded kernels are patched where their parameters hold the address; the runtime stages the input
+  instead where they hold anything else pointing into it.
 outputs
 - `indirect`: the kernel that produces it writes a fresh tensor, allocated per call, through the table.
 - `copy kernel`: a generated copy kernel moves another producer's result into the fresh tensor.
 - `copy`: the runtime returns a copy of the graph's buffer.
 - `eager`: the vendor call that produces it runs after the graph; its result, a fresh tensor each call,
   is returned as is (`io = "fresh"`), where copying a large result (logits) would cost more.
+- `patch`: as for inputs: the kernel that produces it writes a fresh tensor whose address the runtime
+  puts into that kernel's (and its readers') parameters.
 - `static` (option static-outputs): the graph's own buffer, which the next call overwrites.
 Parameters and buffers stay "direct": graphs use them where the model keeps them.
+
+The table costs a node at the head of each graph that writes it (GPU time before anything else runs)
+and one parameter update per call. Each input and output first takes its cheapest candidate, the table
+costing nothing; if any then uses the table, the table's cost is compared with patching every input and
+output instead, and the cheaper wins (a small model whose inputs and outputs touch a few nodes patches
+them and has no table; one whose attention mask feeds every layer keeps the table).
 """
 
 from __future__ import annotations
@@ -80,15 +92,20 @@ class _Indirection:
         self._kernels_for_memcpys()
         self._reach_host_results()
         ret = self.block.operations[len(self.block.operations) - 1]
-        for i in range(len(res_attrs)):
-            res_attrs[i].update(self._output(ret, i))
         devices = [ir.StringAttr(a[d.DEVICE]).value if d.DEVICE in a else "cpu" for a in arg_attrs]
         self.gpu_program = "cuda" in devices
-        for i, arg in enumerate(self.block.arguments):
-            role = ir.StringAttr(arg_attrs[i][d.ROLE]).value
-            if role == "input":
-                arg_attrs[i].update(self._input(arg, ir.StringAttr(arg_attrs[i][d.NAME]).value, devices[i]))
-            elif role == "rng":  # the runtime writes each call's seed and offset into value slots
+        roles = [ir.StringAttr(a[d.ROLE]).value for a in arg_attrs]
+        names = [ir.StringAttr(a[d.NAME]).value if d.NAME in a else "" for a in arg_attrs]
+        inputs = [i for i, role in enumerate(roles) if role == "input"]
+        candidates = [self._output_candidates(ret, i) for i in range(len(res_attrs))]
+        candidates += [self._input_candidates(self.block.arguments[i], devices[i]) for i in inputs]
+        choices = self._choose_all(candidates, other_slots="rng" in roles)
+        for i in range(len(res_attrs)):
+            res_attrs[i].update(self._output(ret, i, *choices[i]))
+        for i, choice in zip(inputs, choices[len(res_attrs) :], strict=True):
+            arg_attrs[i].update(self._input(self.block.arguments[i], names[i], devices[i], *choice))
+        for i, role in enumerate(roles):
+            if role == "rng":  # the runtime writes each call's seed and offset into value slots
                 device = attrs.string("cuda" if self.gpu_program else "cpu")
                 arg_attrs[i].update(
                     {d.IO: attrs.string("value"), d.SLOT: attrs.i64(self._value_slot()), d.DEVICE: device}
@@ -97,13 +114,28 @@ class _Indirection:
         self.main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(a) for a in res_attrs])
         self.main.attributes[d.TABLE_SLOTS] = attrs.i64(self.slots)
 
+    def _choose_all(
+        self, candidates: list[dict[str, tuple[float, float]]], other_slots: bool
+    ) -> list[tuple[dict[str, float], str]]:
+        """Each input's and output's costs and choice: the cheapest one by one, unless patching all of them
+        costs less than that plus the table (see the module's docstring)."""
+        slack = self.slack
+        one_by_one = [self._choose(c) for c in candidates]
+        table = other_slots or self.slots > 0 or any(choice in _TABLE for _, choice in one_by_one)
+        if not table or not all("patch" in c for c in candidates):
+            return one_by_one
+        kept = [c[choice] for c, (_, choice) in zip(candidates, one_by_one, strict=True)]
+        kept.append((self.costs.set_params_us, self.costs.kernel_node_us))  # the table's writer
+        patched = [c["patch"] for c in candidates]
+        if _total(patched, slack) >= _total(kept, slack):
+            return one_by_one
+        self.slack = max(0.0, slack - sum(host for host, _ in patched))
+        return [(costs, "patch") for costs, _ in one_by_one]
+
     def _choose(self, candidates: dict[str, tuple[float, float]]) -> tuple[dict[str, float], str]:
         """Each candidate's cost (GPU us plus the host us beyond the slack left, and a little for those
         within it) and the cheapest; the chosen one's host time uses up slack."""
-        cost = {
-            k: gpu + max(0.0, host - self.slack) + HOST_WEIGHT_IN_SLACK * min(host, self.slack)
-            for k, (host, gpu) in candidates.items()
-        }
+        cost = {k: _total([c], self.slack) for k, c in candidates.items()}
         choice = min(cost, key=cost.get)
         self.slack = max(0.0, self.slack - candidates[choice][0])
         return cost, choice
@@ -141,31 +173,38 @@ class _Indirection:
 
     # --------------------------------------------------------------------------------------- outputs
 
-    def _output(self, ret: Any, index: int) -> dict[str, ir.Attribute]:
+    def _output_candidates(self, ret: Any, index: int) -> dict[str, tuple[float, float]]:
+        """(host us, GPU us) per call of each way to return output `index`."""
         value = ret.operands[index]
         layout = buffer_layout(value)
         if layout.is_dynamic:  # sized by the data: a host op's fresh tensor, returned as a copy
-            candidates, choice = self._choose({"copy": (self.costs.runtime_copy_us, 0.0)})
-            return _record({d.IO: attrs.string("copy")}, candidates, choice)
+            return {"copy": (self.costs.runtime_copy_us, 0.0)}
+        if self.static_outputs:
+            return {"static": (0.0, 0.0)}
         move = self.costs.move_us(layout.nbytes())
-        candidates = {  # (host us, GPU us)
+        candidates = {
             "copy kernel": (0.0, self.costs.kernel_node_us + move),
             "copy": (self.costs.runtime_copy_us, self.costs.kernel_node_us + move),  # a kernel too
         }
-        if self.static_outputs:
-            candidates = {"static": (0.0, 0.0)}
-        elif self._written_only_by_a_kernel(value, ret, index):
+        if self._written_only_by_a_kernel(value, ret, index):
             candidates["indirect"] = (0.0, 0.0)
+            candidates["patch"] = (self._sites(value) * self.costs.set_params_us, 0.0)
         elif self._only_returned(value, ret):
             candidates["eager"] = (self._after_graph_us(value.owner), 0.0)
-        candidates, choice = self._choose(candidates)
+        return candidates
+
+    def _output(
+        self, ret: Any, index: int, candidates: dict[str, float], choice: str
+    ) -> dict[str, ir.Attribute]:
+        value = ret.operands[index]
+        layout = buffer_layout(value)
         if choice in ("static", "copy"):
             return _record({d.IO: attrs.string(choice)}, candidates, choice)
         if choice == "eager":
             reason = f"returns output {index} fresh from the call, instead of copying {layout.nbytes()} bytes out of the graph"
             self._outside_graph(value.owner, reason)
             return _record({d.IO: attrs.string("fresh")}, candidates, choice)
-        if choice == "indirect":
+        if choice in ("indirect", "patch"):
             alloc = value.owner
             with ir.InsertionPoint(alloc), alloc.location:
                 output = d.create(d.OutputOp, [], {"index": attrs.i64(index), "layout": alloc.layout}, 1)
@@ -183,13 +222,16 @@ class _Indirection:
             with ir.InsertionPoint(ret), ret.location:
                 emit_copy(self.module, value, output.buf)
             ret.operands[index] = output.buf
-        slot = self._slot()
-        fields = {
-            d.IO: attrs.string("indirect"),
-            d.SLOT: attrs.i64(slot),
-            d.LAYOUT: buffer_layout(output.buf).to_attr(),
-        }
+        fields = {d.IO: attrs.string("indirect"), d.LAYOUT: buffer_layout(output.buf).to_attr()}
+        if choice == "patch":
+            fields[d.IO] = attrs.string("patch")
+        else:
+            fields[d.SLOT] = attrs.i64(self._slot())
         return _record(fields, candidates, choice)
+
+    def _sites(self, value: ir.Value) -> int:
+        """Graph nodes whose parameters hold the buffer's address (each patched once per call)."""
+        return sum(isinstance(u, (d.KernelOp, d.LibraryOp)) for u in users(value))
 
     def _only_returned(self, value: ir.Value, ret: Any) -> bool:
         """A vendor call's result, in eager's layout, that nothing but the return reads (once)."""
@@ -235,19 +277,36 @@ class _Indirection:
 
     # ---------------------------------------------------------------------------------------- inputs
 
-    def _input(self, arg: ir.BlockArgument, name: str, device: str) -> dict[str, ir.Attribute]:
+    def _input_candidates(self, arg: ir.BlockArgument, device: str) -> dict[str, tuple[float, float]]:
+        """(host us, GPU us) per call of each way to reach input `arg`."""
         layout = buffer_layout(arg)
         touching = users(arg)
         # Kernels read it through the table; host ops where it is (the runtime hands them this call's tensor).
         others = [u for u in touching if not isinstance(u, (d.KernelOp, d.HostOp))]
         written = any(_writes(u, arg) for u in touching)
         move = self.costs.move_us(layout.nbytes())
-        # (host us, GPU us); the runtime's copy is a kernel on the GPU as well
+        # the runtime's copy is a kernel on the GPU as well
         candidates = {"stage": (self.costs.runtime_copy_us, self.costs.kernel_node_us + move)}
         if device == "cpu" and layout.numel == 1 and layout.nbytes() <= 8 and not written:
             candidates["value"] = (0.0, 0.0)  # a host scalar: its value travels in the table itself
         if device == "cpu" and self.gpu_program:  # the GPU cannot read host memory through the table
-            candidates, choice = self._choose(candidates)
+            return candidates
+        if "value" in candidates:
+            return {"value": candidates["value"]}
+        if not others:
+            candidates["indirect"] = (0.0, 0.0)
+        elif not written:
+            candidates["copy"] = (0.0, self.costs.kernel_node_us + move)
+            if all(isinstance(u, d.LibraryOp) for u in others):
+                candidates["eager"] = (len(others) * self.costs.eager_launch_us, 0.0)
+        candidates["patch"] = (self._sites(arg) * self.costs.set_params_us, 0.0)  # last: loses ties
+        return candidates
+
+    def _input(
+        self, arg: ir.BlockArgument, name: str, device: str, candidates: dict[str, float], choice: str
+    ) -> dict[str, ir.Attribute]:
+        layout = buffer_layout(arg)
+        if device == "cpu" and self.gpu_program:
             fields = {d.IO: attrs.string(choice), d.DEVICE: attrs.string("cuda")}
             if choice == "value":
                 fields[d.SLOT] = attrs.i64(self._value_slot())
@@ -256,28 +315,21 @@ class _Indirection:
                 what = f"host tensor '{name}' is copied to the GPU by the runtime before the graphs run"
                 record_transform(self.module, ParameterIndirection.name, what, arg.location)
             return _record(fields, candidates, choice)
-        if "value" in candidates:
+        if choice == "value":
             slot = attrs.i64(self._value_slot())
             self._record_value(arg, name, slot)
-            candidates, _ = self._choose({"value": candidates["value"]})
             return _record({d.IO: attrs.string("value"), d.SLOT: slot}, candidates, "value")
-        if not others:
-            candidates["indirect"] = (0.0, 0.0)
-        elif not written:
-            candidates["copy"] = (0.0, self.costs.kernel_node_us + move)
-            if all(isinstance(u, d.LibraryOp) for u in others):
-                candidates["eager"] = (len(others) * self.costs.eager_launch_us, 0.0)
-        candidates, choice = self._choose(candidates)
-        if choice == "stage":
-            return _record({d.IO: attrs.string("stage")}, candidates, choice)
+        if choice in ("stage", "patch"):
+            return _record({d.IO: attrs.string(choice)}, candidates, choice)
         if choice == "copy":
             self._copy_in(arg, layout)
         elif choice == "eager":
-            for op in others:
-                self._outside_graph(
-                    op,
-                    f"reads input '{name}' where it is, instead of copying {layout.nbytes()} bytes into the graph",
-                )
+            for op in users(arg):
+                if isinstance(op, d.LibraryOp):
+                    self._outside_graph(
+                        op,
+                        f"reads input '{name}' where it is, instead of copying {layout.nbytes()} bytes into the graph",
+                    )
         io = "copy" if choice == "copy" else "indirect"
         return _record({d.IO: attrs.string(io), d.SLOT: attrs.i64(self._slot())}, candidates, choice)
 
@@ -311,6 +363,17 @@ class _Indirection:
         for old, new in zip(op.results_, host.results_, strict=True):
             old.replace_all_uses_with(new)
         op.operation.erase()
+
+
+# The mechanisms that reach a buffer through the table.
+_TABLE = ("indirect", "copy", "copy kernel", "value", "eager")
+
+
+def _total(costs: list[tuple[float, float]], slack: float) -> float:
+    """Per-call cost of (host us, GPU us) pairs together: GPU time plus the host time beyond the GPU's slack,
+    and a little for the host time within it."""
+    host, gpu = sum(c[0] for c in costs), sum(c[1] for c in costs)
+    return gpu + max(0.0, host - slack) + HOST_WEIGHT_IN_SLACK * min(host, slack)
 
 
 def _kernels_only(result: ir.Value) -> bool:

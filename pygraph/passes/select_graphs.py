@@ -1,10 +1,10 @@
 """select-graphs: replay each segment as a CUDA graph only where that is cheaper than launching its nodes.
 
-A graph costs one launch (plus the per-call table update) on the host and a little GPU time per node;
+A graph costs one launch (plus the per-call table update and patched parameters) on the host and a little GPU time per node;
 launching the nodes one by one costs a launch per node on the host, which runs ahead of the GPU when the
 GPU work is long. So per segment (times per call, `pygraph.ir.costs`):
   eager = max(host launches of its nodes, GPU work of its nodes)
-  graph = max(graph launch + table update, GPU work + per-node cost)
+  graph = max(graph launch + parameter updates, GPU work + per-node cost)
 GPU work is estimated from bytes moved and, for matrix products, convolutions and attention, from flops.
 Where a `profile=True` compilation measured the segment (same fingerprint, same device and versions),
 the measurements decide instead. The choice must be clearly better to take a graph: on a near tie the
@@ -21,7 +21,7 @@ from typing import Any
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.buffers import buffer_layout, reached_through_table
+from ..ir.buffers import buffer_layout, patched, reached_through_table
 from . import estimates
 from .base import Pass, PassError, main_function
 
@@ -76,6 +76,7 @@ def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
     host = sum(estimates.launch_us(op, model) for op in nodes)
     work = sum(estimates.work_us(op, model) for op in nodes)
     table = any(reached_through_table(v) for op in nodes for v in op.operands)
+    updates = table + sum(any(patched(v) for v in op.operands) for op in nodes)  # parameter updates per call
     libraries = sum(isinstance(op, d.LibraryOp) for op in nodes)
     return {
         "fingerprint": fingerprint(segment),
@@ -83,7 +84,7 @@ def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
         "estimated_eager_us": round(max(host, work), 2),
         "estimated_graph_us": round(
             max(
-                model.graph_launch_us + (model.set_params_us if table else 0.0),
+                model.graph_launch_us + updates * model.set_params_us,
                 work + len(nodes) * model.kernel_node_us,
             ),
             2,

@@ -4,13 +4,23 @@
 `deps`, the indices of earlier plan nodes it waits for (`pygraph.ir.plan.dependencies`). A plan node
 that does nothing on the GPU (zero bytes, a recording without work) adds no node: whoever depends on
 it depends on its own dependencies instead, so indices keep their meaning.
+
+A recording is added as a child node, or, where a call's address changes every call ("patch"),
+inlined: its nodes copied into the graph, with the parameter bytes of its kernels in memory of our own,
+so that the runtime can rewrite the address in them (`cuGraphExecKernelNodeSetParams` needs a top-level
+node). Each kernel's parameters are scanned word by word: every word equal to the old address becomes a
+place to patch; a recording with a word pointing elsewhere into the buffer (an address computed from
+it), or with a node other than a kernel or an unrelated memset, is refused (`NotPatchable`), since
+patching would leave it reading the old buffer.
 """
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterator, Sequence
+import ctypes
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import contextmanager
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -34,8 +44,9 @@ class GraphBuilder:
 
     def kernel(
         self, deps: Sequence[int], function: Function, grid: Sequence[int], params: KernelParams
-    ) -> None:
-        """The node copies the parameter values: `params` may change or go once this returns."""
+    ) -> cu.CUDA_KERNEL_NODE_PARAMS:
+        """The node copies the parameter values: `params` may change or go once this returns. Returns the
+        node's parameters, which point at `params` (for later updates of the instantiated node)."""
         p = cu.CUDA_KERNEL_NODE_PARAMS()
         p.func = function.handle
         p.gridDimX, p.gridDimY, p.gridDimZ = grid
@@ -43,6 +54,40 @@ class GraphBuilder:
         p.sharedMemBytes = function.cubin.shared
         p.kernelParams = params.address
         self._add("cuGraphAddKernelNode", deps, p)
+        return p
+
+    def inline(
+        self, deps: Sequence[int], graph: cu.CUgraph, buffers: Mapping[int, tuple[int, int]]
+    ) -> list[Patch]:
+        """Copies the nodes of `graph` (a recording) into this graph after `deps`; returns the kernel
+        nodes whose parameters hold the address of one of `buffers` (key -> (address, bytes)), each with
+        the places to patch. Raises `NotPatchable`, adding nothing, where patching would not be enough."""
+        nodes, edges = _nodes_and_edges(graph)
+        copies = [_copy(node, buffers) for node in nodes]
+        found = {key for c in copies if isinstance(c, _KernelCopy) for _, key, _ in c.places}
+        if found != set(buffers):
+            missing = ", ".join(str(k) for k in sorted(set(buffers) - found))
+            raise NotPatchable(f"no kernel parameter holds the address of buffer(s) {missing}")
+        added: dict[int, cu.CUgraphNode] = {}
+        before = {int(n): [a for a, b in edges if int(b) == int(n)] for n in nodes}
+        waiting = list(zip(nodes, copies, strict=True))
+        outer = self._deps(deps)
+        patches = []
+        while waiting:  # in an order where every node comes after those it depends on
+            i = next(i for i, (n, _) in enumerate(waiting) if all(int(a) in added for a in before[int(n)]))
+            node, copy = waiting.pop(i)
+            after = [added[int(a)] for a in before[int(node)]] or outer
+            if isinstance(copy, _KernelCopy):
+                new = driver.call("cuGraphAddKernelNode", self.graph, after, len(after), copy.params)
+                driver.call("cuGraphKernelNodeCopyAttributes", new, node)  # cluster shape and the like
+                if copy.places:
+                    patches.append(Patch(new, copy.params, copy.places, copy.memory))
+            else:
+                new = driver.call("cuGraphAddMemsetNode", self.graph, after, len(after), copy, self.context)
+            added[int(node)] = new
+        sources = {int(a) for a, _ in edges}
+        self.nodes.append([added[int(n)] for n in nodes if int(n) not in sources])
+        return patches
 
     def memcpy(self, deps: Sequence[int], dst: int, src: int, nbytes: int) -> None:
         """A 1-D device-to-device copy of `nbytes` bytes."""
@@ -87,6 +132,95 @@ class GraphBuilder:
     def _add(self, call: str, deps: Sequence[int], *params: object) -> None:
         nodes = self._deps(deps)
         self.nodes.append([driver.call(call, self.graph, nodes, len(nodes), *params)])
+
+
+class NotPatchable(Exception):
+    """A recording whose use of an address patching its parameters would not change."""
+
+
+@dataclass
+class Patch:
+    """A kernel node whose parameters hold per-call addresses: each place is a 64-bit word in the parameter
+    memory that `params` points at, the key of the buffer whose address goes there and the byte offset
+    added to it."""
+
+    node: cu.CUgraphNode
+    params: cu.CUDA_KERNEL_NODE_PARAMS
+    places: list[tuple[ctypes.c_uint64, int, int]]
+    memory: list[Any] = field(default_factory=list)  # what `params` points into, kept alive
+
+
+@dataclass
+class _KernelCopy:
+    params: cu.CUDA_KERNEL_NODE_PARAMS
+    places: list[tuple[ctypes.c_uint64, int, int]]
+    memory: list[Any]
+
+
+def _nodes_and_edges(graph: cu.CUgraph) -> tuple[list[cu.CUgraphNode], list[tuple[Any, Any]]]:
+    count = driver.call("cuGraphGetNodes", graph, 0)[1]
+    nodes = driver.call("cuGraphGetNodes", graph, count)[0] if count else []
+    count = driver.call("cuGraphGetEdges", graph, 0)[-1]
+    if not count:
+        return nodes, []
+    sources, targets = driver.call("cuGraphGetEdges", graph, count)[:2]
+    return nodes, list(zip(sources, targets, strict=True))
+
+
+def _copy(node: cu.CUgraphNode, buffers: Mapping[int, tuple[int, int]]) -> _KernelCopy | Any:
+    """A kernel node's parameters copied into memory of our own with the places holding `buffers`'
+    addresses, or a memset node's parameters; anything else is refused."""
+    kind = driver.call("cuGraphNodeGetType", node)
+    if kind == cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_MEMSET:
+        memset = driver.call("cuGraphMemsetNodeGetParams", node)
+        for address, size in buffers.values():
+            if address <= int(memset.dst) < address + size:
+                raise NotPatchable("a memset node writes into the buffer")
+        return memset
+    if kind != cu.CUgraphNodeType.CU_GRAPH_NODE_TYPE_KERNEL:
+        raise NotPatchable(f"the recording has a {kind.name} node")
+    p = driver.call("cuGraphKernelNodeGetParams", node)
+    if not p.kernelParams:
+        raise NotPatchable("a kernel node passes its parameters through `extra`")
+    sizes = _param_sizes(p)
+    given = (ctypes.c_void_p * len(sizes)).from_address(p.kernelParams)
+    memory: list[Any] = [
+        ctypes.create_string_buffer(ctypes.string_at(given[i], n), n) for i, n in enumerate(sizes)
+    ]
+    places = []
+    for blob in memory:
+        for offset in range(0, len(blob) - 7, 4):
+            word = int.from_bytes(blob.raw[offset : offset + 8], "little")
+            for key, (address, size) in buffers.items():
+                if word == address and offset % 8 == 0:
+                    places.append((ctypes.c_uint64.from_buffer(blob, offset), key, 0))
+                elif address <= word < address + size:
+                    raise NotPatchable(
+                        f"a kernel parameter holds {word:#x}, inside the buffer at {address:#x}"
+                    )
+    pointers = (ctypes.c_void_p * len(memory))(*(ctypes.addressof(b) for b in memory))
+    copy = cu.CUDA_KERNEL_NODE_PARAMS()
+    copy.func, copy.kern, copy.ctx = p.func, p.kern, p.ctx
+    copy.gridDimX, copy.gridDimY, copy.gridDimZ = p.gridDimX, p.gridDimY, p.gridDimZ
+    copy.blockDimX, copy.blockDimY, copy.blockDimZ = p.blockDimX, p.blockDimY, p.blockDimZ
+    copy.sharedMemBytes = p.sharedMemBytes
+    copy.kernelParams = ctypes.addressof(pointers)
+    return _KernelCopy(copy, places, [*memory, pointers])
+
+
+def _param_sizes(p: cu.CUDA_KERNEL_NODE_PARAMS) -> list[int]:
+    """The size of each parameter of the node's function (asked until the driver says there is no more)."""
+    query, handle = (cu.cuFuncGetParamInfo, p.func) if int(p.func) else (cu.cuKernelGetParamInfo, p.kern)
+    if not int(handle):
+        raise NotPatchable("a kernel node names no function")
+    sizes = []
+    while True:
+        result, _, size = query(handle, len(sizes))
+        if result == cu.CUresult.CUDA_ERROR_INVALID_VALUE:  # past the last parameter
+            return sizes
+        if result != driver.SUCCESS:
+            raise NotPatchable(f"the driver cannot describe a kernel's parameters ({result.name})")
+        sizes.append(size)
 
 
 def node_kinds(graph: cu.CUgraph) -> list[str]:

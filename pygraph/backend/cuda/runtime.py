@@ -16,11 +16,18 @@ the table and of fresh output tensors into the table writer's parameters, and la
 `cuGraphExecKernelNodeSetParams` on its writer node, then `cuGraphLaunch`. Kernel parameters are copied
 when set, so calls queued back to back never see each other's addresses, and the table in device memory
 is written by the graph itself, in stream order.
+
+Inputs and outputs reached by "patch" have no slot: each graph node that holds their address (a
+generated kernel, or a kernel of an inlined vendor recording, `graph.GraphBuilder.inline`) gets it
+rewritten with `cuGraphExecKernelNodeSetParams` before the launch. Where a recording cannot be patched,
+the runtime stages that input into a buffer of its own instead (recorded on it, copied into each call).
+An input whose address is less aligned than a patched vendor kernel was recorded with is copied first.
 """
 
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import statistics
 import time
 from collections.abc import Callable, Iterable, Sequence
@@ -49,7 +56,16 @@ from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver
 from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
-from .graph import GraphBuilder, Recording, node_kinds, own_workspaces, record, side_stream
+from .graph import (
+    GraphBuilder,
+    NotPatchable,
+    Patch,
+    Recording,
+    node_kinds,
+    own_workspaces,
+    record,
+    side_stream,
+)
 
 Runner = Callable[[], None]
 
@@ -62,6 +78,7 @@ class SegmentGraph:
     graph_exec: cu.CUgraphExec
     writer: cu.CUgraphNode | None  # the node that writes the per-call table, if the graph reads it
     recordings: list[Recording]
+    patches: list[Patch]  # nodes whose parameters hold per-call addresses
 
     def destroy(self) -> None:
         """Frees both handles; an executable still running is freed by the driver when it completes."""
@@ -122,7 +139,7 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).extend(roots)
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
-        self._all_fresh = all(out.io == "indirect" for out in plan.outputs)
+        self._all_fresh = all(out.io in ("indirect", "patch") for out in plan.outputs)
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -197,28 +214,33 @@ class CudaRuntime:
             drawn = seed_and_offset(self.device, self.plan.random_numbers)
             for arg, value in zip(self.rng, drawn, strict=True):
                 self.slot_values[1 + arg.slot] = value % (1 << 64)
-        for i, slot, layout, aligned in self._slotted:
+        align = self._align
+        for i, slot, key, layout in self._slotted:
             x = given[i]
-            if x.stride() != layout.strides and not _has_layout(x, layout):
-                copy = empty(layout.with_offset(0), self.device)
+            if (x.stride() != layout.strides and not _has_layout(x, layout)) or x.data_ptr() % align[i]:
+                copy = empty(layout.with_offset(0), self.device)  # the allocator aligns it
                 copy.copy_(x)
                 self._contiguity_copies.append(i)
                 given[i] = x = copy
-            pointer = x.data_ptr()
-            if aligned and pointer % 16:
-                arg = self.inputs[i]
-                raise ValueError(
-                    f"input '{arg.name}' starts at {pointer:#x}, which is not 16-byte aligned as the plan assumes"
-                )
-            self.slot_values[1 + slot] = pointer
+            if slot >= 0:
+                self.slot_values[1 + slot] = x.data_ptr()
+                continue
+            staging = self._patch_staging.get(key)
+            if staging is not None:
+                staging.copy_(x)
+                x = staging
+            self._addresses[key] = x.data_ptr()
         self._call_inputs = given
         return given
 
     def _bind_outputs(self) -> list[torch.Tensor]:
         outputs = []
-        for slot, shape, strides, dtype in self._fresh:
+        for slot, key, shape, strides, dtype in self._fresh:
             out = torch.empty_strided(shape, strides, dtype=dtype, device=self.device)
-            self.slot_values[1 + slot] = out.data_ptr()
+            if slot >= 0:
+                self.slot_values[1 + slot] = out.data_ptr()
+            else:
+                self._addresses[key] = out.data_ptr()
             outputs.append(out)
         return outputs
 
@@ -227,7 +249,7 @@ class CudaRuntime:
             return fresh
         results, k = [], 0
         for out in self.plan.outputs:
-            if out.io == "indirect":
+            if out.io in ("indirect", "patch"):
                 results.append(fresh[k])
                 k += 1
             elif out.io == "copy":
@@ -248,10 +270,16 @@ class CudaRuntime:
         for graph in self._graphs:
             for kind in node_kinds(graph.graph):
                 nodes[kind] = nodes.get(kind, 0) + 1
-        nodes["library"] = nodes["child"]  # the builder adds a child node for nothing but a recorded call
+        # the builder adds a child node for nothing but a recorded call, or inlines the recording
+        nodes["library"] = nodes["child"] + self._inlined
         stats = plan_stats(self.plan, self.captures, nodes)
         stats["graphs"] = len(self._graphs)
-        stats["copied_bytes_per_call"] += self._extra_copied_bytes
+        stats["nodes"]["inlined"] = self._inlined
+        stats["patched_nodes"] = sum(len(g.patches) for g in self._graphs)
+        stats["patches_staged"] = len(self.staging_reasons)
+        stats["copied_bytes_per_call"] += self._extra_copied_bytes + sum(
+            t.numel() * t.element_size() for t in self._patch_staging.values()
+        )
         return stats
 
     def measure_launch_us(self, calls: int = 50) -> float | None:
@@ -287,7 +315,7 @@ class CudaRuntime:
         """Arguments reached in ways this runtime knows, and no CPU argument under a node of a segment."""
         plan = self.plan
         for arg in plan.arguments:
-            if arg.io not in ("stage", "direct", "indirect", "copy", "value"):
+            if arg.io not in ("stage", "direct", "indirect", "copy", "value", "patch"):
                 raise PlanError(
                     f"{arg.role} '{arg.name}' is reached by '{arg.io}', which the CUDA runtime lacks"
                 )
@@ -316,7 +344,17 @@ class CudaRuntime:
                 self._place(buf.id, home)
         written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
         self._staged: list[tuple[int, torch.Tensor]] = []
-        self._slotted: list[tuple[int, int, Layout, bool]] = []  # input index, slot, layout, 16-aligned
+        # input index, slot (or -1: patched), key of its address (patched) or -1, layout
+        self._slotted: list[tuple[int, int, int, Layout]] = []
+        self._align: dict[int, int] = {}  # input index -> the alignment its address needs (bytes)
+        patched = [a.buffer for a in self.inputs if a.io == "patch"]
+        patched += [o.buffer for o in plan.outputs if o.io == "patch"]
+        self._keys = {root: k for k, root in enumerate(patched)}  # patched root -> its address's key
+        self._addresses = [0] * len(patched)  # each call's address per key
+        self._patch_staging: dict[int, torch.Tensor] = {}  # key -> where an input is staged (unpatchable)
+        self._inlined = 0  # recordings inlined into graphs, to be patched
+        self._input_index = {a.buffer: i for i, a in enumerate(self.inputs)}
+        self.staging_reasons: list[str] = []  # patched inputs staged because a recording could not be patched
         self._valued: list[tuple[int, int]] = []  # input index, slot: host scalars carried in the table
         self._valued_buffers = {a.buffer for a in plan.arguments if a.io == "value"}
         for i, arg in enumerate(self.inputs):
@@ -329,13 +367,14 @@ class CudaRuntime:
                 self._place(arg.buffer, self.table, 8 * arg.slot)
                 self._valued.append((i, arg.slot))
             else:
-                self._slotted.append((i, arg.slot, layout, layout.offset * layout.dtype.itemsize % 16 == 0))
+                self._slotted.append((i, arg.slot, self._keys.get(arg.buffer, -1), layout))
+                self._align[i] = 16 if layout.offset * layout.dtype.itemsize % 16 == 0 else 1
         for arg in self.rng:
             self._place(arg.buffer, self.table, 8 * arg.slot)
         self._writes_input = [arg.buffer in written for arg in self.inputs]
         self._written = [(i, t) for i, t in self._staged if self._writes_input[i]]
         self._fresh = [
-            (b.slot, b.layout.shape, b.layout.strides, torch_dtype(b.layout))
+            (b.slot, self._keys.get(b.id, -1), b.layout.shape, b.layout.strides, torch_dtype(b.layout))
             for b in sorted((b for b in plan.buffers if b.kind == "output"), key=lambda b: b.index)
         ]
         graphed_roots, eager_results = set(), set()
@@ -371,8 +410,8 @@ class CudaRuntime:
 
     def _place_call_roots(self, outputs: list[torch.Tensor]) -> None:
         """Eager steps read inputs reached through the table and outputs as tensors: place this call's."""
-        for i, _, _, _ in self._slotted:
-            self._place(self.inputs[i].buffer, self._call_inputs[i])
+        for i, _, key, _ in self._slotted:
+            self._place(self.inputs[i].buffer, self._patch_staging.get(key, self._call_inputs[i]))
         for buf, out in zip(
             sorted((b for b in self.plan.buffers if b.kind == "output"), key=lambda b: b.index),
             outputs,
@@ -591,12 +630,18 @@ class CudaRuntime:
 
     def _launcher(self, graph: SegmentGraph) -> Runner:
         graph_exec, stream = graph.graph_exec, lambda: self._stream
-        if graph.writer is None:
+        updates = [(p.node, p.params, p.places) for p in graph.patches]
+        if graph.writer is not None:
+            updates.append((graph.writer, self._writer_node_params(), []))
+        if not updates:
             return lambda: driver.launch_graph(graph_exec, stream())
-        node, params = graph.writer, self._writer_node_params()
+        addresses = self._addresses
 
         def launch() -> None:
-            driver.set_kernel_params(graph_exec, node, params)
+            for node, params, places in updates:
+                for place, key, delta in places:
+                    place.value = addresses[key] + delta
+                driver.set_kernel_params(graph_exec, node, params)
             driver.launch_graph(graph_exec, stream())
 
         return launch
@@ -612,7 +657,8 @@ class CudaRuntime:
 
     def _build_segment(self, segment: Segment) -> SegmentGraph:
         builder = GraphBuilder(self.context)
-        recordings = []
+        recordings: list[Recording] = []
+        patches: list[Patch] = []
         head = 1 if self.writer is not None else 0
         if head:
             builder.kernel([], self.writer, (1, 1, 1), self.table_params)
@@ -621,15 +667,22 @@ class CudaRuntime:
             try:
                 if node.kind == "kernel":
                     function = self.functions[node.kernel]
-                    builder.kernel(deps, function, node.grid, function.params(self._pointers(node)))
+                    params = function.params(self._pointers(node))
+                    p = builder.kernel(deps, function, node.grid, params)
+                    places = self._places(node, params)
+                    if places:
+                        patches.append(Patch(builder.nodes[-1][0], p, places, [params]))
                 elif node.kind == "library":
                     self._free_before((segment.id, j))
                     recording = self._record(node)
-                    recordings.append(recording)
-                    if node_kinds(recording.handle):
+                    if self._patched_roots(node):
+                        recording, inlined = self._inline(builder, deps, node, recording)
+                        patches += inlined
+                    elif node_kinds(recording.handle):
                         builder.child(deps, recording.handle)
                     else:
                         builder.skip(deps)
+                    recordings.append(recording)
                 else:
                     dst = self._tensor(node.writes[0]).data_ptr()
                     nbytes = self.plan.buffers[node.writes[0]].layout.nbytes()
@@ -644,7 +697,67 @@ class CudaRuntime:
         except CudaError as exc:
             raise RuntimeError(f"{segment.nodes[0].location}: the segment's graph: {exc}") from exc
         writer = builder.nodes[0][0] if head else None
-        return SegmentGraph(builder.graph, graph_exec, writer, recordings)
+        return SegmentGraph(builder.graph, graph_exec, writer, recordings, patches)
+
+    def _patched_roots(self, node: Node) -> dict[int, int]:
+        """The patched roots a library node touches: root -> key."""
+        roots = {self.plan.root(b).id for b in node.reads + node.writes}
+        return {r: self._keys[r] for r in roots if r in self._keys}
+
+    def _places(self, node: Node, params: KernelParams) -> list[tuple[ctypes.c_uint64, int, int]]:
+        """Where a generated kernel's parameters hold the address of a view of a patched root: the
+        parameter, the root's key and the view's byte offset from the root's address."""
+        places = []
+        for i, b in enumerate(node.args):
+            root = self.plan.root(b).id
+            key = self._keys.get(root, -1)
+            if key >= 0:
+                delta = self._tensor(b).data_ptr() - self._tensor(root).data_ptr()
+                places.append((ctypes.c_uint64.from_buffer(params.values, 8 * i), key, delta))
+        return places
+
+    def _inline(
+        self, builder: GraphBuilder, deps: list[int], node: Node, recording: Recording
+    ) -> tuple[Recording, list[Patch]]:
+        """Adds a library node's recording to the graph with its patched roots' addresses made patchable;
+        where the recording cannot be patched, stages those inputs (re-recording the call on the staging
+        buffers) and adds it as a child node instead."""
+        roots = self._patched_roots(node)
+        buffers = {key: (self._tensor(root).data_ptr(), self._extent(root)) for root, key in roots.items()}
+        try:
+            patches = builder.inline(deps, recording.handle, buffers)
+        except NotPatchable as exc:
+            for root, key in roots.items():
+                self._stage_patched(root, key, f"{node.location}: {node.op}: {exc}")
+            recording = self._record(node)
+            builder.child(deps, recording.handle)
+            return recording, []
+        self._inlined += 1
+        for root, key in roots.items():
+            address = buffers[key][0]
+            i = self._input_index.get(root)
+            if i is not None:  # a new address must be as aligned as the one the vendor's kernels saw
+                self._align[i] = max(self._align[i], min(address & -address, 256))
+        return recording, patches
+
+    def _stage_patched(self, root: int, key: int, reason: str) -> None:
+        """An input that a recording holds in a way patching cannot follow: staged from now on."""
+        i = self._input_index.get(root)
+        if i is None:
+            raise RuntimeError(f"{reason}; output buffer {root} cannot be staged")
+        staging = empty(self.plan.buffers[root].layout, self.device)
+        staging.copy_(self._tensor(root))
+        self._place(root, staging)
+        self._patch_staging[key] = staging
+        self._addresses[key] = staging.data_ptr()
+        if self._writes_input[i]:
+            self._written.append((i, staging))
+        self.staging_reasons.append(f"input '{self.inputs[i].name}' is staged: {reason}")
+
+    def _extent(self, root: int) -> int:
+        """Bytes from a root's first element to the end of the last it can reach."""
+        layout = self.plan.buffers[root].layout
+        return (layout.storage_elements() - layout.offset) * layout.dtype.itemsize
 
     def _record(self, node: Node) -> Recording:
         call = self.calls[id(node)]

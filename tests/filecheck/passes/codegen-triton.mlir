@@ -121,8 +121,8 @@ func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 4], [4
 
 // A reduction kernel: softmax over rows of 40, times a broadcast row, and the rows' amax as a second,
 // per-row output ([6, 1]). Rows of 40 fit in a block of 64 (masked), so each program keeps 8 whole rows
-// in registers (a warp per 128 elements); the amax (max and NaN count) and the softmax share the loaded
-// row. With max-rblock=16 each program loops over one row in blocks of 16 columns, with 16 warps: once
+// in registers (a warp per 128 elements), loading every input first; the amax (max and NaN count) and the
+// softmax share the loaded row. With max-rblock=16 each program loops over one row in blocks of 16 columns, with 16 warps: once
 // per reduction, once for the per-element store.
 // CHECK-LABEL: "pygraph.triton_kernel"()
 // CHECK-SAME:    num_warps = 4 : i64
@@ -133,9 +133,9 @@ func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 4], [4
 // CHECK-SAME:    cmask = col < 40\0A
 // CHECK-SAME:    mask = xmask & cmask\0A
 // CHECK-SAME:    x0 = tl.load(in0 + row * 40 + col, mask=mask)\0A
+// CHECK-SAME:    x1 = tl.load(in1 + col, mask=mask)\0A
 // CHECK-SAME:    r0 = tl.reduce(tl.where(cmask, x0, float(\22-inf\22)), 1, tl.standard._elementwise_max, keep_dims=True)\0A
 // CHECK-SAME:    r3 = tl.reduce(tl.where(cmask, t2, 0.0), 1, tl.standard._sum_combine, keep_dims=True)\0A
-// CHECK-SAME:    x1 = tl.load(in1 + col, mask=mask)\0A
 // CHECK-SAME:    v8 = tl.where(r7 > 0.0, float(\22nan\22), r0)\0A
 // CHECK-SAME:    tl.store(out0 + row * 40 + col, v5, mask=mask)\0A
 // CHECK-SAME:    tl.store(out1 + row, v8, mask=xmask)\0A

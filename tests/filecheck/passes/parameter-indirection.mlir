@@ -5,8 +5,8 @@
 // into a static buffer first. Output 0 is written by one kernel: it writes the fresh tensor through
 // the table. Output 1 comes from a vendor call: a copy kernel moves it into the fresh tensor.
 // CHECK-LABEL: func.func @main
-// CHECK-SAME:    %arg0: !pygraph.buf {{{.*}}pygraph.io = "indirect", pygraph.io_choice = "indirect", pygraph.io_costs = {indirect = 0.000000e+00 : f64, stage = {{.*}}}{{.*}}pygraph.slot = 2 : i64}
-// CHECK-SAME:    %arg1: !pygraph.buf {{{.*}}pygraph.io = "copy", pygraph.io_choice = "copy", pygraph.io_costs = {copy = {{.*}}, eager = {{.*}}, stage = {{.*}}}{{.*}}pygraph.slot = 3 : i64}
+// CHECK-SAME:    %arg0: !pygraph.buf {{{.*}}pygraph.io = "indirect", pygraph.io_choice = "indirect", pygraph.io_costs = {indirect = 0.000000e+00 : f64, patch = 2.100000e+00 : f64, stage = {{.*}}}{{.*}}pygraph.slot = 2 : i64}
+// CHECK-SAME:    %arg1: !pygraph.buf {{{.*}}pygraph.io = "copy", pygraph.io_choice = "copy", pygraph.io_costs = {copy = {{.*}}, eager = {{.*}}, patch = {{.*}}, stage = {{.*}}}{{.*}}pygraph.slot = 3 : i64}
 // CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "indirect", {{.*}}pygraph.slot = 0 : i64}, !pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "copy kernel", {{.*}}pygraph.slot = 1 : i64})
 // CHECK-SAME:    pygraph.table_slots = 4 : i64
 // CHECK-NEXT:    %[[SBUF:.*]] = "pygraph.alloc"() {arena_offset = -1 : i64, layout = #pygraph.layout<[4], [1], 0 : i64, f32>}
@@ -35,11 +35,15 @@ module {
 
 // -----
 
-// A 64 MiB input feeding a convolution: running the convolution outside the graph, on the input where
-// it is, costs less than copying it into the graph; the graph's kernel reads the result through the table.
+// A 64 MiB input feeding a convolution: the runtime patches its address into the convolution's recorded
+// kernels (host time, which this GPU-bound call hides), cheaper than copying it into the graph or running
+// the convolution outside it. The output is patched into the kernel that writes it; nothing else uses the
+// table, so there is none (its writer would cost more than the two patches).
 // CHECK-LABEL: func.func @big
-// CHECK-SAME:    pygraph.io = "indirect", pygraph.io_choice = "eager"
-// CHECK:         %[[CONV:.*]] = "pygraph.host"(%arg0, %arg1) {{{.*}}op = "aten.convolution.default", {{.*}}reason = "reads input 'x' where it is, instead of copying 67108864 bytes into the graph", {{.*}}slots = [1]}
+// CHECK-SAME:    pygraph.io = "patch", pygraph.io_choice = "patch", pygraph.io_costs = {copy = {{.*}}, eager = 1.460000e+00 : f64, patch = 2.100000e-01 : f64,
+// CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "patch", pygraph.io_choice = "patch"
+// CHECK-SAME:    pygraph.table_slots = 0 : i64
+// CHECK-NEXT:    %[[CONV:.*]] = "pygraph.library"(%arg0, %arg1) {{{.*}}op = "aten.convolution.default"
 // CHECK-NEXT:    %[[OUT:.*]] = "pygraph.output"() {index = 0 : i64
 // CHECK-NEXT:    "pygraph.kernel"(%[[CONV]], %[[OUT]])
 func.func private @k(%a: !torch.vtensor<[16,4,512,512],f32>) -> !torch.vtensor<[16,4,512,512],f32> attributes {pygraph.fused} {
@@ -58,9 +62,10 @@ func.func @big(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pyg
 
 // A GPU-bound call (a 1024^3 matmul outlasts the host's part of a replay): host time counts a tenth up to
 // that slack, so the matmul that produces the output runs after the graph and returns its result fresh
-// instead of a copy kernel moving 4 MiB; it then reads its input where it is (nothing is copied).
+// instead of a copy kernel moving 4 MiB; it then reads its input where it is (nothing is copied, and no
+// graph node holds its address).
 // CHECK-LABEL: func.func @gpu_bound
-// CHECK-SAME:    pygraph.io = "indirect", pygraph.io_choice = "indirect"
+// CHECK-SAME:    pygraph.io = "patch", pygraph.io_choice = "patch"
 // CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "fresh", pygraph.io_choice = "eager", pygraph.io_costs = {copy = {{.*}}, "copy kernel" = {{.*}}, eager = 1.460000e+00 : f64}
 // CHECK:         "pygraph.host"(%arg0, %arg1) {{{.*}}op = "aten.mm.default", {{.*}}reason = "returns output 0 fresh from the call, instead of copying 4194304 bytes out of the graph"
 func.func @gpu_bound(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[1024, 1024], [1024, 1], 0 : i64, f32>, pygraph.io = "stage"},
@@ -106,4 +111,26 @@ func.func @rng_and_host(%x: !pygraph.buf {pygraph.role = "input", pygraph.name =
   %r = "pygraph.alloc"() {layout = #pygraph.layout<[], [], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
   "pygraph.kernel"(%s, %seed, %offset, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "r", "r", "w"], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
   return %r, %n : !pygraph.buf, !pygraph.buf
+}
+
+// -----
+
+// An input that three kernels read and an output: patching both would update four nodes per call, more
+// than the table's writer costs, so both are reached through the table.
+// CHECK-LABEL: func.func @table_kept
+// CHECK-SAME:    pygraph.io = "indirect", pygraph.io_choice = "indirect", pygraph.io_costs = {indirect = 0.000000e+00 : f64, patch = 6.300000e+00 : f64,
+// CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "indirect", pygraph.io_costs = {{{[^}]*}}patch = 2.100000e+00 : f64}
+// CHECK-SAME:    pygraph.table_slots = 2 : i64
+func.func private @k(%a: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> attributes {pygraph.fused} {
+  return %a : !torch.vtensor<[4],f32>
+}
+func.func @table_kept(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"})
+    -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
+  %a = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  %b = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  %r = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  "pygraph.kernel"(%x, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+  "pygraph.kernel"(%x, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+  "pygraph.kernel"(%x, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+  return %r : !pygraph.buf
 }
