@@ -224,7 +224,15 @@ def test_runtime_replays_the_plan_on_new_inputs(runtime):
 def test_stats_are_read_back_from_the_instantiated_graphs(runtime):
     check_call(runtime, gpu_smoke.plan_inputs(1, "cuda") + gpu_smoke.plan_parameters(1, "cuda"))
     stats = runtime.stats()
-    assert stats["nodes"] == {"kernel": 4, "memcpy": 1, "memset": 1, "child": 2, "library": 2, "inlined": 0, "host": 1}
+    assert stats["nodes"] == {
+        "kernel": 4,
+        "memcpy": 1,
+        "memset": 1,
+        "child": 2,
+        "library": 2,
+        "inlined": 0,
+        "host": 1,
+    }
     assert (stats["segments"], stats["graphs"], stats["captures"], stats["host_ops"]) == (3, 2, 2, 1)
     written_input, host_result_home = 64 * 16 * 4, 64 * 4
     planned = plan_stats(runtime.plan, 0)["copied_bytes_per_call"]

@@ -81,7 +81,9 @@ class Head(torch.nn.Module):
         (Block, {"x"}, True),  # y feeds two kernels and both outputs need one each: the table stays
     ],
 )
-def test_patched_inputs_and_outputs_match_eager_on_new_tensors_every_call(cheap_patches, make, patched, table):
+def test_patched_inputs_and_outputs_match_eager_on_new_tensors_every_call(
+    cheap_patches, make, patched, table
+):
     torch.manual_seed(2)
     model = make()
     count = 2 if make is Block else 1
