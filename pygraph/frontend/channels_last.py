@@ -37,17 +37,17 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
         value = x.meta.get("val") if isinstance(x, torch.fx.Node) else None
         if not isinstance(value, torch.Tensor) or value.dim() != 4 or value.device.type not in devices:
             continue
-        if _nhwc(value) and not value.is_contiguous():
-            continue  # NHWC already
         weight = node.args[1]
         with graph.inserting_before(node):
-            nhwc = graph.call_function(aten.clone.default, (x,), {"memory_format": torch.channels_last})
-            if weight not in weights:
+            if not _nhwc(value) or value.is_contiguous():  # (an input given NHWC already is read as it is)
+                x = graph.call_function(aten.clone.default, (x,), {"memory_format": torch.channels_last})
+                conversions.add(x)
+            if weight not in weights:  # also for an NHWC input: ATen's result layout depends on both
                 weights[weight] = graph.call_function(
                     aten.clone.default, (weight,), {"memory_format": torch.channels_last}
                 )
-        node.args = (nhwc, weights[weight], *node.args[2:])
-        conversions |= {nhwc, weights[weight]}
+        node.args = (x, weights[weight], *node.args[2:])
+        conversions.add(weights[weight])
     if not conversions:
         return 0
     views_as_reshapes(ep)  # a flatten before a classifier cannot `view` NHWC strides

@@ -63,6 +63,22 @@ def test_every_convolution_reads_nhwc_and_only_the_input_and_a_weight_are_conver
     assert not any(n.target is torch.ops.aten.view.default for n in program.graph.nodes)  # now reshapes
 
 
+def test_an_nhwc_input_is_read_as_it_is_and_its_convolutions_weight_converted(model):
+    """ATen returns NHWC from NHWC input and weight; given an NCHW weight the program's layouts (fake
+    tensors) and cuDNN's result disagreed, which a graph's recording refuses."""
+    x = torch.randn(2, 3, 16, 16).to(memory_format=torch.channels_last)
+    with knobs.scope(gpu_layouts="on"):
+        program = export_program(model, (x,))
+    clones = [
+        n
+        for n in program.graph.nodes
+        if n.target is torch.ops.aten.clone.default and n.kwargs.get("memory_format") == torch.channels_last
+    ]
+    assert [c.args[0].name for c in clones] == ["p_c1_weight"]
+    weights = [n.args[1] for n in program.graph.nodes if n.target is torch.ops.aten.conv2d.default]
+    assert weights[0] is clones[0]
+
+
 def test_auto_leaves_cpu_convolutions_alone(model):
     program = export_program(model, (torch.randn(2, 3, 16, 16),))
     assert not any(t.is_contiguous(memory_format=torch.channels_last) for t in convolution_inputs(program))
