@@ -75,7 +75,7 @@ def probe(name, fn, args, k):
         print(f"{name}: {report} (non-kernel nodes: not cloned)")
         return
     mine = call("cuGraphCreate", 0)
-    keep, clones, patches = [], {}, []
+    keep, clones, params, patches = [], {}, {}, []
     edges = call("cuGraphGetEdges", graph, 0)
     nedges = edges[-1]
     frm, to = ([], [])
@@ -107,18 +107,17 @@ def probe(name, fn, args, k):
         arr = (ctypes.c_void_p * len(bufs))(*[ctypes.addressof(b) for b in bufs])
         keep.append(arr)
         for i, off in exact:
-            patches.append((n, p, blobs, i, off, arr))
+            patches.append((n, blobs, i, off))
         q = cu.CUDA_KERNEL_NODE_PARAMS()
         q.func, q.kern, q.ctx = p.func, p.kern, p.ctx
         q.gridDimX, q.gridDimY, q.gridDimZ = p.gridDimX, p.gridDimY, p.gridDimZ
         q.blockDimX, q.blockDimY, q.blockDimZ = p.blockDimX, p.blockDimY, p.blockDimZ
         q.sharedMemBytes = p.sharedMemBytes
-        q.kernelParams = ctypes.addressof(arr)
+        q.kernelParams = ctypes.addressof(arr)  # the same parameters serve the later updates
         d = [clones[int(x_)] for x_ in deps[int(n)]]
-        clones[int(n)] = (call("cuGraphAddKernelNode", mine, d, len(d), q), q)
-        clones[int(n)] = clones[int(n)][0]
+        clones[int(n)] = call("cuGraphAddKernelNode", mine, d, len(d), q)
         call("cuGraphKernelNodeCopyAttributes", clones[int(n)], n)
-        keep.append(q)
+        params[int(n)] = q
         done.add(int(n))
     report["exact"] = [f[0] for f in finds]
     report["inside"] = [f[1] for f in finds]
@@ -130,17 +129,9 @@ def probe(name, fn, args, k):
     expect = fn(*new)
     stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
     t_set = None
-    for _n, _p, blobs, i, off, _arr in patches:
+    for _n, blobs, i, off in patches:
         blobs[i][off : off + 8] = x2.data_ptr().to_bytes(8, "little")
-    setters = []
-    for n, p, _blobs, _i, _off, arr in patches:
-        q = cu.CUDA_KERNEL_NODE_PARAMS()
-        q.func, q.kern, q.ctx = p.func, p.kern, p.ctx
-        q.gridDimX, q.gridDimY, q.gridDimZ = p.gridDimX, p.gridDimY, p.gridDimZ
-        q.blockDimX, q.blockDimY, q.blockDimZ = p.blockDimX, p.blockDimY, p.blockDimZ
-        q.sharedMemBytes = p.sharedMemBytes
-        q.kernelParams = ctypes.addressof(arr)
-        setters.append((clones[int(n)], q))
+    setters = [(clones[int(n)], params[int(n)]) for n in dict.fromkeys(n for n, *_ in patches)]
     for node, q in setters:
         call("cuGraphExecKernelNodeSetParams", exe, node, q)
     if setters:
