@@ -385,7 +385,8 @@ class CompiledModel:
 
     def _profile(self, example_inputs: tuple[torch.Tensor, ...], cost_key: str) -> None:
         """Measures each segment as a graph and as eager launches, stores the figures for later
-        compilations, and lets select-graphs choose again from them."""
+        compilations, and lets select-graphs choose again from them; then measures how each input and
+        output is reached (`explain().io`)."""
         from .backend.cuda.profile import profile_segments
         from .ir import costs
 
@@ -404,6 +405,40 @@ class CompiledModel:
 
         self._backend = CudaRuntime(self.plan, device)
         self._bind_state()
+        self._measure_io(inputs)
+
+    def _measure_io(self, inputs: list[torch.Tensor]) -> None:
+        """The chosen mechanism of each input and output, measured after a call (`pygraph.io_measured`)."""
+        from .ir import attrs
+        from .ir import dialect as d
+        from .ir._mlir import ir
+        from .passes.base import main_function
+
+        with torch.no_grad():
+            self._backend(inputs)
+        measured_inputs, measured_outputs = self._backend.measure_io()
+        module = parse(self._stages["plan"])
+        main = main_function(module)
+
+        def annotated(attr: ir.Attribute, measured: dict[str, float]) -> ir.DictAttr:
+            fields = {a.name: a.attr for a in ir.DictAttr(attr)}
+            fields[d.IO_MEASURED] = ir.DictAttr.get({k: attrs.f64(v) for k, v in measured.items()})
+            return ir.DictAttr.get(fields)
+
+        with module.context, main.location:
+            args = list(ir.ArrayAttr(main.attributes["arg_attrs"]))
+            positions = [a.buffer for a in self.plan.arguments]
+            for arg, measured in zip(self._backend.inputs, measured_inputs, strict=True):
+                i = positions.index(arg.buffer)
+                args[i] = annotated(args[i], measured)
+            results = [
+                annotated(r, m)
+                for r, m in zip(ir.ArrayAttr(main.attributes["res_attrs"]), measured_outputs, strict=True)
+            ]
+            main.attributes["arg_attrs"] = ir.ArrayAttr.get(args)
+            main.attributes["res_attrs"] = ir.ArrayAttr.get(results)
+        self._stages["plan"] = print_module(module, debug_info=True)
+        self.plan = read_plan(module)
 
     def rebind(self) -> None:
         """Rebinds parameters and buffers now: needed only after `param.data = other` (see `_StateWatch`)."""

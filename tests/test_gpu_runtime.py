@@ -176,6 +176,25 @@ def test_a_profiled_choice_is_measured_once_and_reused(tmp_path, monkeypatch):
         assert costs.measured_segments(key)
 
 
+@pytest.mark.parametrize("make", [Gemv, Block], ids=["patched", "table"])
+def test_profile_measures_how_each_input_and_output_is_reached(tmp_path, make):
+    torch.manual_seed(5)
+    model = make().cuda().eval()
+    x = torch.randn(1 if make is Gemv else 32, 512 if make is Gemv else 256, device="cuda")
+    with knobs.scope(cache_dir=tmp_path), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,), profile=True)
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+    items = [i for i in compiled.explain().io if i["kind"] in ("input", "output")]
+    for item in items:
+        measured = item["measured"]
+        assert set(measured) == {"host_us", "gpu_us"}, item
+        if item["mechanism"] == "patch":  # parameter updates on the host, nothing on the GPU
+            assert measured["host_us"] > 0 and measured["gpu_us"] == 0, item
+        else:  # a share of the table's writer node at least
+            assert measured["gpu_us"] > 0, item
+    assert "measured: host" in str(compiled.explain())
+
+
 def test_launch_floor_is_measured():
     model = Block().cuda().eval()
     x = torch.randn(32, 256, device="cuda")

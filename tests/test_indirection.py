@@ -187,3 +187,27 @@ def test_a_vendor_calls_large_output_is_returned_fresh_not_copied():
     second = compiled(second_x)
     torch.testing.assert_close(first, model(first_x))  # still intact after the second call
     torch.testing.assert_close(second, model(second_x))
+
+
+def test_measured_costs_in_the_plan_reach_explain():
+    """`profile=True` writes each input's and output's measured cost into the plan (GPU test:
+    test_profile_measures_how_each_input_and_output_is_reached); explain reads it from there."""
+    from pygraph.ir import attrs, dialect
+    from pygraph.ir._mlir import ir
+    from pygraph.ir.context import parse
+    from pygraph.ir.explain import explain_plan
+    from pygraph.ir.plan import read_plan
+    from pygraph.passes.base import main_function
+
+    compiled = pygraph.export_and_compile(Head(), (torch.randn(4, 16),))
+    module = parse(compiled.ir("plan"))
+    main = main_function(module)
+    with module.context, main.location:
+        results = list(ir.ArrayAttr(main.attributes["res_attrs"]))
+        fields = {a.name: a.attr for a in ir.DictAttr(results[0])}
+        fields[dialect.IO_MEASURED] = ir.DictAttr.get({"host_us": attrs.f64(0.5), "gpu_us": attrs.f64(1.25)})
+        main.attributes["res_attrs"] = ir.ArrayAttr.get([ir.DictAttr.get(fields)])
+    explanation = explain_plan(read_plan(module), module)
+    output = next(i for i in explanation.io if i["kind"] == "output")
+    assert output["measured"] == {"host_us": 0.5, "gpu_us": 1.25}
+    assert "measured: host 0.5 us, GPU 1.25 us" in str(explanation)

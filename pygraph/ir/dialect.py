@@ -31,6 +31,7 @@ IO = "pygraph.io"  # function argument or result: how the runtime reaches it per
 SLOT = "pygraph.slot"  # function argument or result reached through the per-call table: its slot
 IO_COSTS = "pygraph.io_costs"  # function argument or result: estimated cost (us per call) of each candidate
 IO_CHOICE = "pygraph.io_choice"  # function argument or result: the candidate chosen
+IO_MEASURED = "pygraph.io_measured"  # ... and its cost measured on the GPU (profile=True): host_us, gpu_us
 TABLE_SLOTS = "pygraph.table_slots"  # plan function: number of 8-byte slots of the per-call table
 CLASS = "pygraph.class"  # torch op at tensor level: see `pygraph.ir.aten.OpClass`
 LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result

@@ -13,7 +13,7 @@ from typing import Any
 from ._mlir import ir
 from .dialect import TRANSFORMS
 from .layout import Layout
-from .plan import HostStep, Plan, Segment, attr_value
+from .plan import Argument, HostStep, Output, Plan, Segment, attr_value
 
 
 @dataclass
@@ -32,6 +32,10 @@ class Explanation:
         lines.append("inputs and outputs:")
         for item in self.io:
             cost = "" if item["cost_us"] is None else f", {item['cost_us']} us (estimated)"
+            if item["measured"]:
+                cost += (
+                    f"; measured: host {item['measured']['host_us']} us, GPU {item['measured']['gpu_us']} us"
+                )
             others = ", ".join(f"{k} {v}" for k, v in item["candidates"].items() if k != item["mechanism"])
             lines.append(
                 f"  {item['kind']:<9} {item['name']:<28} {item['mechanism']:<11} {item['bytes'] if item['bytes'] is not None else '?'} B/call{cost}"
@@ -76,19 +80,19 @@ def source_location(text: str) -> str:
 _MOVES = {"stage", "copy", "copy kernel"}  # mechanisms that move the tensor's bytes each call
 
 
-def _io(
-    kind: str, name: str, io: str, choice: str, costs: dict[str, float], layout: Layout
-) -> dict[str, Any]:
-    """`bytes`: moved per call, None when the data decides the size."""
-    mechanism = choice or io
+def _io(kind: str, name: str, item: Argument | Output, layout: Layout) -> dict[str, Any]:
+    """`bytes`: moved per call, None when the data decides the size; `measured`: the chosen mechanism's
+    host and GPU time per call on the GPU (`profile=True`), else empty."""
+    mechanism = item.choice or item.io
     moved = (None if layout.is_dynamic else layout.nbytes()) if mechanism in _MOVES else 0
     return {
         "kind": kind,
         "name": name,
         "mechanism": mechanism,
         "bytes": moved,
-        "cost_us": costs.get(mechanism),
-        "candidates": costs,
+        "cost_us": item.costs.get(mechanism),
+        "candidates": item.costs,
+        "measured": item.measured,
     }
 
 
@@ -119,11 +123,8 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
                             "location": source_location(node.location),
                         }
                     )
-    io = [_io(a.role, a.name, a.io, a.choice, a.costs, plan.buffers[a.buffer].layout) for a in plan.arguments]
-    io += [
-        _io("output", f"output {i}", o.io, o.choice, o.costs, plan.buffers[o.buffer].layout)
-        for i, o in enumerate(plan.outputs)
-    ]
+    io = [_io(a.role, a.name, a, plan.buffers[a.buffer].layout) for a in plan.arguments]
+    io += [_io("output", f"output {i}", o, plan.buffers[o.buffer].layout) for i, o in enumerate(plan.outputs)]
     transforms = []
     if module is not None and TRANSFORMS in module.operation.attributes:
         transforms = attr_value(module.operation.attributes[TRANSFORMS])

@@ -69,6 +69,7 @@ class Argument:
     slot: int = -1  # "indirect" and "copy": the table slot holding its address; "value": holding its data
     choice: str = ""  # the candidate parameter-indirection chose ...
     costs: dict[str, float] = field(default_factory=dict)  # ... among these (estimated us per call)
+    measured: dict[str, float] = field(default_factory=dict)  # the choice on the GPU: host_us, gpu_us
 
 
 @dataclass
@@ -80,6 +81,7 @@ class Output:
     slot: int = -1
     choice: str = ""
     costs: dict[str, float] = field(default_factory=dict)
+    measured: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -438,9 +440,10 @@ class _Reader:
         )
 
 
-def _choice(attrs: dict[str, ir.Attribute]) -> tuple[str, dict[str, float]]:
+def _choice(attrs: dict[str, ir.Attribute]) -> tuple[str, dict[str, float], dict[str, float]]:
     choice = ir.StringAttr(attrs[d.IO_CHOICE]).value if d.IO_CHOICE in attrs else ""
-    return choice, attr_value(attrs[d.IO_COSTS]) if d.IO_COSTS in attrs else {}
+    estimated = attr_value(attrs[d.IO_COSTS]) if d.IO_COSTS in attrs else {}
+    return choice, estimated, attr_value(attrs[d.IO_MEASURED]) if d.IO_MEASURED in attrs else {}
 
 
 def _is_splat(attr: ir.Attribute) -> bool:

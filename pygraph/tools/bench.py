@@ -221,6 +221,11 @@ def measure(
                 r["graph_nodes"] = stats["nodes"]
                 r["copied_bytes"] = stats["copied_bytes_per_call"]
                 r["launch_us"] = round(fn._backend.measure_launch_us() or 0.0, 2) or None
+                for item in fn.explain().io:  # profiled: each input's and output's mechanism, measured
+                    if item["kind"] in ("input", "output") and item["measured"]:
+                        log(
+                            f"   {system} {item['kind']} {item['name']}: {item['mechanism']}, measured {item['measured']}"
+                        )
                 if abs(prof["memcpy_bytes"] - stats["copied_bytes_per_call"]) > 0.01 * max(
                     1, stats["copied_bytes_per_call"]
                 ):

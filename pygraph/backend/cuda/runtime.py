@@ -282,6 +282,110 @@ class CudaRuntime:
         )
         return stats
 
+    def measure_io(self, repeats: int = 100) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+        """Per input and per output, what reaching it costs per call on this GPU, as the runtime does it:
+        host time of its parameter updates, of its runtime copy or of the vendor calls run outside the
+        graph for it; GPU time of the nodes that exist only for it (copy kernels, the runtime's copies); a
+        share of the table's writer (host update and GPU node) for each buffer reached through the table.
+        Call it after a call built the graphs; it repeats work that call did, on that call's tensors."""
+        if not self._built:
+            raise RuntimeError("measure_io() needs a call first: it measures the graphs that call built")
+        plan = self.plan
+        users = [a.buffer for a in self.inputs if a.slot >= 0] + [
+            o.buffer for o in plan.outputs if o.slot >= 0
+        ]
+        table = {"host_us": 0.0, "gpu_us": 0.0}
+        writers = [g for g in self._graphs if g.writer is not None]
+        if users and writers:
+            params = self._writer_node_params()
+            updates = [(g.graph_exec, g.writer) for g in writers]
+            table["host_us"] = _host_us(
+                lambda: [driver.set_kernel_params(e, n, params) for e, n in updates], repeats
+            )
+            launch = lambda: self.writer.launch((1, 1, 1), self.table_params, self._stream)  # noqa: E731
+            table["gpu_us"] = len(writers) * _gpu_us(launch, repeats, self)
+
+        def cost(root: int, io: str, choice: str, slot: int) -> dict[str, float]:
+            host = gpu = 0.0
+            if slot >= 0:
+                host, gpu = table["host_us"] / len(users), table["gpu_us"] / len(users)
+            key = self._keys.get(root, -1)
+            updates = [
+                (g.graph_exec, p)
+                for g in self._graphs
+                for p in g.patches
+                if any(k == key for _, k, _ in p.places)
+            ]
+            if updates:
+                host += _host_us(
+                    lambda: [driver.set_kernel_params(e, p.node, p.params) for e, p in updates], repeats
+                )
+            copies = self._copy_kernels(root, choice)
+            if copies:
+                gpu += _gpu_us(lambda: [run() for run in copies], repeats, self)
+            for run in [*self._outside_calls(root, choice), self._runtime_copy(root, key, io)]:
+                if run is not None:
+                    host += _host_us(run, repeats)
+                    gpu += _gpu_us(run, repeats, self)
+            return {"host_us": round(host, 3), "gpu_us": round(gpu, 3)}
+
+        inputs = [cost(a.buffer, a.io, a.choice, a.slot) for a in self.inputs]
+        outputs = [cost(o.buffer, o.io, o.choice, o.slot) for o in plan.outputs]
+        return inputs, outputs
+
+    def _copy_kernels(self, root: int, choice: str) -> list[Runner]:
+        """Eager launches of the copy kernels that exist to move `root`: an input's copy into the graph
+        (the one kernel that reads it), an output's copy kernel (the one that writes it)."""
+        if choice not in ("copy", "copy kernel"):
+            return []
+        nodes = [n for s in self.plan.segments for n in s.nodes if n.kind == "kernel"]
+        return [self._kernel_on_scratch(n) for n in nodes if root in {self.plan.root(b).id for b in n.args}]
+
+    def _kernel_on_scratch(self, node: Node) -> Runner:
+        """An eager launch of a graph's kernel, for timing: buffers freed since the graph was built (vendor
+        results recorded into it) get scratch storage of their layout."""
+        function, pointers, scratch = self.functions[node.kernel], [], []
+        for b, indirect in zip(node.args, self._through_table[node.kernel], strict=True):
+            if indirect:
+                pointers.append(self.table.data_ptr() + 8 * self.plan.root(b).slot)
+                continue
+            pointers.append(self._tensor_or_scratch(b, scratch).data_ptr())
+        params = function.params(pointers)
+        return lambda scratch=scratch: function.launch(node.grid, params, self._stream)
+
+    def _tensor_or_scratch(self, buffer: int, scratch: list[torch.Tensor]) -> torch.Tensor:
+        """The buffer's tensor, or where it has been freed, zeros in its layout (kept in `scratch`; zeros are
+        valid data for any op, indices included)."""
+        tensor = self.tensors[buffer]
+        if tensor is None:
+            tensor = empty(self.plan.buffers[buffer].layout, self.device).zero_()
+            scratch.append(tensor)
+        return tensor
+
+    def _outside_calls(self, root: int, choice: str) -> list[Runner]:
+        """The vendor calls run outside the graphs for `root`: those reading an input ("eager") or
+        producing an output returned fresh ("eager")."""
+        if choice != "eager":
+            return []
+        runs = []
+        for step in self.plan.steps:
+            if isinstance(step, HostStep):
+                node = step.node
+                if root in {self.plan.root(b).id for b in node.reads + node.results}:
+                    call, inputs = self.calls[id(node)], [self._tensor_or_scratch(b, []) for b in node.reads]
+                    runs.append(lambda call=call, inputs=inputs: call(inputs))
+        return runs
+
+    def _runtime_copy(self, root: int, key: int, io: str) -> Runner | None:
+        """The copy the runtime itself makes for `root` each call: a staged input, a returned copy."""
+        staging = dict(self._staged).get(self._input_index.get(root, -1), self._patch_staging.get(key))
+        if staging is not None:
+            source = self._call_inputs[self._input_index[root]]
+            return lambda: staging.copy_(source)
+        if io == "copy" and root not in self._input_index:
+            return lambda: self._tensor(root).clone()
+        return None
+
     def measure_launch_us(self, calls: int = 50) -> float | None:
         """Median host time of a bare `cuGraphLaunch` of the first graph, the GPU idle before each (the
         floor of a replay from Python). It replays the last call again, into the same outputs."""
@@ -806,3 +910,36 @@ def _bytes(t: torch.Tensor) -> torch.Tensor:
     return out.set_(
         t.untyped_storage(), t.storage_offset() * t.element_size(), (t.numel() * t.element_size(),), (1,)
     )
+
+
+def _host_us(fn: Callable[[], Any], repeats: int) -> float:
+    """Host time per call of `fn`, the GPU synchronised before and after."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for _ in range(repeats):
+        fn()
+    elapsed = time.perf_counter() - start
+    torch.cuda.synchronize()
+    return elapsed / repeats * 1e6
+
+
+def _gpu_us(fn: Callable[[], Any], repeats: int, runtime: CudaRuntime) -> float:
+    """GPU time per call of `fn`: `repeats` calls recorded into a CUDA graph and replayed between two
+    events, so that launch costs on the host do not count. The runtime's own launches go to the recording
+    stream meanwhile."""
+    graph, caller = torch.cuda.CUDAGraph(), runtime._stream
+    fn()  # anything made on first use is made outside the recording
+    try:
+        with torch.cuda.graph(graph):
+            runtime._stream = cu.CUstream(torch.cuda.current_stream().cuda_stream)
+            for _ in range(repeats):
+                fn()
+    finally:
+        runtime._stream = caller
+    start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+    graph.replay()
+    start.record()
+    graph.replay()
+    end.record()
+    end.synchronize()
+    return start.elapsed_time(end) * 1e3 / repeats
