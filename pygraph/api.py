@@ -385,8 +385,8 @@ class CompiledModel:
 
     def _profile(self, example_inputs: tuple[torch.Tensor, ...], cost_key: str) -> None:
         """Measures each segment as a graph and as eager launches, stores the figures for later
-        compilations, and lets select-graphs choose again from them; then measures how each input and
-        output is reached (`explain().io`)."""
+        compilations, and lets select-graphs choose again from them; records how each input and output is
+        reached, as the all-graphs runtime measured it (`explain().io`)."""
         from .backend.cuda.profile import profile_segments
         from .ir import costs
 
@@ -396,27 +396,27 @@ class CompiledModel:
         # runners are closures over it) keeps the build's peak memory at one runtime's, not two or three.
         del self._backend
         gc.collect()
-        costs.record_segments(cost_key, profile_segments(self._stages["plan"], state, inputs, device))
+        segments, io = profile_segments(self._stages["plan"], state, inputs, device)
+        costs.record_segments(cost_key, segments)
         module = parse(self._stages["plan"])
         run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))
         self._stages["plan"] = print_module(module, debug_info=True)
         self.plan = read_plan(module)
         from .backend.cuda.runtime import CudaRuntime
 
+        self._record_io(*io)
         self._backend = CudaRuntime(self.plan, device)
         self._bind_state()
-        self._measure_io(inputs)
 
-    def _measure_io(self, inputs: list[torch.Tensor]) -> None:
-        """The chosen mechanism of each input and output, measured after a call (`pygraph.io_measured`)."""
+    def _record_io(
+        self, measured_inputs: list[dict[str, float]], measured_outputs: list[dict[str, float]]
+    ) -> None:
+        """The measured cost of each input's and output's mechanism, into the plan (`pygraph.io_measured`)."""
         from .ir import attrs
         from .ir import dialect as d
         from .ir._mlir import ir
         from .passes.base import main_function
 
-        with torch.no_grad():
-            self._backend(inputs)
-        measured_inputs, measured_outputs = self._backend.measure_io()
         module = parse(self._stages["plan"])
         main = main_function(module)
 
@@ -428,7 +428,8 @@ class CompiledModel:
         with module.context, main.location:
             args = list(ir.ArrayAttr(main.attributes["arg_attrs"]))
             positions = [a.buffer for a in self.plan.arguments]
-            for arg, measured in zip(self._backend.inputs, measured_inputs, strict=True):
+            inputs = [a for a in self.plan.arguments if a.role == "input"]
+            for arg, measured in zip(inputs, measured_inputs, strict=True):
                 i = positions.index(arg.buffer)
                 args[i] = annotated(args[i], measured)
             results = [

@@ -2,7 +2,9 @@
 
 Segments are measured by whole calls that differ in one segment only (all graphs, then that segment
 eager), so each decision is taken on what a caller would see. The figures are stored under each
-segment's fingerprint (`pygraph.ir.costs.record_segments`), where select-graphs finds them.
+segment's fingerprint (`pygraph.ir.costs.record_segments`), where select-graphs finds them. The
+all-graphs runtime also measures how each input and output is reached (`CudaRuntime.measure_io`: the
+mechanisms do not depend on the segments' modes), before it goes.
 """
 
 from __future__ import annotations
@@ -50,14 +52,19 @@ def _variant(text: str, eager: int | None) -> ir.Module:
 
 def profile_segments(
     plan_text: str, state: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], device: torch.device
-) -> dict[str, dict[str, Any]]:
-    """{fingerprint: {"measured_graph_us", "measured_eager_us"}} for every segment of the plan."""
+) -> tuple[dict[str, dict[str, Any]], tuple[list[dict[str, float]], list[dict[str, float]]]]:
+    """{fingerprint: {"measured_graph_us", "measured_eager_us"}} for every segment of the plan, and the
+    measured cost of each input's and output's mechanism."""
+    io: list[tuple[list[dict[str, float]], list[dict[str, float]]]] = []
 
     def measure(eager: int | None) -> float:
         runtime = CudaRuntime(read_plan(_variant(plan_text, eager)), device)
         runtime.bind_state(state)
         try:
-            return _time_per_call_us(runtime, inputs)
+            time_us = _time_per_call_us(runtime, inputs)
+            if eager is None:
+                io.append(runtime.measure_io())
+            return time_us
         finally:
             # The runtime's runners are closures over it: only the collector frees its arena and pool,
             # and it must, before the next variant allocates its own.
@@ -75,4 +82,4 @@ def profile_segments(
             "measured_graph_us": round(all_graphs, 2),
             "measured_eager_us": round(measure(i), 2),
         }
-    return measured
+    return measured, io[0]
