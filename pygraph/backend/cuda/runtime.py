@@ -287,7 +287,9 @@ class CudaRuntime:
         host time of its parameter updates, of its runtime copy or of the vendor calls run outside the
         graph for it; GPU time of the nodes that exist only for it (copy kernels, the runtime's copies); a
         share of the table's writer (host update and GPU node) for each buffer reached through the table.
-        Call it after a call built the graphs; it repeats work that call did, on that call's tensors."""
+        Call it after a call built the graphs, on a runtime whose results are no longer needed
+        (`profile.profile_segments` does): it repeats work that call did, on that call's tensors, and copy
+        kernels whose sources were freed since read zeros, into that call's outputs."""
         if not self._built:
             raise RuntimeError("measure_io() needs a call first: it measures the graphs that call built")
         plan = self.plan
