@@ -120,6 +120,21 @@ def test_a_patched_vendor_call_reads_each_calls_input_and_never_the_old_one(name
     assert stats["nodes"]["inlined"] >= 1 and stats["copied_bytes_per_call"] == 0
 
 
+def test_a_patched_vendor_input_may_be_misaligned_or_strided():
+    """cuBLAS's kernels were recorded on an aligned, contiguous input; a view 4 bytes into a larger tensor
+    or every other element of a row is copied into the plan's layout first, as eager's results show."""
+    torch.manual_seed(6)
+    model = Gemv().cuda().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(1, 512, device="cuda"),))
+        compiled(torch.randn(1, 512, device="cuda"))
+        shifted = torch.randn(513, device="cuda")[1:].view(1, 512)  # 4 bytes past an aligned start
+        strided = torch.randn(1, 1024, device="cuda")[:, ::2]
+        for x in (shifted, strided, torch.randn(1, 512, device="cuda")):
+            assert relative_error(compiled(x), model(x)) <= 1e-4
+    assert compiled.stats()["patches_staged"] == 0
+
+
 def test_an_unpatchable_recording_stages_its_input(monkeypatch):
     from pygraph.backend.cuda import graph
 
