@@ -68,8 +68,9 @@ class Knobs:
     gpu_layouts = _Knob(
         "PYGRAPH_GPU_LAYOUTS",
         "auto",
-        "auto: on a GPU, 2-D convolutions read NHWC tensors (frontend/channels_last.py), matmuls write "
-        "aligned rows (frontend/pad_matmuls.py) and small attentions are matmuls around a softmax "
+        "auto: on a GPU, 2-D convolutions read NHWC tensors (frontend/channels_last.py), their means over "
+        "few channels' pixels are summed in two steps (frontend/spatial_means.py), matmuls write aligned "
+        "rows (frontend/pad_matmuls.py) and small attentions are matmuls around a softmax "
         "(frontend/attention.py); on: on every device (tests); off: none of these",
     )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")

@@ -17,9 +17,10 @@ from .numbers import lift_numbers
 from .pad_matmuls import pad_matmul_outputs
 from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
+from .spatial_means import split_spatial_means
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
-# (channels_last.py, pad_matmuls.py, attention.py)
+# (channels_last.py, spatial_means.py, pad_matmuls.py, attention.py)
 _GPU_LAYOUT_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
 
 
@@ -36,7 +37,8 @@ def export_program(
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
     views and pointwise ops (`pooling.py`), 2-D convolutions on a GPU read NHWC inputs and weights
-    (`channels_last.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`), small
+    (`channels_last.py`) and their means over few channels' pixels are summed in two steps
+    (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`), small
     attentions become matmuls around a softmax (`attention.py`); the results keep the layouts eager gives
     them.
     """
@@ -62,6 +64,7 @@ def export_program(
     layouts = output_layouts(program)
     pooling_as_views(program)
     convolutions_channels_last(program, devices)
+    split_spatial_means(program, devices)
     decompose_small_attention(program, devices)
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
