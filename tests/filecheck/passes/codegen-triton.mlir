@@ -175,6 +175,32 @@ module {
 
 // -----
 
+// A sum over strided columns (the rows are contiguous: a mean over the pixels of an NHWC tensor): 16 rows
+// of 64 columns fit a program, so each takes whole rows in one pass, loading 16 contiguous rows per
+// column; with max-rblock=16 the rows do not fit, and programs of 64 rows loop over the columns.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    # [96, 49] reduced over [1]: 96 rows of 49, 6 programs of 16 x 64, whole rows\0A
+// CHECK-SAME:    x0 = tl.load(in0 + row + col * 96, mask=cmask)\0A
+// LOOP-LABEL:  "pygraph.triton_kernel"() {entry = "k0_sum"
+// LOOP-SAME:     # [96, 49] reduced over [1]: 96 rows of 49, 2 programs of 64 x 16, looping over columns\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[96,49],f32>) -> !torch.vtensor<[96,1],f32> attributes {pygraph.fused} {
+    %int1 = torch.constant.int 1
+    %dims = torch.prim.ListConstruct %int1 : (!torch.int) -> !torch.list<int>
+    %true = torch.constant.bool true
+    %none = torch.constant.none
+    %0 = torch.aten.sum.dim_IntList %arg0, %dims, %true, %none : !torch.vtensor<[96,49],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[96,1],f32>
+    return %0 : !torch.vtensor<[96,1],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[96, 49], [1, 96], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[96, 1], [1, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
+
+// -----
+
 // The same product twice (tanh(a*b) + (a*b)^2, as eager code often repeats itself): computed once. tanh
 // calls libdevice, as eager's kernels do (the emulator binds libdevice to numpy's functions).
 // CHECK-LABEL: "pygraph.triton_kernel"()
