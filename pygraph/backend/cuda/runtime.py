@@ -277,9 +277,11 @@ class CudaRuntime:
         stats["nodes"]["inlined"] = self._inlined
         stats["patched_nodes"] = sum(len(g.patches) for g in self._graphs)
         stats["patches_staged"] = len(self.staging_reasons)
-        stats["copied_bytes_per_call"] += self._extra_copied_bytes + sum(
+        extra = self._extra_copied_bytes + sum(
             t.numel() * t.element_size() for t in self._patch_staging.values()
         )
+        stats["copied_bytes_per_call"] += extra
+        stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
         return stats
 
     def measure_io(self, repeats: int = 100) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
