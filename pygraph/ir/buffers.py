@@ -52,11 +52,20 @@ def _io(root: ir.Value) -> str:
     """How the runtime reaches an input or an output (`pygraph.io`); "" for other buffers."""
     if isinstance(root, ir.BlockArgument):
         attrs = _arg_attrs(root)
-    elif isinstance(root.owner, d.OutputOp):
+    elif isinstance(root.owner, (d.OutputOp, d.LibraryOp)):  # a vendor call's result may be returned
         fn = root.owner.operation.parent
         while "res_attrs" not in fn.attributes:
             fn = fn.parent
-        attrs = ir.DictAttr(ir.ArrayAttr(fn.attributes["res_attrs"])[ir.IntegerAttr(root.owner.index).value])
+        results = ir.ArrayAttr(fn.attributes["res_attrs"])
+        if isinstance(root.owner, d.OutputOp):
+            index = ir.IntegerAttr(root.owner.index).value
+        else:
+            block = fn.regions[0].blocks[0]
+            returned = block.operations[len(block.operations) - 1].operands
+            index = next((i for i, v in enumerate(returned) if buffer_root(v) == root), None)
+            if index is None:
+                return ""
+        attrs = ir.DictAttr(results[index])
     else:
         return ""
     return ir.StringAttr(attrs[d.IO]).value if d.IO in attrs else ""

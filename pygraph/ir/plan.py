@@ -76,7 +76,8 @@ class Argument:
 class Output:
     buffer: int
     io: str  # "copy" (the runtime returns a copy) | "indirect" (the graph writes a fresh tensor) | "static"
-    # | "patch" (the graph writes a fresh tensor whose address the runtime patches into its nodes)
+    # | "patch" (the graph writes a fresh tensor whose address the runtime patches into its nodes: a
+    # pygraph.output a kernel writes, or a vendor call's result)
     # | "fresh" (a host op's result, fresh each call, returned as is)
     slot: int = -1
     choice: str = ""
@@ -266,7 +267,11 @@ class _Reader:
                 raise _error(
                     ret, f"output {i} is 'fresh' but returns a {buf.kind} buffer, not a host op's result"
                 )
-            if (io in ("indirect", "patch")) != (buf.kind == "output"):
+            root = self.buffers[buf.root]
+            vendor = (
+                io == "patch" and root.kind == "result" and buf.layout == root.layout
+            )  # written by a call
+            if (io in ("indirect", "patch")) != (buf.kind == "output") and not vendor:
                 raise _error(ret, f"output {i} is '{io}' but returns a {buf.kind} buffer")
             if buf.kind == "output" and buf.index != i:
                 raise _error(ret, f"output {i} returns the buffer of output {buf.index}")

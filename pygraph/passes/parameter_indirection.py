@@ -29,8 +29,8 @@ outputs
 - `copy`: the runtime returns a copy of the graph's buffer.
 - `eager`: the vendor call that produces it runs after the graph; its result, a fresh tensor each call,
   is returned as is (`io = "fresh"`), where copying a large result (logits) would cost more.
-- `patch`: as for inputs: the kernel that produces it writes a fresh tensor whose address the runtime
-  puts into that kernel's (and its readers') parameters.
+- `patch`: as for inputs: the kernel or vendor call that produces it writes a fresh tensor whose address
+  the runtime puts into its (and its readers') parameters.
 - `static` (option static-outputs): the graph's own buffer, which the next call overwrites.
 Parameters and buffers stay "direct": graphs use them where the model keeps them.
 
@@ -191,6 +191,8 @@ class _Indirection:
             candidates["patch"] = (self._sites(value) * self.costs.set_params_us, 0.0)
         elif self._only_returned(value, ret):
             candidates["eager"] = (self._after_graph_us(value.owner), 0.0)
+            if layout.is_dense() and layout.offset == 0:  # the vendor call writes the fresh tensor
+                candidates["patch"] = (self.costs.set_params_us, 0.0)
         return candidates
 
     def _output(
@@ -204,6 +206,8 @@ class _Indirection:
             reason = f"returns output {index} fresh from the call, instead of copying {layout.nbytes()} bytes out of the graph"
             self._outside_graph(value.owner, reason)
             return _record({d.IO: attrs.string("fresh")}, candidates, choice)
+        if choice == "patch" and isinstance(value.owner, d.LibraryOp):
+            return _record({d.IO: attrs.string("patch")}, candidates, choice)
         if choice in ("indirect", "patch"):
             alloc = value.owner
             with ir.InsertionPoint(alloc), alloc.location:

@@ -139,7 +139,17 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).extend(roots)
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
-        self._all_fresh = all(out.io in ("indirect", "patch") for out in plan.outputs)
+        # Outputs a vendor call writes ("patch" on a call's result): until a graph's inlined recording
+        # writes the fresh tensor, the call's own result is returned (eager runs), or a copy of what its
+        # recording wrote (where it could not be patched). Output index -> "own" | "fresh" | "copy".
+        self._vendor_outputs = {
+            i: "own"
+            for i, o in enumerate(plan.outputs)
+            if o.io == "patch" and plan.buffers[o.buffer].kind != "output"
+        }
+        self._all_fresh = not self._vendor_outputs and all(
+            o.io in ("indirect", "patch") for o in plan.outputs
+        )
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -199,6 +209,9 @@ class CudaRuntime:
         if not self._built:  # after taking the results: recording points library results at new storage
             self._build()
             self._built = True
+            self._all_fresh = all(o.io in ("indirect", "patch") for o in self.plan.outputs) and all(
+                mode == "fresh" for mode in self._vendor_outputs.values()
+            )
         return results
 
     def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
@@ -248,9 +261,12 @@ class CudaRuntime:
         if self._all_fresh:  # the common case: every output written by the graph into a fresh tensor
             return fresh
         results, k = [], 0
-        for out in self.plan.outputs:
+        for i, out in enumerate(self.plan.outputs):
+            vendor = self._vendor_outputs.get(i, "fresh")
             if out.io in ("indirect", "patch"):
-                results.append(fresh[k])
+                results.append(fresh[k] if vendor == "fresh" else self._tensor(out.buffer))
+                if vendor == "copy":
+                    results[-1] = results[-1].clone()
                 k += 1
             elif out.io == "copy":
                 results.append(self._tensor(out.buffer).clone())
@@ -279,6 +295,11 @@ class CudaRuntime:
         stats["patches_staged"] = len(self.staging_reasons)
         extra = self._extra_copied_bytes + sum(
             t.numel() * t.element_size() for t in self._patch_staging.values()
+        )
+        extra += sum(
+            self.plan.buffers[self.plan.outputs[i].buffer].layout.nbytes()
+            for i, mode in self._vendor_outputs.items()
+            if mode == "copy"
         )
         stats["copied_bytes_per_call"] += extra
         stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
@@ -456,7 +477,7 @@ class CudaRuntime:
         self._slotted: list[tuple[int, int, int, Layout]] = []
         self._align: dict[int, int] = {}  # input index -> the alignment its address needs (bytes)
         patched = [a.buffer for a in self.inputs if a.io == "patch"]
-        patched += [o.buffer for o in plan.outputs if o.io == "patch"]
+        patched += [plan.root(o.buffer).id for o in plan.outputs if o.io == "patch"]
         self._keys = {root: k for k, root in enumerate(patched)}  # patched root -> its address's key
         self._addresses = [0] * len(patched)  # each call's address per key
         self._patch_staging: dict[int, torch.Tensor] = {}  # key -> where an input is staged (unpatchable)
@@ -481,9 +502,15 @@ class CudaRuntime:
             self._place(arg.buffer, self.table, 8 * arg.slot)
         self._writes_input = [arg.buffer in written for arg in self.inputs]
         self._written = [(i, t) for i, t in self._staged if self._writes_input[i]]
+        fresh = [o for o in plan.outputs if o.io in ("indirect", "patch")]  # a tensor allocated per call
+        self._fresh_buffers = [o.buffer for o in fresh]
         self._fresh = [
-            (b.slot, self._keys.get(b.id, -1), b.layout.shape, b.layout.strides, torch_dtype(b.layout))
-            for b in sorted((b for b in plan.buffers if b.kind == "output"), key=lambda b: b.index)
+            (
+                o.slot,
+                self._keys.get(plan.root(o.buffer).id, -1),
+                *_shape_strides_dtype(plan.buffers[o.buffer].layout),
+            )
+            for o in fresh
         ]
         graphed_roots, eager_results = set(), set()
         self._in_segments: set[int] = set()  # roots that nodes of segments touch
@@ -520,12 +547,9 @@ class CudaRuntime:
         """Eager steps read inputs reached through the table and outputs as tensors: place this call's."""
         for i, _, key, _ in self._slotted:
             self._place(self.inputs[i].buffer, self._patch_staging.get(key, self._call_inputs[i]))
-        for buf, out in zip(
-            sorted((b for b in self.plan.buffers if b.kind == "output"), key=lambda b: b.index),
-            outputs,
-            strict=True,
-        ):
-            self._place(buf.id, out)
+        for buffer, out in zip(self._fresh_buffers, outputs, strict=True):
+            if self.plan.buffers[buffer].kind == "output":  # (a vendor call places its own result)
+                self._place(buffer, out)
 
     def _take(self, node: Node, outputs: list[Any], recorded: bool) -> None:
         """Makes an ATen call's outputs the node's results, in the layouts the plan states."""
@@ -808,8 +832,8 @@ class CudaRuntime:
         return SegmentGraph(builder.graph, graph_exec, writer, recordings, patches)
 
     def _patched_roots(self, node: Node) -> dict[int, int]:
-        """The patched roots a library node touches: root -> key."""
-        roots = {self.plan.root(b).id for b in node.reads + node.writes}
+        """The patched roots a library node touches (reads, writes or returns): root -> key."""
+        roots = {self.plan.root(b).id for b in node.reads + node.writes + node.results}
         return {r: self._keys[r] for r in roots if r in self._keys}
 
     def _places(self, node: Node, params: KernelParams) -> list[tuple[ctypes.c_uint64, int, int]]:
@@ -832,12 +856,19 @@ class CudaRuntime:
         buffers) and adds it as a child node instead."""
         roots = self._patched_roots(node)
         buffers = {key: (self._tensor(root).data_ptr(), self._extent(root)) for root, key in roots.items()}
+        outputs = {i for i, o in enumerate(self.plan.outputs) if self.plan.root(o.buffer).id in roots}
         try:
             patches = builder.inline(deps, recording.handle, buffers)
         except NotPatchable as exc:
-            for root, key in roots.items():
-                self._stage_patched(root, key, f"{node.location}: {node.op}: {exc}")
-            recording = self._record(node)
+            reason = f"{node.location}: {node.op}: {exc}"
+            inputs = [(root, key) for root, key in roots.items() if root in self._input_index]
+            for root, key in inputs:
+                self._stage_patched(root, key, reason)
+            for i in outputs:  # returned as a copy of what the recording writes
+                self._vendor_outputs[i] = "copy"
+                self.staging_reasons.append(f"output {i} is copied: {reason}")
+            if inputs:
+                recording = self._record(node)
             builder.child(deps, recording.handle)
             return recording, []
         self._inlined += 1
@@ -846,13 +877,14 @@ class CudaRuntime:
             i = self._input_index.get(root)
             if i is not None:  # a new address must be as aligned as the one the vendor's kernels saw
                 self._align[i] = max(self._align[i], min(address & -address, 256))
+        for i in outputs:  # the graph writes each call's fresh tensor; what the recording allocated goes
+            self._vendor_outputs[i] = "fresh"
+            self._free([self.plan.root(self.plan.outputs[i].buffer).id])
         return recording, patches
 
     def _stage_patched(self, root: int, key: int, reason: str) -> None:
         """An input that a recording holds in a way patching cannot follow: staged from now on."""
-        i = self._input_index.get(root)
-        if i is None:
-            raise RuntimeError(f"{reason}; output buffer {root} cannot be staged")
+        i = self._input_index[root]
         staging = empty(self.plan.buffers[root].layout, self.device)
         staging.copy_(self._tensor(root))
         self._place(root, staging)
@@ -947,3 +979,7 @@ def _gpu_us(fn: Callable[[], Any], repeats: int, runtime: CudaRuntime) -> float:
     end.record()
     end.synchronize()
     return start.elapsed_time(end) * 1e3 / repeats
+
+
+def _shape_strides_dtype(layout: Layout) -> tuple[tuple[int, ...], tuple[int, ...], torch.dtype]:
+    return layout.shape, layout.strides, torch_dtype(layout)
