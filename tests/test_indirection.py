@@ -201,6 +201,26 @@ def test_a_vendor_calls_large_output_is_written_fresh_by_the_graph_not_copied():
     torch.testing.assert_close(second, model(second_x))
 
 
+def test_random_numbers_keep_the_table_for_inputs_and_outputs_too(cheap_patches):
+    """The seed and offset need the table: patching the input and the output would add parameter updates
+    without saving its writer."""
+
+    class Noisy(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * torch.rand_like(x)
+
+    compiled = pygraph.export_and_compile(Noisy(), (torch.randn(4, 16),))
+    assert mechanisms(compiled) == {
+        "x": "indirect",
+        "seed": "value",
+        "offset": "value",
+        "output 0": "indirect",
+    }
+    x = torch.rand(4, 16) + 1
+    y = compiled(x)
+    assert torch.all((y >= 0) & (y <= x))  # x times numbers drawn from [0, 1)
+
+
 def test_measured_costs_in_the_plan_reach_explain():
     """`profile=True` writes each input's and output's measured cost into the plan (GPU test:
     test_profile_measures_how_each_input_and_output_is_reached); explain reads it from there."""

@@ -121,8 +121,9 @@ class _Indirection:
         costs less than that plus the table (see the module's docstring)."""
         slack = self.slack
         one_by_one = [self._choose(c) for c in candidates]
-        table = other_slots or self.slots > 0 or any(choice in _TABLE for _, choice in one_by_one)
-        if not table or not all("patch" in c for c in candidates):
+        if other_slots or self.slots > 0:  # the table stays for other values: each has its cheapest already
+            return one_by_one
+        if not any(choice in _TABLE for _, choice in one_by_one) or not all("patch" in c for c in candidates):
             return one_by_one
         kept = [c[choice] for c, (_, choice) in zip(candidates, one_by_one, strict=True)]
         kept.append((self.costs.set_params_us, self.costs.kernel_node_us))  # the table's writer

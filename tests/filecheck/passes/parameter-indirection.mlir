@@ -135,3 +135,22 @@ func.func @table_kept(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "
   "pygraph.kernel"(%x, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
   return %r : !pygraph.buf
 }
+
+// -----
+
+// Random numbers keep the table (the seed and offset travel in it), so patching the input and the output
+// would only add parameter updates: both are reached through the table, whose writer is paid anyway.
+// CHECK-LABEL: func.func @rng_keeps_the_table
+// CHECK-SAME:    pygraph.io = "indirect", pygraph.io_choice = "indirect"
+// CHECK-SAME:    -> (!pygraph.buf {pygraph.io = "indirect", pygraph.io_choice = "indirect"
+func.func private @k(%a: !torch.vtensor<[4],f32>, %b: !torch.vtensor<[],si64>, %c: !torch.vtensor<[],si64>) -> !torch.vtensor<[4],f32> attributes {pygraph.fused} {
+  return %a : !torch.vtensor<[4],f32>
+}
+func.func @rng_keeps_the_table(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.device = "cuda", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>, pygraph.io = "stage"},
+                               %seed: !pygraph.buf {pygraph.role = "rng", pygraph.name = "seed", pygraph.device = "cpu", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.io = "direct"},
+                               %offset: !pygraph.buf {pygraph.role = "rng", pygraph.name = "offset", pygraph.device = "cpu", pygraph.layout = #pygraph.layout<[], [], 0 : i64, si64>, pygraph.io = "direct"})
+    -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}) {
+  %r = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  "pygraph.kernel"(%x, %seed, %offset, %r) {kernel = @k, grid = [1, 1, 1], access = ["r", "r", "r", "w"], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+  return %r : !pygraph.buf
+}
