@@ -60,6 +60,9 @@ def _io(root: ir.Value) -> str:
         if isinstance(root.owner, d.OutputOp):
             index = ir.IntegerAttr(root.owner.index).value
         else:
+            exits = ("func.return", "pygraph.yield")  # a result returned leaves through one of them
+            if not any(getattr(u.owner, "operation", u.owner).name in exits for u in root.uses):
+                return ""
             block = fn.regions[0].blocks[0]
             returned = block.operations[len(block.operations) - 1].operands
             index = next((i for i, v in enumerate(returned) if buffer_root(v) == root), None)
