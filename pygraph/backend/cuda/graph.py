@@ -187,17 +187,11 @@ def _copy(node: cu.CUgraphNode, buffers: Mapping[int, tuple[int, int]]) -> _Kern
     memory: list[Any] = [
         ctypes.create_string_buffer(ctypes.string_at(given[i], n), n) for i, n in enumerate(sizes)
     ]
-    places = []
-    for blob in memory:
-        for offset in range(0, len(blob) - 7, 4):
-            word = int.from_bytes(blob.raw[offset : offset + 8], "little")
-            for key, (address, size) in buffers.items():
-                if word == address and offset % 8 == 0:
-                    places.append((ctypes.c_uint64.from_buffer(blob, offset), key, 0))
-                elif address <= word < address + size:
-                    raise NotPatchable(
-                        f"a kernel parameter holds {word:#x}, inside the buffer at {address:#x}"
-                    )
+    places = [
+        (ctypes.c_uint64.from_buffer(blob, offset), key, 0)
+        for blob in memory
+        for offset, key in find_addresses(blob.raw, buffers)
+    ]
     pointers = (ctypes.c_void_p * len(memory))(*(ctypes.addressof(b) for b in memory))
     copy = cu.CUDA_KERNEL_NODE_PARAMS()
     copy.func, copy.kern, copy.ctx = p.func, p.kern, p.ctx
@@ -206,6 +200,22 @@ def _copy(node: cu.CUgraphNode, buffers: Mapping[int, tuple[int, int]]) -> _Kern
     copy.sharedMemBytes = p.sharedMemBytes
     copy.kernelParams = ctypes.addressof(pointers)
     return _KernelCopy(copy, places, [*memory, pointers])
+
+
+def find_addresses(parameter: bytes, buffers: Mapping[int, tuple[int, int]]) -> list[tuple[int, int]]:
+    """(byte offset, key) of each 8-byte-aligned word of a kernel parameter equal to the address of one of
+    `buffers` (key -> (address, bytes)). Any 8-byte window at a 4-byte step that points elsewhere into a
+    buffer (an address computed from it, or the address unaligned in a packed struct) raises
+    `NotPatchable`: patching the start would leave it."""
+    found = []
+    for offset in range(0, len(parameter) - 7, 4):
+        word = int.from_bytes(parameter[offset : offset + 8], "little")
+        for key, (address, size) in buffers.items():
+            if word == address and offset % 8 == 0:
+                found.append((offset, key))
+            elif address <= word < address + size:
+                raise NotPatchable(f"a kernel parameter holds {word:#x}, inside the buffer at {address:#x}")
+    return found
 
 
 def _param_sizes(p: cu.CUDA_KERNEL_NODE_PARAMS) -> list[int]:
