@@ -247,14 +247,16 @@ class CompiledModel:
         it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor."""
         if self._numbers:
             inputs = self._numbers_as_tensors(inputs)
-        if len(inputs) != len(self._expected) or not all(
-            isinstance(x, torch.Tensor)
-            and x.shape == shape
-            and x.dtype == dtype
-            and (x.is_cuda if cuda else x.is_cpu)
-            for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=False)
-        ):
+        if len(inputs) != len(self._expected):
             self._explain_bad_inputs(inputs)
+        for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=True):  # a loop: no generator
+            if not (
+                isinstance(x, torch.Tensor)
+                and x.shape == shape
+                and x.dtype == dtype
+                and (x.is_cuda if cuda else x.is_cpu)
+            ):
+                self._explain_bad_inputs(inputs)
         if self._mutated_inputs and len(inputs) > 1:
             self._refuse_aliased_inputs(inputs)
         if self._epoch != _StateWatch.epoch:

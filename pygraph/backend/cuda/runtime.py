@@ -230,19 +230,21 @@ class CudaRuntime:
         align = self._align
         for i, slot, key, layout in self._slotted:
             x = given[i]
-            if (x.stride() != layout.strides and not _has_layout(x, layout)) or x.data_ptr() % align[i]:
+            address = x.data_ptr()
+            if (x.stride() != layout.strides and not _has_layout(x, layout)) or address % align[i]:
                 copy = empty(layout.with_offset(0), self.device)  # the allocator aligns it
                 copy.copy_(x)
                 self._contiguity_copies.append(i)
                 given[i] = x = copy
+                address = x.data_ptr()
             if slot >= 0:
-                self.slot_values[1 + slot] = x.data_ptr()
+                self.slot_values[1 + slot] = address
                 continue
             staging = self._patch_staging.get(key)
             if staging is not None:
                 staging.copy_(x)
-                x = staging
-            self._addresses[key] = x.data_ptr()
+                address = staging.data_ptr()
+            self._addresses[key] = address
         self._call_inputs = given
         return given
 

@@ -1,0 +1,69 @@
+"""What is allocated at the moment of pygraph's peak in the benchmark's memory window (a `profile=True`
+build and three calls): the caching allocator's history is replayed to find the peak, and each block of
+1 MB or more live then is printed with the pygraph frames that allocated it.
+
+On the GPU machine: `python3 bench/probes/probe_peak_trace.py mlp,resnet18`
+(output: bench/results/probe-peak-trace-h200.log).
+"""
+
+import gc
+import sys
+
+import torch
+
+import pygraph
+from pygraph.backend.cuda.calibrate import costs_for
+from pygraph.tools.workloads import WORKLOADS
+
+MB = 2**20
+
+
+def where(frames: list[dict]) -> str:
+    ours = [
+        f"{f['filename'].rsplit('/', 1)[-1]}:{f['line']} {f['name']}"
+        for f in frames
+        if "pygraph" in f["filename"]
+    ]
+    return " < ".join(ours[:4]) or (frames[0]["name"] if frames else "?")
+
+
+def main(names: list[str]) -> None:
+    device = torch.device("cuda")
+    costs_for(device)
+    for name in names:
+        torch.manual_seed(0)
+        model, draw = WORKLOADS[name].build(device)
+        x = tuple(draw())
+        gc.collect()
+        torch._C._cuda_clearCublasWorkspaces()
+        torch.cuda.empty_cache()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
+        with torch.no_grad():
+            compiled = pygraph.export_and_compile(model, x, profile=True)
+            for _ in range(3):
+                compiled(*x)
+        torch.cuda.synchronize()
+        trace = torch.cuda.memory._snapshot()["device_traces"][device.index or 0]
+        torch.cuda.memory._record_memory_history(enabled=None)
+        live: dict[int, tuple[int, list]] = {}
+        total = peak = 0
+        at_peak: dict[int, tuple[int, list]] = {}
+        for event in trace:
+            if event["action"] == "alloc":
+                live[event["addr"]] = (event["size"], event.get("frames", []))
+                total += event["size"]
+                if total > peak:
+                    peak, at_peak = total, dict(live)
+            elif event["action"] == "free_requested" and event["addr"] in live:
+                total -= live.pop(event["addr"])[0]
+        print(f"{name}: peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of 1 MB or more live then:")
+        for size, frames in sorted(at_peak.values(), key=lambda v: -v[0]):
+            if size >= MB:
+                print(f"  {size / MB:8.2f} MB  {where(frames)}")
+        print(f"  held after the calls: {(torch.cuda.memory_allocated() - base) / MB:.1f} MB", flush=True)
+        del compiled
+
+
+if __name__ == "__main__":
+    main(sys.argv[1].split(","))
