@@ -208,9 +208,10 @@ class CompiledModel:
         self._device = device = _device(model, target)
         self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
         # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
-        # computed from with the versions they had then.
+        # computed from with the versions they had then. First the values export computed (computing them
+        # again would hold two copies of, say, every convolution weight in NHWC at once).
         self._derived = derived
-        self._derived_values: dict[str, torch.Tensor] = {}
+        self._derived_values = {a.name: a.value for a in imported.arguments if a.role == "derived"}
         self._derived_from: list[tuple[torch.Tensor, int]] = []
         # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
         # (the model's tensor, its version when copied, the copy the graphs read).
@@ -240,7 +241,9 @@ class CompiledModel:
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         _StateWatch.install()
-        self._bind_state()
+        if derived is not None:
+            self._derived_from = [(t, t._version) for t in self._derived_sources()]
+        self._bind_state(derive=False)
 
     def __call__(self, *inputs: torch.Tensor) -> Any:
         """The hot path: cheap checks of the inputs, state rebound only after an event that may have moved
@@ -300,22 +303,25 @@ class CompiledModel:
                 converted[i] = torch.scalar_tensor(value, dtype=dtype)
         return tuple(converted)
 
-    def _bind_state(self) -> None:
+    def _bind_state(self, derive: bool = True) -> None:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
-        addresses changed); done again only after something may have replaced or moved them."""
+        addresses changed); done again only after something may have replaced or moved them, which may
+        have replaced the tensors derived state reads too (`derive`)."""
         self._epoch = _StateWatch.epoch
-        if self._derived is not None:
+        if self._derived is not None and derive:
             self._derive(refresh=False)
         self._backend.bind_state(self._state_tensors())
+
+    def _derived_sources(self) -> list[torch.Tensor]:
+        return [
+            self._derived.constants[name] if role == "constant" else self._state(role, name)
+            for role, name in self._derived.sources
+        ]
 
     def _derive(self, refresh: bool) -> None:
         """Computes the derived state from the model's tensors; `refresh` writes the new values into the
         tensors the graphs already read (in stream order, before the next launch)."""
-        derived = self._derived
-        sources = [
-            derived.constants[name] if role == "constant" else self._state(role, name)
-            for role, name in derived.sources
-        ]
+        derived, sources = self._derived, self._derived_sources()
         values = derived.compute(sources)
         if refresh:
             for name, value in zip(derived.names, values, strict=True):
@@ -408,7 +414,7 @@ class CompiledModel:
 
         self._record_io(*io)
         self._backend = CudaRuntime(self.plan, device)
-        self._bind_state()
+        self._bind_state(derive=False)  # the model's tensors have not changed since the build
 
     def _record_io(
         self, measured_inputs: list[dict[str, float]], measured_outputs: list[dict[str, float]]

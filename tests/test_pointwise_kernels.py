@@ -29,6 +29,7 @@ from pygraph.ir.layout import Layout
 from pygraph.ir.plan import triton_kernels
 from pygraph.ir.torch_types import is_tensor
 from pygraph.knobs import knobs
+from pygraph.passes import pointwise
 from pygraph.passes.base import main_function
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 from pygraph.passes.pointwise import POINTWISE
@@ -302,6 +303,7 @@ CASES: dict[str, Case] = {
     "mul.Scalar": Case(lambda x: x * 2.5, lambda: (ints(*A),)),
     "div.Tensor": Case(lambda x, y: x / y, lambda: (nz(*A), nz(*A))),
     "div.Scalar": Case(lambda x: x / 3, lambda: (ints(*A),)),
+    "div.power_of_two": Case(lambda x: (x / 512, x / -0.25, x / 2.0**-130), lambda: (nz(*A),)),
     "div.Tensor_mode": Case(
         lambda x, y, i, j: (
             torch.div(x, y, rounding_mode="floor"),
@@ -594,3 +596,10 @@ def test_every_table_entry_is_tested() -> None:
             for inner in op.regions[0].blocks[0].operations:
                 seen.add(aten.aten_name(inner))
     assert set(POINTWISE) - seen == set()
+
+
+def test_division_by_a_power_of_two_is_a_multiplication() -> None:
+    """Exact (the same real number rounded once), so only literal powers of two with a normal reciprocal."""
+    reciprocal = pointwise._power_of_two_reciprocal
+    assert reciprocal("512.0") == "0.001953125" and reciprocal("-0.25") == "-4.0"
+    assert [reciprocal(b) for b in ("3.0", "0.0", 'float("inf")', "x1", "1e-39", "True")] == [None] * 6

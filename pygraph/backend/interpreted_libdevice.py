@@ -26,3 +26,4 @@ def _elementwise(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[tl.t
 tanh = _elementwise(np.tanh)
 expm1 = _elementwise(np.expm1)
 log1p = _elementwise(np.log1p)
+rsqrt = _elementwise(lambda x: 1 / np.sqrt(x))

@@ -11,11 +11,11 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   (Inductor keeps float32 between ops; pygraph matches eager instead);
 - numbers (Python scalars, `NumToTensor`) convert straight to the compute dtype, as CUDA kernels read
   CPU scalars; comparisons compute in the promoted dtype of their operands (`result_type`);
-- tanh, expm1 and log1p call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
+- tanh, expm1, log1p and rsqrt call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
   fraction of the cost of formulas built from exp and log); Triton's interpreter has no libdevice, so the
   emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Round and pow are built from
   floor, exp and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
-  CUDA code does.
+  CUDA code does (a division by a power of two is the exact multiplication by its reciprocal).
 """
 
 from __future__ import annotations
@@ -223,11 +223,28 @@ def _is_literal(expr: str) -> bool:
 
 
 def div(k: OpEmitter, a: str, b: str) -> str:
-    return f"tl.math.div_rn({a}, {b})" if k.dtype == FLOAT32 else f"({a} / {b})"
+    if k.dtype != FLOAT32:
+        return f"({a} / {b})"
+    reciprocal = _power_of_two_reciprocal(b)
+    return f"({a} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
+
+
+def _power_of_two_reciprocal(expr: str) -> str | None:
+    """1/b as a literal when `expr` is a literal power of two whose reciprocal is a normal float32: then
+    a * (1/b) is exactly the correctly rounded a / b, at a fraction of div_rn's cost (means over 512)."""
+    if not _is_literal(expr) or expr in ("True", "False") or expr.startswith("float("):
+        return None
+    mantissa, exponent = math.frexp(float(expr))
+    return repr(1 / float(expr)) if abs(mantissa) == 0.5 and -126 <= 1 - exponent <= 127 else None
 
 
 def sqrt(k: OpEmitter, x: str) -> str:
     return f"tl.math.sqrt_rn({x})" if k.dtype == FLOAT32 else f"tl.sqrt({x})"
+
+
+def rsqrt(k: OpEmitter, x: str) -> str:
+    """CUDA's rsqrtf (`libdevice.rsqrt`, 2 ulp), which eager's rsqrt and its norm kernels call."""
+    return f"libdevice.rsqrt({x})" if k.dtype == FLOAT32 else f"(1.0 / tl.sqrt({x}))"
 
 
 def _max(k: OpEmitter, a: str, b: str) -> str:
@@ -581,7 +598,7 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.log1p.default": _unary(_log1p),
     "aten.expm1.default": _unary(_expm1),
     "aten.sqrt.default": _unary(sqrt),
-    "aten.rsqrt.default": _unary(lambda k, x: div(k, "1.0", sqrt(k, x))),
+    "aten.rsqrt.default": _unary(rsqrt),
     "aten.sin.default": _unary(lambda k, x: f"tl.sin({x})"),
     "aten.cos.default": _unary(lambda k, x: f"tl.cos({x})"),
     "aten.tanh.default": _unary(_tanh),

@@ -11,7 +11,7 @@ plus `sum`/`max`/`min`, which reduce a per-element expression to one value per r
 number of columns. Numerics follow eager CUDA: floating-point results only, accumulated in the opmath
 dtype (float32 for float16 and bfloat16); mean is the sum divided by the count; variance is two-pass
 (the mean first, then the squares of the centered values), which is at least as accurate as eager's
-Welford; norms use a correctly rounded 1 / sqrt like the pointwise `rsqrt`.
+Welford; norms use CUDA's `rsqrtf` like the pointwise `rsqrt` and eager's norm kernels.
 """
 
 from __future__ import annotations
@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from ..ir.dtypes import DType
-from .pointwise import NO_VALUE, OpEmitter, Value, convert, div, opmath, sqrt, tl_type
+from .pointwise import NO_VALUE, OpEmitter, Value, convert, div, opmath, rsqrt, sqrt, tl_type
 
 # torch.finfo(dtype).eps: rms_norm's epsilon when none is given.
 _EPS = {"float16": 0.0009765625, "bfloat16": 0.0078125, "float32": 1.1920928955078125e-07, "float64": 2.220446049250313e-16}  # fmt: skip
@@ -147,7 +147,7 @@ def _layer_norm(statistics: bool) -> Callable[[ReductionEmitter], list[str]]:
 
     def emit_(k: ReductionEmitter) -> list[str]:
         var, mean, centered = _moments(k, 0)
-        rstd = k.let(div(k, "1.0", sqrt(k, f"{var} + {k.lit(k.param(4))}")))
+        rstd = k.let(rsqrt(k, f"{var} + {k.lit(k.param(4))}"))
         y = f"({centered} * {rstd})"
         if k.value(2) is not None:
             y = f"{y} * {k.x(2)}"
@@ -164,7 +164,7 @@ def _rms_norm(k: ReductionEmitter) -> list[str]:
     given = k.param(3)
     source = k.value(0).dtype
     eps = _EPS[source.name] if given is None else given
-    rstd = k.let(div(k, "1.0", sqrt(k, f"{k.mean(f'{x} * {x}')} + {k.lit(eps)}")))
+    rstd = k.let(rsqrt(k, f"{k.mean(f'{x} * {x}')} + {k.lit(eps)}"))
     y = k.let(convert(convert(f"{x} * {rstd}", k.dtype, source), source, k.dtype))
     return [y if k.value(2) is None else f"{y} * {k.x(2)}"]
 

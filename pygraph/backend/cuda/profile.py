@@ -67,9 +67,13 @@ def profile_segments(
             return time_us
         finally:
             # The runtime's runners are closures over it: only the collector frees its arena and pool,
-            # and it must, before the next variant allocates its own.
+            # and it must, before the next variant allocates its own. A variant's eager library calls
+            # made cuBLAS allocate workspaces for their streams (32 MiB each on Hopper), which would stay
+            # allocated beside the ones the compiled runtime makes: dropped too (cuBLAS makes them again
+            # when next needed, as after any graph capture).
             del runtime
             gc.collect()
+            torch._C._cuda_clearCublasWorkspaces()
             torch.cuda.empty_cache()
 
     plan = read_plan(parse(plan_text))
