@@ -70,8 +70,15 @@ class Knobs:
         "auto",
         "auto: on a GPU, 2-D convolutions read NHWC tensors (frontend/channels_last.py), their means over "
         "few channels' pixels are summed in two steps (frontend/spatial_means.py), matmuls write aligned "
-        "rows (frontend/pad_matmuls.py) and small attentions are matmuls around a softmax "
+        "rows (frontend/pad_matmuls.py) and attentions are routed by PYGRAPH_ATTENTION "
         "(frontend/attention.py); on: on every device (tests); off: none of these",
+    )
+    attention = _Knob(
+        "PYGRAPH_ATTENTION",
+        "auto",
+        "how scaled_dot_product_attention runs where the generated kernel can compute it (float32, on the "
+        "devices PYGRAPH_GPU_LAYOUTS names, frontend/attention.py): auto (for now: kernel) / kernel: one "
+        "generated flash-attention kernel; decompose: matmul, softmax kernel, matmul; aten: ATen's fused call",
     )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 

@@ -7,7 +7,9 @@ import hashlib
 import importlib.util
 import sys
 import types
+from typing import Any
 
+import triton.language as tl
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
@@ -48,11 +50,19 @@ def load_kernel(kernel: TritonKernel) -> JITFunction:
 
 def load_interpreted(kernel: TritonKernel) -> InterpretedFunction:
     """The kernel under Triton's interpreter, with `libdevice` bound to numpy's functions (the interpreter
-    has no libdevice): a copy of the function, so the module keeps the globals the GPU compiler needs."""
+    has no libdevice) and `range` to `_interpreted_range`: a copy of the function, so the module keeps the
+    globals the GPU compiler needs."""
     fn = load_kernel(kernel).fn
-    scope = {**fn.__globals__, "libdevice": interpreted_libdevice}
+    scope = {**fn.__globals__, "libdevice": interpreted_libdevice, "range": _interpreted_range}
     copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
     return InterpretedFunction(copy)
+
+
+def _interpreted_range(*bounds: Any) -> range:
+    """`range` in an interpreted kernel. The interpreter's scalars are 1-element arrays, which NumPy 2 does
+    not convert to an index: a loop bound computed from the program id (the attention kernel's causal
+    one) is taken by its item."""
+    return range(*(int(b.handle.data.item()) if isinstance(b, tl.tensor) else b for b in bounds))
 
 
 def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], list]]:

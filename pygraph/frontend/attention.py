@@ -1,24 +1,28 @@
-"""Small attentions as two matmuls around a softmax, on the GPU.
+"""How each `scaled_dot_product_attention` runs on the GPU: one generated kernel, a decomposition, or ATen.
 
-`scaled_dot_product_attention` in float32 runs ATen's memory-efficient kernel, made for long sequences:
-it never writes the scores. When the scores are few, writing them is cheaper. Measured on an H200
-(`bench/probes/probe_attention.py`, `bench/results/probe-attention-h200.log`; fp32 matmuls, no TF32):
-ViT-Tiny's 3 x 197 x 197 scores take 27.7 us fused against 14.6 us as matmul, softmax, matmul; BERT's
-12 x 128 x 128 take 17.6 against 15.8; but from about 1.5M score elements per call (mt5 at batch 16,
-distilgpt2, MobileBERT at batch 128) the fused kernel wins, and at GPT-2's 12 x 32 x 32 the three
-launches cost more than they save. Where TF32 matmuls are allowed (as the program is compiled), the
-matmuls run at several times the speed and the decomposition wins up to much larger score matrices
-(mt5's 1.5M: 25.2 against 21.7 us, 4 x 16 x 512 x 512: 170.9 against 148.1, measured with the mask
-added and the scale applied by kernels of their own, which the generated softmax takes in), as
-reduce-overhead's kernels do it. So an attention whose scores number `_MIN_SCORES` to `_MAX_SCORES`
-elements (`_MAX_SCORES_TF32` with TF32, 64 MiB of scores) becomes `matmul(q, kᵀ)`, scale and mask,
-softmax, `matmul(., v)`: the scale, the mask and the softmax are one generated kernel (fuse-pointwise),
-the matmuls vendor calls.
+The choice is made here, once per call, by `route` (PYGRAPH_ATTENTION):
 
-Semantics are eager's: the scale defaults to 1/sqrt(E); a boolean mask keeps where True, a float mask is
-added; `is_causal` keeps the lower triangle (a constant mask); rows a mask hides entirely give zeros, as
-the fused kernel gives them. Attentions with dropout, grouped-query heads or dynamic shapes are left to
-ATen.
+- `kernel`: one generated flash-attention kernel (`passes/attention_kernel.py`): the scores never leave
+  the chip, there is one launch, and q, k, v, the mask and the result are read and written at their own
+  strides. The call keeps its op and gets `pygraph.attention_kernel` (its `tl.dot` precision: "tf32"
+  where TF32 matmuls are allowed as the program is compiled, else "ieee"), which classify-ops makes the
+  class `attention`.
+- `decompose`: `matmul(q, kᵀ)`, scale and mask, softmax, `matmul(., v)`: the scale, the mask and the
+  softmax are one generated kernel (fuse-pointwise), the matmuls vendor calls. Measured on an H200 against
+  ATen's fused call (`bench/probes/probe_attention.py`, `bench/results/probe-attention-h200.log`; no TF32):
+  ViT-Tiny's 3 x 197 x 197 scores take 27.7 us fused against 14.6 us decomposed, BERT's 12 x 128 x 128
+  17.6 against 15.8; from about 1.5M score elements per call (mt5 at batch 16, distilgpt2, MobileBERT at
+  batch 128) the fused kernel wins, and at GPT-2's 12 x 32 x 32 the three launches cost more than they
+  save; with TF32 the decomposition wins up to much larger score matrices.
+- `aten`: ATen's fused call (float32: the memory-efficient kernel), a library op.
+- `auto` (default): for now the generated kernel wherever it applies; the thresholds between the three
+  will come from `bench/probes/probe_attention_kernel.py` on the GPU.
+
+Only float32 attentions on the devices PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout, no
+grouped-query heads and what else the kernel can compute (`attention_kernel.unsupported`) are routed;
+every other call stays ATen's. Semantics are eager's either way: the scale defaults to 1/sqrt(E); a
+boolean mask keeps where True, a float mask is added; `is_causal` keeps the lower triangle; rows a mask
+hides entirely give zeros, as the fused kernel gives them.
 """
 
 from __future__ import annotations
@@ -28,49 +32,63 @@ import math
 
 import torch
 
+from ..knobs import knobs
+from ..passes.attention_kernel import unsupported
 from .rewrite import add_constant, propagate_fake_tensors, replace_node
 
 aten = torch.ops.aten
-_MIN_SCORES = 1 << 16
-_MAX_SCORES = 1 << 20
-_MAX_SCORES_TF32 = 1 << 24
+ROUTES = ("auto", "kernel", "decompose", "aten")
+KERNEL_META = "pygraph_attention_kernel"  # node.meta key: tl.dot's precision (the importer's attribute)
 _SDPA = aten.scaled_dot_product_attention.default
 _ARGUMENTS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 _DEFAULTS = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
 
 
-def decompose_small_attention(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
-    """Rewrites every float32 attention on `devices` with a small score matrix, in place; returns how many."""
+def route_attentions(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> None:
+    """Routes every attention of `ep` (module docstring), in place."""
+    decomposed = False
     graph = ep.graph
-    rewritten = 0
     for node in list(graph.nodes):
         if node.op != "call_function" or node.target is not _SDPA:
             continue
         args = _DEFAULTS | dict(zip(_ARGUMENTS, node.args, strict=False)) | node.kwargs
-        query, key = args["query"].meta.get("val"), args["key"].meta.get("val")
-        if not _small(query, key, devices) or args["dropout_p"] or args["enable_gqa"]:
-            continue
-        with graph.inserting_before(node):
-            result = _decomposed(ep, node.name, args, query, key, node.meta["val"])
-        replace_node(ep, node, result)
-        rewritten += 1
-    if rewritten:
+        choice = route(args, devices)
+        if choice == "kernel":
+            node.meta[KERNEL_META] = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "ieee"
+        elif choice == "decompose":
+            query, key = args["query"].meta["val"], args["key"].meta["val"]
+            with graph.inserting_before(node):
+                result = _decomposed(ep, node.name, args, query, key, node.meta["val"])
+            replace_node(ep, node, result)
+            decomposed = True
+    if decomposed:
         propagate_fake_tensors(ep)
-    return rewritten
 
 
-def _small(query: object, key: object, devices: tuple[str, ...]) -> bool:
-    if not isinstance(query, torch.Tensor) or not isinstance(key, torch.Tensor):
+def route(args: dict, devices: tuple[str, ...]) -> str:
+    """The route of one call, "kernel", "decompose" or "aten", from its arguments (FX nodes, numbers)."""
+    if knobs.attention not in ROUTES:
+        raise ValueError(f"PYGRAPH_ATTENTION must be one of {', '.join(ROUTES)}, not {knobs.attention!r}")
+    if knobs.attention == "aten" or not _routable(args, devices):
+        return "aten"
+    return "decompose" if knobs.attention == "decompose" else "kernel"
+
+
+def _routable(args: dict, devices: tuple[str, ...]) -> bool:
+    """Whether the call is on one of `devices`, of static shapes, and one the kernel can compute."""
+    mask = args["attn_mask"]
+    tensors = [args[name].meta.get("val") for name in ("query", "key", "value")]
+    tensors.append(mask.meta.get("val") if isinstance(mask, torch.fx.Node) else None)
+    if not all(isinstance(t, torch.Tensor) for t in tensors[:3]) or (mask is not None and tensors[3] is None):
         return False
-    if query.dtype != torch.float32 or query.device.type not in devices or query.dim() < 2:
+    if tensors[0].device.type not in devices:
         return False
-    sizes = [*query.shape, key.shape[-2]]
-    if not all(isinstance(n, int) for n in sizes):
+    if not all(isinstance(n, int) for t in tensors if t is not None for n in t.shape):
         return False
-    scores = math.prod(query.shape[:-1]) * key.shape[-2]
-    return (
-        _MIN_SCORES <= scores <= (_MAX_SCORES_TF32 if torch.backends.cuda.matmul.allow_tf32 else _MAX_SCORES)
+    q, k, v, m = (
+        None if t is None else (tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in tensors
     )
+    return unsupported(q, k, v, m, args["dropout_p"], args["is_causal"], args["enable_gqa"]) is None
 
 
 def _decomposed(

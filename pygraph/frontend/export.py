@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..knobs import knobs
-from .attention import decompose_small_attention
+from .attention import route_attentions
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .freeze import fold_batch_norms
@@ -38,9 +38,9 @@ def export_program(
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
     views and pointwise ops (`pooling.py`), 2-D convolutions on a GPU read NHWC inputs and weights
     (`channels_last.py`) and their means over few channels' pixels are summed in two steps
-    (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`), small
-    attentions become matmuls around a softmax (`attention.py`); the results keep the layouts eager gives
-    them.
+    (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`),
+    attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
+    layouts eager gives them.
     """
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
@@ -65,7 +65,7 @@ def export_program(
     pooling_as_views(program)
     convolutions_channels_last(program, devices)
     split_spatial_means(program, devices)
-    decompose_small_attention(program, devices)
+    route_attentions(program, devices)
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     return program

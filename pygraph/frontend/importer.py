@@ -29,6 +29,7 @@ from ..ir import dialect, dtypes, torch_types
 from ..ir._mlir import ir
 from ..ir.attrs import string
 from ..ir.layout import Layout
+from .attention import KERNEL_META
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
 _MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
@@ -318,6 +319,8 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
         try:
             if _agree(results, fakes):
                 op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+                if KERNEL_META in node.meta:  # routed to the generated attention kernel
+                    op.attributes[dialect.ATTENTION_KERNEL] = string(node.meta[KERNEL_META])
                 dense = _dense_mask_results(node)
                 if dense is not None:
                     op.attributes[dialect.DENSE_MASK_LAYOUTS] = ir.ArrayAttr.get(

@@ -38,6 +38,9 @@ LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result
 DENSE_MASK_LAYOUTS = (
     "pygraph.dense_mask_layouts"  # attention call: its results' layouts given a dense float mask
 )
+ATTENTION_KERNEL = (
+    "pygraph.attention_kernel"  # attention call routed to the generated kernel: tl.dot's precision
+)
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"

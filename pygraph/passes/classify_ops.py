@@ -1,7 +1,9 @@
 """classify-ops: give every op of `@main` its class, the first decision of the pipeline.
 
 Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
-fuse-pointwise puts it in a kernel or leaves it to ATen), `view` (layout only), `library` (one ATen call), `host` (needs the
+fuse-pointwise puts it in a kernel or leaves it to ATen), `attention` (a `scaled_dot_product_attention`
+the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
+attention the kernel cannot compute fails where it is), `view` (layout only), `library` (one ATen call), `host` (needs the
 host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
 computes tensors and is not otherwise known is a library op, so no model is refused for a missing
 lowering; ops that are not ATen at all are errors naming the op and its source location.
@@ -16,6 +18,7 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor
+from .attention_kernel import read_attention
 from .base import Pass, PassError, main_function
 from .pointwise import CONCAT, POINTWISE
 from .reductions import REDUCTIONS
@@ -53,6 +56,9 @@ def classify(op: Any) -> str:
         return "reduction"
     if aten_name == CONCAT:
         return "concat"
+    if d.ATTENTION_KERNEL in op.attributes:
+        read_attention(op)  # ValueError: what the kernel cannot compute
+        return "attention"
     return "library"
 
 
@@ -61,7 +67,7 @@ class ClassifyOps(Pass):
     """Sets `pygraph.class` on every op of `@main`; errors name ops pygraph cannot run at all."""
 
     name = "classify-ops"
-    summary = "classify each op as pointwise, reduction, concat, view, library, host, scalar, constant or nop"
+    summary = "classify each op as pointwise, reduction, concat, attention, view, library, host, scalar, constant or nop"
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)

@@ -26,6 +26,9 @@ stores, recomputing the per-element values each loop needs from the inputs. Redu
 float32 (the opmath dtype). Block sizes and warps follow the shape (`_row_blocks`): a persistent
 program covers about 1024 elements with a warp per 128 of them, a looping one blocks of 2048 columns
 with 16 warps, and reductions over strided columns take many rows at a time so loads coalesce along them.
+
+A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
+flash-attention kernel instead (`attention_kernel.py`, which builds on `_Writer`).
 """
 
 from __future__ import annotations
@@ -97,8 +100,13 @@ class CodegenTriton(Pass):
                     continue
                 indirect = [indirection_offset(a) if reached_through_table(a) else None for a in op.args]
                 layouts = [buffer_layout(a) for a in op.args]
+                body = callee.regions[0].blocks[0]
                 try:
-                    if any(aten.aten_name(o) in reductions.REDUCTIONS for o in callee.regions[0].blocks[0]):
+                    if any(d.ATTENTION_KERNEL in o.attributes for o in body):
+                        from .attention_kernel import AttentionWriter  # (which builds on _Writer)
+
+                        kernel = AttentionWriter(callee, layouts, indirect).write()
+                    elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     else:
                         kernel = _Writer(callee, layouts, self.max_block, indirect).write()
@@ -108,7 +116,13 @@ class CodegenTriton(Pass):
                 except ValueError as exc:
                     errors.append((op.location, f"cannot generate @{name}: {exc}"))
                     continue
-                key = (*kernel.params, *kernel.signature, str(kernel.num_warps), kernel.body)
+                key = (
+                    *kernel.params,
+                    *kernel.signature,
+                    str(kernel.num_warps),
+                    str(kernel.num_stages),
+                    kernel.body,
+                )
                 if key not in generated:
                     generated[key] = _add_kernel(kernel, symbols, main)
                 op.attributes["kernel"] = ir.FlatSymbolRefAttr.get(generated[key])
@@ -129,6 +143,7 @@ class _Kernel:
     grid: int
     num_warps: int
     ops: list[str]  # short names of the ops it computes, for its symbol
+    num_stages: int = 1  # software pipelining of loops (the attention kernel's); the other kernels have none
 
 
 def _add_kernel(kernel: _Kernel, symbols: dict[str, Any], main: Any) -> str:
@@ -142,7 +157,7 @@ def _add_kernel(kernel: _Kernel, symbols: dict[str, Any], main: Any) -> str:
         "entry": attrs.string(name),
         "signature": attrs.str_array(kernel.signature),
         "num_warps": attrs.i64(kernel.num_warps),
-        "num_stages": attrs.i64(1),
+        "num_stages": attrs.i64(kernel.num_stages),
     }
     with ir.InsertionPoint(main), main.location:
         symbols[name] = d.create(d.TritonKernelOp, [], fields)

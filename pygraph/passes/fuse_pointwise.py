@@ -24,6 +24,8 @@ never written (DenseNet's growing feature lists are read by the batch norm kerne
 Groups holding one take no reduction, and a reduction's group takes none.
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
+An attention routed to the generated kernel (class `attention`) is a group of its own that no op joins:
+its kernel (`attention_kernel.py`) computes the attention and nothing else.
 """
 
 from __future__ import annotations
@@ -62,6 +64,7 @@ class _Group:
     no_ops: dict[int, Any] = dataclasses.field(default_factory=dict)  # no-op users by index
     reduced: tuple[int, ...] | None = None  # the dims its reductions reduce, once one has joined
     concatenates: bool = False  # holds a `cat` (whose pieces only a pointwise kernel loads)
+    alone: bool = False  # an attention: no other op joins
 
     @property
     def row_shape(self) -> tuple[int, ...] | None:
@@ -74,6 +77,8 @@ class _Group:
         """Whether an op of this space fits: a reduction (`reduced` given) of the group's shape over its
         dims, a pointwise op computing the group's shape or one value per row, or a concatenation
         computing the shape of a group without reductions (and then no reduction joins)."""
+        if self.alone:
+            return False
         if reduced is not None:
             return shape == self.shape and self.reduced in (None, reduced) and not self.concatenates
         if concat:
@@ -154,7 +159,11 @@ class _Grouping:
         for i, op in enumerate(self.ops):
             group = None
             cls = _class(op)
-            if cls in _TABLES:
+            if cls == "attention":
+                group = _Group([], tuple(tensor_info(op.results[0].type)[0]), next(self.created), alone=True)
+                self.groups.append(group)
+                self._add(group, op, i, None)
+            elif cls in _TABLES:
                 if aten.aten_name(op) not in _TABLES[cls]:
                     raise PassError.at(
                         op, f"{aten.aten_name(op)} is classified {cls} but has no kernel template"
@@ -177,7 +186,12 @@ class _Grouping:
         broadcast to, into that group: the kernel recomputes them per element (a group's call comes
         after the calls whose values it reads, so the merged ops still find their inputs)."""
         for small in list(self.groups):
-            if small.reduced is not None or small.concatenates or len(small.members) > self.max_recompute:
+            if (
+                small.reduced is not None
+                or small.concatenates
+                or small.alone
+                or len(small.members) > self.max_recompute
+            ):
                 continue
             readers = {
                 self.owner.get(j)
@@ -188,7 +202,11 @@ class _Grouping:
             if len(readers) != 1 or None in readers:
                 continue
             (big,) = readers
-            if _broadcasts(small.shape, big.shape) and len(small.members) + len(big.members) <= self.max_ops:
+            if (
+                not big.alone
+                and _broadcasts(small.shape, big.shape)
+                and len(small.members) + len(big.members) <= self.max_ops
+            ):
                 self._merge(big, small)
 
     def _group_of(self, value: ir.Value) -> _Group | None:

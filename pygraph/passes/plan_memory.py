@@ -9,7 +9,8 @@ In place: a kernel's output takes the bytes of an input that dies at that kernel
 buffers with the same layout and no other argument of the kernel reaches that input's storage. Every
 generated kernel reads an element before it writes the element at the same address (a 1-D kernel per
 block, a reduction kernel per row), so no write clobbers a value still to be read; chains of kernels
-then run in one buffer, as a residual stream does.
+then run in one buffer, as a residual stream does. Attention kernels are the exception (every program
+reads all keys and values of its head) and write no input's bytes.
 
 Reuse against parallelism: bytes that two buffers share make `pygraph.ir.plan.dependencies` add
 write-after-read edges from the nodes touching the first buffer to the writer of the second. By default
@@ -27,7 +28,7 @@ from typing import Any
 
 from ..ir import attrs
 from ..ir import dialect as d
-from ..ir._mlir import ir
+from ..ir._mlir import func, ir
 from ..ir.buffers import buffer_root, users
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
@@ -57,8 +58,9 @@ class PlanMemory(Pass):
                 size = _align(layout.storage_elements() * layout.dtype.itemsize)
                 buffers[op.buf] = _Buffer([op], layout, size, touched)
         if self.reuse and self.in_place:
+            attention = _attention_kernels(module)
             for op in ops:
-                if isinstance(op, d.KernelOp):
+                if isinstance(op, d.KernelOp) and ir.FlatSymbolRefAttr(op.kernel).value not in attention:
                     self._write_in_place(op, position[op.operation], buffers, order)
         placed: list[tuple[_Buffer, int]] = []
         total = 0
@@ -200,3 +202,13 @@ def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:
 
 def _align(n: int) -> int:
     return max(ARENA_ALIGNMENT, -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT)
+
+
+def _attention_kernels(module: ir.Module) -> set[str]:
+    """The fused functions computing an attention (`attention_kernel.py`)."""
+    return {
+        fn.sym_name.value
+        for fn in module.body.operations
+        if isinstance(fn, func.FuncOp)
+        and any(d.ATTENTION_KERNEL in op.attributes for op in fn.regions[0].blocks[0])
+    }

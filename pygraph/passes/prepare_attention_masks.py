@@ -16,7 +16,8 @@ states them (`pygraph.dense_mask_layouts`, from ATen's own choice on the example
 become the call's `pygraph.layouts`, and the views that read the result get the layouts that follow. A
 call without them is left alone, and so is one whose result a view could not view with those strides.
 
-Left alone: masks already dense [B, H, L, S] in q's dtype, calls that are not 4-D, key lengths that are
+Left alone: attentions routed to the generated kernel (class `attention`: it reads any mask at its own
+strides, a boolean one as bytes), masks already dense [B, H, L, S] in q's dtype, calls that are not 4-D, key lengths that are
 not a multiple of 16 (ATen pads those: a padded layout is not worth a kernel here), masks of another
 float dtype than q's.
 """
@@ -55,6 +56,8 @@ class PrepareAttentionMasks(Pass):
                     continue
                 if d.CLASS not in op.attributes:
                     raise PassError.at(op, f"the attention call has no {d.CLASS}: run classify-ops first")
+                if ir.StringAttr(op.attributes[d.CLASS]).value == "attention":
+                    continue  # the generated kernel reads the mask as it is
                 shape = _dense_shape(op)
                 if shape is None or d.DENSE_MASK_LAYOUTS not in op.attributes:
                     continue  # (without the frontend's layouts, the results' strides would be unknown)

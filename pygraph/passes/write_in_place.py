@@ -134,9 +134,9 @@ def _replace(copy: Any, source: ir.Value, target: ir.Value) -> None:
 
 
 def _elementwise_into(module: ir.Module, kernel: Any, source: ir.Value, target: ir.Value) -> bool:
-    """Whether `kernel` may write `target` in place of `source`: a pointwise kernel (no reductions) whose
-    temporary has the target's layout, which it writes alone, reading the target (if at all) in the
-    same layout."""
+    """Whether `kernel` may write `target` in place of `source`: a pointwise kernel (no reductions, no
+    attention) whose temporary has the target's layout, which it writes alone, reading the target (if at
+    all) in the same layout."""
     layout = buffer_layout(target)
     if not isinstance(source.owner, d.AllocOp) or not buffer_layout(source).addresses_like(layout):
         return False
@@ -155,7 +155,8 @@ def _elementwise_into(module: ir.Module, kernel: Any, source: ir.Value, target: 
         return False
     body = fused.regions[0].blocks[0].operations
     if any(
-        d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value == "reduction" for op in body
+        d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value in ("reduction", "attention")
+        for op in body
     ):
         return False
     for i, a in enumerate(kernel.args):

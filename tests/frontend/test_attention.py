@@ -1,7 +1,6 @@
-"""Small attentions as matmuls around a softmax (frontend/attention.py), forced on the CPU with
-PYGRAPH_GPU_LAYOUTS=on; the emulator runs the plans against eager."""
-
-import math
+"""Attentions as matmuls around a softmax (frontend/attention.py, PYGRAPH_ATTENTION=decompose), forced on
+the CPU with PYGRAPH_GPU_LAYOUTS=on; the emulator runs the plans against eager. The generated attention
+kernel has tests of its own (tests/test_attention_kernel.py)."""
 
 import pytest
 import torch
@@ -11,7 +10,6 @@ from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import pygraph
 from pygraph.frontend import export_program
-from pygraph.frontend.attention import _MAX_SCORES, _MIN_SCORES
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
@@ -65,13 +63,13 @@ CASES = {
 
 
 @pytest.mark.parametrize("case", CASES)
-def test_small_attention_is_matmuls_around_a_softmax(case: str) -> None:
+def test_attention_is_matmuls_around_a_softmax(case: str) -> None:
     torch.manual_seed(0)
     options, make_mask = CASES[case]
-    q, k, v = qkv(2, 3, 100, 120)  # 72000 scores: in range
+    q, k, v = qkv(2, 3, 100, 120)
     inputs = (q, k, v) + ((make_mask(2, 100, 120),) if make_mask else ())
     model = Attention(**options)
-    with knobs.scope(gpu_layouts="on"):
+    with knobs.scope(gpu_layouts="on", attention="decompose"):
         compiled = pygraph.export_and_compile(model, inputs)
     first, softmax, second = ops(compiled)  # scale, mask and softmax in one kernel
     assert first == second == "aten.matmul.default" and "softmax" in softmax
@@ -84,59 +82,39 @@ def test_small_attention_is_matmuls_around_a_softmax(case: str) -> None:
 
 
 @pytest.mark.parametrize(
-    "shape, options",
-    [
-        ((1, 2, 32, 32), {}),  # 2048 scores: three launches cost more than the fused kernel
-        ((8, 16, 128, 128), {}),  # 2M scores: the fused kernel wins
-        ((2, 3, 100, 120), {"dropout_p": 0.5}),
-    ],
+    "route, options",
+    [("aten", {}), ("decompose", {"dropout_p": 0.5}), ("decompose", {"enable_gqa": True})],
 )
-def test_other_attentions_stay_fused(shape: tuple[int, ...], options: dict) -> None:
-    batch, heads, queries, keys = shape
-    scores = batch * heads * queries * keys
-    assert "dropout_p" in options or not _MIN_SCORES <= scores <= _MAX_SCORES
-    with knobs.scope(gpu_layouts="on"):
-        program = export_program(Attention(**options), qkv(*shape))
+def test_other_attentions_stay_fused(route: str, options: dict) -> None:
+    with knobs.scope(gpu_layouts="on", attention=route):
+        program = export_program(Attention(**options), qkv(2, 3, 100, 120))
     targets = [n.target for n in program.graph.nodes if n.op == "call_function"]
     assert torch.ops.aten.scaled_dot_product_attention.default in targets
     assert torch.ops.aten.matmul.default not in targets
 
 
 def test_attention_on_the_cpu_is_left_to_aten_unless_forced() -> None:
-    program = export_program(Attention(), qkv(2, 3, 100, 120))
+    with knobs.scope(attention="decompose"):
+        program = export_program(Attention(), qkv(2, 3, 100, 120))
     assert any(n.target is torch.ops.aten.scaled_dot_product_attention.default for n in program.graph.nodes)
-    assert math.prod((2, 3, 100, 120)) >= _MIN_SCORES
 
 
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.usefixtures("no_tf32")
 @pytest.mark.parametrize("case", CASES)
-def test_gpu_small_attention_matches_eager(case: str) -> None:
+def test_gpu_decomposed_attention_matches_eager(case: str) -> None:
     torch.manual_seed(0)
     options, make_mask = CASES[case]
     inputs = qkv(2, 3, 100, 120) + ((make_mask(2, 100, 120),) if make_mask else ())
     inputs = tuple(x.cuda() for x in inputs)
     model = Attention(**options)
-    compiled = pygraph.export_and_compile(model, inputs, target="cuda")
-    assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
+    with knobs.scope(attention="decompose"):
+        compiled = pygraph.export_and_compile(model, inputs, target="cuda")
+    assert "aten.matmul.default" in ops(compiled)
     for _ in range(2):
         assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
         inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
-
-
-def test_tf32_matmuls_take_larger_attentions() -> None:
-    """With TF32 allowed, the decomposition pays up to `_MAX_SCORES_TF32` scores (64 MiB)."""
-    saved = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
-    try:
-        for shape, decomposed in (((8, 16, 128, 128), True), ((32, 16, 256, 256), False)):
-            with knobs.scope(gpu_layouts="on"):
-                program = export_program(Attention(), qkv(*shape))
-            targets = {n.target for n in program.graph.nodes if n.op == "call_function"}
-            assert (torch.ops.aten.matmul.default in targets) == decomposed, shape
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = saved
 
 
 class SelfAttention(nn.Module):
@@ -157,7 +135,7 @@ class SelfAttention(nn.Module):
 def test_heads_of_projections_and_the_view_back() -> None:
     torch.manual_seed(0)
     model, x = SelfAttention().eval(), torch.randn(8, 96, 32)  # 8 x 4 x 96 x 96 = 294912 scores
-    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+    with knobs.scope(gpu_layouts="on", attention="decompose"), torch.no_grad():
         compiled = pygraph.export_and_compile(model, (x,))
         assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
         assert relative_error(compiled(x), model(x)) < 1e-5

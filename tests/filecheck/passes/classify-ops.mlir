@@ -41,3 +41,20 @@ func.func @main(%arg0: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4],f32>) -
 func.func @empty(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],f32> {
   return %arg0 : !torch.vtensor<[4],f32>
 }
+
+// -----
+
+// Attention: a call the frontend routed to the generated kernel (`pygraph.attention_kernel`, its tl.dot
+// precision) is class "attention"; one it left to ATen (here with dropout) stays a library op.
+// CHECK-LABEL: func.func @attention
+// CHECK:         torch.aten.scaled_dot_product_attention {{.*}}pygraph.attention_kernel = "ieee", pygraph.class = "attention"
+// CHECK:         torch.aten.scaled_dot_product_attention {{.*}}{pygraph.class = "library"}
+func.func @attention(%q: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[2,1,1,32],i1>) -> !torch.vtensor<[2,4,32,16],f32> {
+  %float0 = torch.constant.float 0.000000e+00
+  %float5 = torch.constant.float 5.000000e-01
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %0 = torch.aten.scaled_dot_product_attention %q, %q, %q, %m, %float0, %false, %none, %false {pygraph.attention_kernel = "ieee"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  %1 = torch.aten.scaled_dot_product_attention %0, %q, %q, %m, %float5, %false, %none, %false : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  return %1 : !torch.vtensor<[2,4,32,16],f32>
+}

@@ -274,3 +274,42 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// An attention (`pygraph.attention_kernel`): one program per head of 32 queries, the key blocks in a loop,
+// every buffer at its own strides: q's and the result's heads interleaved ([B, L, H, E] in memory), a
+// boolean padding mask broadcast over heads and queries (stride 0: one row per batch), head dim 24 of v
+// padded to 32 under a mask, keys 40 of a block of 64 masked; tl.dot in the recorded precision.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_attention", num_stages = 2 : i64, num_warps = 4 : i64
+// CHECK-SAME:    signature = ["*fp32:16", "*fp32:16", "*fp32:16", "*i1:16", "*fp32:16"]
+// CHECK-SAME:    def k0_attention(in0, in1, in2, in3, out0):
+// CHECK-SAME:    bd0 = bh // 4\0A
+// CHECK-SAME:    bd1 = bh % 4\0A
+// CHECK-SAME:    q = tl.load(in0 + bd0 * 2048 + bd1 * 16 + rows * 64 + e_row)\0A
+// CHECK-SAME:    for start in range(0, 40, 64):\0A
+// CHECK-SAME:    kt = tl.load(in1 + bd0 * 2560 + bd1 * 640 + cols * 16 + e_col, mask=cols < 40, other=0.0)\0A
+// CHECK-SAME:    s = tl.dot(q, kt, input_precision=\22tf32\22) * 0.25\0A
+// CHECK-SAME:    s = tl.where(tl.load(in3 + bd0 * 40 + cols, mask=cols < 40, other=0), s, float(\22-inf\22))\0A
+// CHECK-SAME:    m_use = tl.where(m_new == float(\22-inf\22), 0.0, m_new)\0A
+// CHECK-SAME:    vb = tl.load(in2 + bd0 * 3840 + bd1 * 960 + key_rows * 24 + ev, mask=(key_rows < 40) & (ev < 24), other=0.0)\0A
+// CHECK-SAME:    acc = acc * alpha + tl.dot(p, vb, input_precision=\22tf32\22)\0A
+// CHECK-SAME:    out = acc / tl.where(l_i == 0.0, 1.0, l_i)\0A
+// CHECK-SAME:    tl.store(out0 + bd0 * 3072 + bd1 * 24 + rows * 96 + ev, out, mask=ev < 24)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {access = ["r", "r", "r", "r", "w"], grid = [8, 1, 1], kernel = @k0_attention
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,4,32,16],f32>, %arg1: !torch.vtensor<[2,4,40,16],f32>, %arg2: !torch.vtensor<[2,4,40,24],f32>, %arg3: !torch.vtensor<[2,1,1,40],i1>) -> !torch.vtensor<[2,4,32,24],f32> attributes {pygraph.fused} {
+    %float0 = torch.constant.float 0.000000e+00
+    %false = torch.constant.bool false
+    %float = torch.constant.float 2.500000e-01
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %arg3, %float0, %false, %float, %false {pygraph.attention_kernel = "tf32", pygraph.class = "attention"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,40,16],f32>, !torch.vtensor<[2,4,40,24],f32>, !torch.vtensor<[2,1,1,40],i1>, !torch.float, !torch.bool, !torch.float, !torch.bool -> !torch.vtensor<[2,4,32,24],f32>
+    return %0 : !torch.vtensor<[2,4,32,24],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4, 40, 16], [2560, 640, 16, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4, 40, 24], [3840, 960, 24, 1], 0 : i64, f32>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 1, 1, 40], [40, 40, 40, 1], 0 : i64, i1>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 4, 32, 24], [3072, 24, 96, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %0) {kernel = @fused_0, access = ["r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

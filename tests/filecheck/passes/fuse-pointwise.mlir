@@ -343,3 +343,30 @@ func.func @main(%a: !torch.vtensor<[4,3],f32>, %b: !torch.vtensor<[4,5],f32>, %e
   %copy = torch.aten.cat %one, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[4,3],f32>
   return %soft, %copy : !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,3],f32>
 }
+
+// -----
+
+// An attention routed to the generated kernel is a group of its own: the mask computed just before it
+// (a broadcast shape it could recompute) and the relu of its result stay out of its function.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[2,1,1,32],f32>) -> !torch.vtensor<[2,1,1,32],f32>
+// CHECK-NEXT:    torch.aten.neg %arg0
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      %arg0: !torch.vtensor<[2,4,32,16],f32>, %arg1: !torch.vtensor<[2,1,1,32],f32>) -> !torch.vtensor<[2,4,32,16],f32>
+// CHECK:         torch.aten.scaled_dot_product_attention %arg0, %arg0, %arg0, %arg1, {{.*}}pygraph.attention_kernel = "tf32", pygraph.class = "attention"
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK-NEXT:    torch.aten.relu %arg0
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[M:.*]] = call @fused_0(%arg1)
+// CHECK-NEXT:    %[[A:.*]] = call @fused_1(%arg0, %[[M]]) {pygraph.class = "kernel", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]}
+// CHECK-NEXT:    call @fused_2(%[[A]])
+func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[2,1,1,32],f32>) -> !torch.vtensor<[2,4,32,16],f32> {
+  %float0 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %mask = torch.aten.neg %m {pygraph.class = "pointwise"} : !torch.vtensor<[2,1,1,32],f32> -> !torch.vtensor<[2,1,1,32],f32>
+  %0 = torch.aten.scaled_dot_product_attention %q, %q, %q, %mask, %float0, %false, %none, %false {pygraph.attention_kernel = "tf32", pygraph.class = "attention", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],f32>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  %1 = torch.aten.relu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[2,4,32,16],f32> -> !torch.vtensor<[2,4,32,16],f32>
+  return %1 : !torch.vtensor<[2,4,32,16],f32>
+}

@@ -112,3 +112,32 @@ module {
     return %q, %t, %arg0 : !pygraph.buf, !pygraph.buf, !pygraph.buf
   }
 }
+
+// -----
+
+// An attention kernel's result never takes the bytes of an input, not even one of its layout that dies
+// there (%v): every program reads all of its head's keys and values.
+// CHECK-LABEL: func.func @attention
+// CHECK-SAME:    pygraph.arena_bytes = 512 : i64
+// CHECK:         %[[V:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// CHECK:         %[[OUT:.*]] = "pygraph.alloc"() {arena_offset = 256 : i64
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,16],f32>, %arg1: !torch.vtensor<[2,16],f32>) -> !torch.vtensor<[2,16],f32> attributes {pygraph.fused} {
+    %float0 = torch.constant.float 0.000000e+00
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg0, %arg1, %none, %float0, %false, %none, %false {pygraph.attention_kernel = "ieee", pygraph.class = "attention"} : !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,16],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,16],f32>
+    return %0 : !torch.vtensor<[2,16],f32>
+  }
+  func.func @attention(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[2, 16], [16, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %v = "pygraph.alloc"() {layout = #pygraph.layout<[2, 16], [16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %out = "pygraph.alloc"() {layout = #pygraph.layout<[2, 16], [16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %v) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%arg0, %v, %out) {kernel = @fused_0, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %out : !pygraph.buf
+  }
+}

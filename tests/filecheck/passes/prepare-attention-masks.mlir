@@ -79,3 +79,17 @@ func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,
   %1 = torch.aten.view %0, %sizes {pygraph.class = "view"} : !torch.vtensor<[2,4,32,16],f32>, !torch.list<int> -> !torch.vtensor<[2,2048],f32>
   return %1 : !torch.vtensor<[2,2048],f32>
 }
+
+// -----
+
+// An attention routed to the generated kernel (class "attention") reads its mask as it is.
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     torch.aten.where.Scalar
+// CHECK:         torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %arg3,
+func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %k: !torch.vtensor<[2,4,32,16],f32>, %v: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[1,1,32,32],i1>) -> !torch.vtensor<[2,4,32,16],f32> {
+  %float0 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %0 = torch.aten.scaled_dot_product_attention %q, %k, %v, %m, %float0, %false, %none, %false {pygraph.attention_kernel = "ieee", pygraph.class = "attention", pygraph.layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 512, 16, 1], 0 : i64, f32>], pygraph.dense_mask_layouts = [#pygraph.layout<[2, 4, 32, 16], [2048, 16, 64, 1], 0 : i64, f32>]} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[1,1,32,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
+  return %0 : !torch.vtensor<[2,4,32,16],f32>
+}

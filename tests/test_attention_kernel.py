@@ -1,0 +1,316 @@
+"""The generated attention kernel (passes/attention_kernel.py), routed by PYGRAPH_ATTENTION=kernel and forced
+on the CPU with PYGRAPH_GPU_LAYOUTS=on: the emulator runs it under Triton's interpreter against eager, on
+odd sizes, masks of every kind, causal attention, strided heads and a transformer block; the same cases
+run compiled for CUDA on the GPU machine. Sizes are small: the interpreter is slow."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+
+import pytest
+import torch
+from gpu_marks import needs_gpu
+from test_codegen_triton import compile_for_h100
+from torch import nn
+from torch.nn.functional import scaled_dot_product_attention as sdpa
+
+import pygraph
+from pygraph.frontend import export_program
+from pygraph.frontend.attention import KERNEL_META
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+pytestmark = [
+    pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),  # masked-off lanes
+    pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
+]
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
+    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
+        yield
+
+
+class Attention(nn.Module):
+    """One attention call, with the mask as an input (or none) and the call's options fixed."""
+
+    def __init__(self, **options: object) -> None:
+        super().__init__()
+        self.options = options
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *mask: torch.Tensor) -> torch.Tensor:
+        return sdpa(q, k, v, *mask, **self.options)
+
+
+def ops(compiled: pygraph.CompiledModel) -> list[str]:
+    """Library calls and generated kernels in program order (less the emulator's copies of inputs)."""
+    return [
+        n.op if n.kind == "library" else n.kernel
+        for step in compiled.plan.steps
+        for n in step.nodes
+        if n.kind == "library" or (n.kind == "kernel" and not n.kernel.endswith("_copy"))
+    ]
+
+
+def hidden_rows(mask: torch.Tensor) -> torch.Tensor:
+    """`mask` (bool: keep where True) with the first query row of the first batch hiding every key."""
+    mask = mask.clone()
+    mask[(0,) * (mask.dim() - 2) + (min(3, mask.shape[-2] - 1),)] = False
+    return mask
+
+
+# name: (batch dims, queries, keys, head dim, value head dim, options, mask maker(scores shape) or None)
+CASES: dict[str, tuple] = {
+    "odd sizes": ((2, 3), 37, 53, 40, 40, {}, None),
+    "more keys, several key blocks": ((1, 2), 20, 150, 16, 24, {}, None),
+    "more queries, several query blocks": ((1, 2), 150, 20, 24, 16, {}, None),
+    "3-D": ((3,), 37, 53, 40, 24, {}, None),
+    "scale": ((2, 3), 37, 53, 40, 40, {"scale": 0.3}, None),
+    "causal": ((1, 2), 100, 100, 16, 16, {"is_causal": True}, None),
+    "causal, fewer queries": ((1, 2), 37, 100, 16, 16, {"is_causal": True}, None),
+    "causal, more queries": ((1, 2), 100, 37, 16, 16, {"is_causal": True}, None),
+    "bool mask [B, 1, 1, Lk]": (
+        (2, 3),
+        37,
+        70,
+        40,
+        40,
+        {},
+        lambda b, q, k: torch.rand(b[0], 1, 1, k) > 0.3,
+    ),
+    "bool mask, a row hidden": (
+        (2, 3),
+        37,
+        70,
+        40,
+        40,
+        {},
+        lambda b, q, k: hidden_rows(torch.rand(*b, q, k) > 0.3),
+    ),
+    "float mask [Lq, Lk], a row hidden": (
+        (2, 3),
+        37,
+        70,
+        40,
+        40,
+        {"scale": 0.2},
+        lambda b, q, k: torch.randn(q, k).index_fill(0, torch.tensor([5]), -math.inf),
+    ),
+    "float mask [B, 1, 1, Lk], finfo.min padding": (
+        (2, 3),
+        37,
+        70,
+        40,
+        40,
+        {},
+        lambda b, q, k: torch.zeros(b[0], 1, 1, k).index_fill(3, torch.arange(60, k), torch.finfo().min),
+    ),
+}
+
+
+def case_inputs(name: str, device: str = "cpu") -> tuple[torch.Tensor, ...]:
+    batch, queries, keys, dim, value_dim, _, make_mask = CASES[name]
+    inputs = (
+        torch.randn(*batch, queries, dim),
+        torch.randn(*batch, keys, dim),
+        torch.randn(*batch, keys, value_dim),
+    )
+    inputs += (make_mask(batch, queries, keys),) if make_mask else ()
+    return tuple(x.to(device) for x in inputs)
+
+
+def compile_kernel(
+    model: nn.Module, inputs: tuple[torch.Tensor, ...], target: str = "emulator"
+) -> pygraph.CompiledModel:
+    layouts = "on" if target == "emulator" else "auto"
+    with knobs.scope(gpu_layouts=layouts, attention="kernel"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, inputs, target=target)
+    assert sum(op.endswith("_attention") for op in ops(compiled)) == 1, ops(compiled)
+    assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
+    return compiled
+
+
+def check(
+    compiled: pygraph.CompiledModel, model: nn.Module, inputs: tuple[torch.Tensor, ...], bar: float
+) -> None:
+    """The compiled model against eager, on `inputs` and on fresh q, k, v (never zeros)."""
+    for _ in range(2):
+        with torch.no_grad():
+            got, ref = compiled(*inputs), model(*inputs)
+        assert not ref.isnan().any() and relative_error(got, ref) < bar
+        inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
+
+
+@pytest.mark.parametrize("case", CASES)
+def test_attention_kernel_matches_eager(case: str) -> None:
+    torch.manual_seed(0)
+    inputs, model = case_inputs(case), Attention(**CASES[case][5])
+    compiled = compile_kernel(model, inputs)
+    check(compiled, model, inputs, 1e-5)
+    if "hidden" in case:  # a row that sees no key is zeros, as ATen's fused kernel gives it
+        q, k, _, mask = inputs
+        keep = mask if mask.dtype == torch.bool else mask != -math.inf
+        hidden = ~keep.expand(*q.shape[:-1], k.shape[-2]).any(-1)
+        assert hidden.any() and compiled(*inputs)[hidden].abs().max() == 0
+
+
+class SelfAttention(nn.Module):
+    """Heads as HF models make them: projections viewed as [B, L, H, E] and transposed (strided, not
+    copied), the result transposed back and *viewed* as [B, L, H * E]; a padding mask [B, 1, 1, L]."""
+
+    def __init__(self, heads: int = 4, dim: int = 32) -> None:
+        super().__init__()
+        self.heads, self.qkv, self.out = heads, nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        b, n, d = x.shape
+        q, k, v = (t.view(b, n, self.heads, -1).transpose(1, 2) for t in self.qkv(x).split(d, -1))
+        y = sdpa(q, k, v, attn_mask=keep[:, None, None, :])
+        return self.out(y.transpose(1, 2).reshape(b, n, d))
+
+
+class Block(nn.Module):
+    """A pre-norm transformer block: layer norm, causal self-attention, residual, GELU MLP, residual."""
+
+    def __init__(self, dim: int = 48, heads: int = 3) -> None:
+        super().__init__()
+        self.heads = heads
+        self.norm1, self.norm2 = nn.LayerNorm(dim), nn.LayerNorm(dim)
+        self.qkv, self.proj = nn.Linear(dim, 3 * dim), nn.Linear(dim, dim)
+        self.fc1, self.fc2 = nn.Linear(dim, 4 * dim), nn.Linear(4 * dim, dim)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, t, c = x.shape
+        q, k, v = self.qkv(self.norm1(x)).view(b, t, 3, self.heads, c // self.heads).permute(2, 0, 3, 1, 4)
+        x = x + self.proj(sdpa(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, c))
+        return x + self.fc2(nn.functional.gelu(self.fc1(self.norm2(x))))
+
+
+MODELS: dict[str, Callable[[], tuple[nn.Module, tuple[torch.Tensor, ...]]]] = {
+    "strided heads": lambda: (SelfAttention().eval(), (torch.randn(2, 45, 32), torch.rand(2, 45) > 0.2)),
+    "transformer block": lambda: (Block().eval(), (torch.randn(2, 40, 48),)),
+}
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_models_with_the_attention_kernel_match_eager(name: str) -> None:
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    compiled = compile_kernel(model, inputs)
+    # the heads are read where the projection wrote them: no copy kernel before the attention
+    assert not any("clone" in op for op in ops(compiled)), ops(compiled)
+    with torch.no_grad():
+        assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
+
+
+def test_routes() -> None:
+    """The knob: auto and kernel make the kernel; decompose, aten, dropout and the CPU without forcing do not."""
+    torch.manual_seed(0)
+    inputs = case_inputs("odd sizes")
+    for route, options, layouts, kernel in (
+        ("auto", {}, "on", True),
+        ("kernel", {}, "on", True),
+        ("decompose", {}, "on", False),
+        ("aten", {}, "on", False),
+        ("kernel", {"dropout_p": 0.5}, "on", False),
+        ("kernel", {}, "auto", False),  # the CPU is no GPU
+    ):
+        with knobs.scope(gpu_layouts=layouts, attention=route):
+            compiled = pygraph.export_and_compile(Attention(**options), inputs)
+        assert any(op.endswith("_attention") for op in ops(compiled)) == kernel, (route, options, layouts)
+    with (
+        knobs.scope(gpu_layouts="on", attention="fast"),
+        pytest.raises(ValueError, match="PYGRAPH_ATTENTION"),
+    ):
+        pygraph.export_and_compile(Attention(), inputs)
+
+
+@pytest.mark.parametrize(
+    "shapes, options",
+    [
+        (((2, 3, 8, 272), (2, 3, 8, 272), (2, 3, 8, 16)), {}),  # a head dim past MAX_HEAD_DIM
+        (((2, 3, 8, 16), (2, 1, 8, 16), (2, 1, 8, 16)), {}),  # k and v broadcast over heads
+        (((2, 4, 8, 16), (2, 2, 8, 16), (2, 2, 8, 16)), {"enable_gqa": True}),
+    ],
+)
+def test_attentions_the_kernel_cannot_compute_stay_aten(shapes: tuple, options: dict) -> None:
+    inputs = tuple(torch.randn(*shape) for shape in shapes)
+    with knobs.scope(gpu_layouts="on", attention="kernel"):
+        program = export_program(Attention(**options), inputs)
+    (node,) = [
+        n for n in program.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default
+    ]
+    assert KERNEL_META not in node.meta
+
+
+@pytest.mark.parametrize("tf32", [False, True])
+def test_dot_precision_follows_tf32_at_compile_time(tf32: bool) -> None:
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        with knobs.scope(gpu_layouts="on", attention="kernel"):
+            compiled = pygraph.export_and_compile(Attention(), case_inputs("odd sizes"))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    (source,) = [k.source for k in compiled.plan.kernels.values() if k.name.endswith("_attention")]
+    assert f'input_precision="{"tf32" if tf32 else "ieee"}"' in source
+    assert f'pygraph.attention_kernel = "{"tf32" if tf32 else "ieee"}"' in compiled.ir("pygraph")
+
+
+@pytest.mark.parametrize(
+    "case, dim",
+    [("causal", 64), ("bool mask [B, 1, 1, Lk]", 128), ("float mask [Lq, Lk], a row hidden", 256)],
+)
+def test_attention_kernels_compile_for_sm90(case: str, dim: int) -> None:
+    batch, _, _, _, _, options, make_mask = CASES[case]
+    inputs = (torch.randn(*batch, 200, dim), torch.randn(*batch, 300, dim), torch.randn(*batch, 300, dim))
+    inputs += (make_mask(batch, 200, 300),) if make_mask else ()
+    with knobs.scope(gpu_layouts="on", attention="kernel"):
+        compiled = pygraph.export_and_compile(Attention(**options), inputs)
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("case", CASES)
+def test_gpu_attention_kernel_matches_eager(case: str) -> None:
+    torch.manual_seed(0)
+    inputs, model = case_inputs(case, "cuda"), Attention(**CASES[case][5])
+    check(compile_kernel(model, inputs, "cuda"), model, inputs, 1e-5)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("name", MODELS)
+def test_gpu_models_with_the_attention_kernel_match_eager(name: str) -> None:
+    torch.manual_seed(0)
+    model, inputs = MODELS[name]()
+    model, inputs = model.cuda(), tuple(x.cuda() for x in inputs)
+    compiled = compile_kernel(model, inputs, "cuda")
+    with torch.no_grad():
+        assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_attention_kernel_with_tf32() -> None:
+    """TF32 dots (10-bit mantissas): about 1e-3 off eager's fp32."""
+    torch.manual_seed(0)
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    try:
+        inputs, model = case_inputs("causal", "cuda"), Attention(is_causal=True)
+        compiled = compile_kernel(model, inputs, "cuda")
+        assert all(
+            'input_precision="tf32"' in k.source
+            for k in compiled.plan.kernels.values()
+            if "attention" in k.name
+        )
+        check(compiled, model, inputs, 5e-3)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
