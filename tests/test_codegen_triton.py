@@ -84,6 +84,14 @@ def test_wide_index() -> None:
     compile_for_h100(kernel)
 
 
+def test_arithmetic_bound_kernels_run_one_element_per_thread() -> None:
+    """A long chain of ops takes 256 elements per program and 8 warps; a short one 8 elements per thread."""
+    (heavy,) = case_kernels("chain.heavy")
+    assert "4 programs of 256" in heavy.source and heavy.num_warps == 8
+    (light,) = case_kernels("size.1000")
+    assert "1 programs of 1024" in light.source and light.num_warps == 4
+
+
 def test_sources_are_deterministic() -> None:
     first = [k.source for k in case_kernels("outputs")]
     second = [k.source for k in case_kernels("outputs")]

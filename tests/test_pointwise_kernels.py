@@ -289,6 +289,15 @@ func.func @main(%arg0: {arg}) -> {result} {{
 # ------------------------------------------------------------------------------------------- the cases
 
 A, B = (7, 5), (5,)  # a [7, 5] iteration space and a broadcast row
+
+
+def heavy_chain(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    """25 rounds of three ops: a kernel bound by arithmetic, not memory (codegen's `_HEAVY_OPS`)."""
+    for _ in range(25):
+        a, b = b, torch.tanh(a * b + 0.5)
+    return b
+
+
 CASES: dict[str, Case] = {
     # arithmetic
     "add.Tensor": Case(lambda x, y: torch.add(x, y, alpha=2), lambda: (nz(*A), nz(*B))),
@@ -574,6 +583,7 @@ CASES: dict[str, Case] = {
     "offset.output": Case(lambda a, b: (a + b, a > b), lambda: (nz(3, 7), nz(7)), output=offset_output),
     "broadcast.middle": Case(lambda a, b: a * b, lambda: (nz(4, 6, 9), nz(4, 1, 9))),
     "broadcast.scalar": Case(lambda a, b: a * b, lambda: (nz(4, 6, 9), nz())),
+    "chain.heavy": Case(heavy_chain, lambda: (nz(1000), nz(1000))),
     "size.1": Case(lambda a, b: a * b + 1, lambda: (nz(1), nz(1))),
     "size.7": Case(lambda a: a.exp(), lambda: (nz(7),)),
     "size.1000": Case(lambda a, b: a * b, lambda: (nz(1000), nz(1000))),

@@ -1,8 +1,8 @@
 """Attention three ways through pygraph, per shape of the benchmark's models, with TF32 matmuls off and on:
 the generated flash-attention kernel (PYGRAPH_ATTENTION=kernel), the decomposition into matmul, softmax
 kernel, matmul (decompose) and ATen's fused call (aten). Each variant is `sdpa(q, k, v, mask)` compiled
-by pygraph (TF32 is read as it compiles) and timed in GPU time per call (`timing.gpu_us`: replayed from a
-CUDA graph of 20 calls, so launch costs do not count; what pygraph runs besides the attention, such as
+by pygraph (TF32 is read as it compiles) and timed in GPU time per call (the benchmark's profiler trace: the union of
+kernel time over 20 calls, so launch costs do not count; what pygraph runs besides the attention, such as
 the aten variant's mask preparation, does). The relative error is against float64 eager. Run on the GPU
 machine from the repository root: `PYTHONPATH=. python bench/probes/probe_attention_kernel.py`; one line
 per shape and TF32 setting. The numbers set `auto`'s rule in `pygraph/frontend/attention.py` and the
@@ -10,12 +10,13 @@ blocks of `attention_blocks` in `pygraph/passes/attention_kernel.py`."""
 
 import torch
 import torch.nn.functional as F
-from timing import gpu_us
 from torch import nn
 
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
+from pygraph.passes import attention_kernel
+from pygraph.tools.bench import _profile
 
 SHAPES = [  # model, batch, heads, queries, keys, head dim, mask
     ("vit_tiny", 1, 3, 197, 197, 64, None),
@@ -73,7 +74,7 @@ def measure(name: str, b: int, h: int, lq: int, lk: int, dim: int, kind: str | N
                 raise RuntimeError(
                     f"{name}: PYGRAPH_ATTENTION={variant} compiled the attention as {routed(compiled)}"
                 )
-            us = gpu_us(lambda compiled=compiled: compiled(*args))
+            us = _profile(compiled, [args], calls=20)["gpu_ms"] * 1e3
             err = relative_error(compiled(*args).double(), ref)
         results.append(f"{variant} {us:8.1f} us (err {err:.0e})")
     print(
@@ -83,6 +84,34 @@ def measure(name: str, b: int, h: int, lq: int, lk: int, dim: int, kind: str | N
     )
 
 
+BLOCKS = [(64, 64, 4, 2), (128, 64, 8, 2), (64, 32, 4, 2), (32, 64, 4, 2), (128, 32, 8, 3), (64, 64, 4, 3)]
+
+
+def sweep_blocks(name: str, b: int, h: int, lq: int, lk: int, dim: int, kind: str | None) -> None:
+    """The generated kernel's time per (BLOCK_M, BLOCK_N, warps, stages), TF32 on (the benchmark's)."""
+    torch.backends.cuda.matmul.allow_tf32 = True
+    args = inputs(b, h, lq, lk, dim, kind)
+    model = Attention(kind == "causal")
+    chosen = attention_kernel.attention_blocks
+    results = []
+    for bm, bn, warps, stages in BLOCKS:
+        attention_kernel.attention_blocks = lambda heads, q, k, d, bm=bm, bn=bn, w=warps, st=stages: (
+            min(bm, max(16, 1 << (q - 1).bit_length())),
+            min(bn, max(16, 1 << (k - 1).bit_length())),
+            w,
+            st,
+        )
+        try:
+            with knobs.scope(attention="kernel"), torch.no_grad():
+                compiled = pygraph.export_and_compile(model, args, target="cuda")
+                results.append(
+                    f"{bm}/{bn}/{warps}/{stages} {_profile(compiled, [args], calls=20)['gpu_ms'] * 1e3:.1f}"
+                )
+        finally:
+            attention_kernel.attention_blocks = chosen
+    print(f"{name:22s} blocks (M/N/warps/stages us): {', '.join(results)}", flush=True)
+
+
 if __name__ == "__main__":
     torch.manual_seed(0)
     saved = torch.backends.cuda.matmul.allow_tf32
@@ -90,5 +119,7 @@ if __name__ == "__main__":
         for shape in SHAPES:
             for tf32 in (False, True):
                 measure(*shape, tf32)
+        for shape in SHAPES:
+            sweep_blocks(*shape)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved

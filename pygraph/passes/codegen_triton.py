@@ -56,6 +56,12 @@ _TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "
 _HEADER = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n@triton.jit\n"
 _ROW_ELEMENTS = 1024  # elements a program of a persistent reduction kernel works on (XBLOCK * RBLOCK)
 _LOOP_BLOCK = 2048  # columns per iteration of a looping reduction kernel
+# A pointwise kernel of more ops than this runs one element per thread in programs of _HEAVY_BLOCK: long
+# chains of dependent arithmetic need the warps to hide their latency more than wide loads
+# (pointwise_1m's 15 rounds of tanh, exp and log1p: 47 -> 32 us on the H200 against 8 elements per
+# thread; bench/results/probe-pointwise-blocks-h200.log).
+_HEAVY_OPS = 64
+_HEAVY_BLOCK = 256
 _COALESCED_ROWS = 16  # contiguous rows (64 bytes of float32) a persistent program loads per column, at least
 # Reductions as `tl.reduce` with the combine functions of tl.sum/tl.max/tl.min: Triton's interpreter
 # runs those natively, but cannot call the @jit wrappers themselves from an interpreted kernel.
@@ -201,8 +207,13 @@ class _Writer:
             raise ValueError("the outputs of a fused function must share one shape")
         self.numel = math.prod(self.shape)
         self.block = max(128, min(max_block, 1 << max(self.numel - 1, 0).bit_length()))
+        computed = [op for op in self.body_ops if not op.operation.name.startswith("torch.constant.")]
+        if len(computed) > _HEAVY_OPS:  # bound by arithmetic latency: one element per thread
+            self.block = min(self.block, _HEAVY_BLOCK)
+            self.num_warps = self.block // 32
+        else:  # bound by memory: 8 elements per thread, loaded in vectors of 4
+            self.num_warps = min(8, max(1, self.block // 256))
         self.grid = max(1, -(-self.numel // self.block))
-        self.num_warps = min(8, max(1, self.block // 256))
         # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
         self.wide = self.grid * self.block > _INT32_MAX or _spans_overflow(layouts)
         self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
