@@ -77,8 +77,9 @@ class Knobs:
         "PYGRAPH_ATTENTION",
         "auto",
         "how scaled_dot_product_attention runs where the generated kernel can compute it (float32, on the "
-        "devices PYGRAPH_GPU_LAYOUTS names, frontend/attention.py): auto (for now: kernel) / kernel: one "
-        "generated flash-attention kernel; decompose: matmul, softmax kernel, matmul; aten: ATen's fused call",
+        "devices PYGRAPH_GPU_LAYOUTS names, frontend/attention.py): auto: as measured per shape and TF32 "
+        "setting; kernel: one generated flash-attention kernel; decompose: matmul, softmax kernel, matmul; "
+        "aten: ATen's fused call",
     )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 

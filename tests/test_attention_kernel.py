@@ -206,7 +206,8 @@ def test_models_with_the_attention_kernel_match_eager(name: str) -> None:
 
 
 def test_routes() -> None:
-    """The knob: auto and kernel make the kernel; decompose, aten, dropout and the CPU without forcing do not."""
+    """The knob: auto (few scores) and kernel make the kernel; decompose, aten, dropout and the CPU without
+    forcing do not."""
     torch.manual_seed(0)
     inputs = case_inputs("odd sizes")
     for route, options, layouts, kernel in (
@@ -225,6 +226,35 @@ def test_routes() -> None:
         pytest.raises(ValueError, match="PYGRAPH_ATTENTION"),
     ):
         pygraph.export_and_compile(Attention(), inputs)
+
+
+@pytest.mark.parametrize(
+    "batch, heads, length, dim, tf32, expected",
+    [
+        (1, 3, 197, 64, True, "kernel"),  # TF32 dots: the kernel wins on every measured shape
+        (1, 3, 197, 64, False, "decompose"),  # 116K scores of head dim 64 in IEEE float32
+        (1, 12, 32, 64, False, "kernel"),  # few scores: one launch against three
+        (8, 4, 128, 32, False, "kernel"),  # head dim 32: the kernel's FMA dots keep up
+        (16, 12, 128, 64, False, "aten"),  # past 1M scores of head dim 64
+    ],
+)
+def test_auto_routes_as_measured(
+    batch: int, heads: int, length: int, dim: int, tf32: bool, expected: str
+) -> None:
+    """`auto`'s rule (frontend/attention.py, from bench/results/probe-attention-kernel-h200.log)."""
+    inputs = tuple(torch.randn(batch, heads, length, dim) for _ in range(3))
+    saved = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = tf32
+    try:
+        with knobs.scope(gpu_layouts="on", attention="auto"):
+            program = export_program(Attention(), inputs)
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = saved
+    calls = [
+        n for n in program.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default
+    ]
+    route = "decompose" if not calls else "kernel" if KERNEL_META in calls[0].meta else "aten"
+    assert route == expected
 
 
 @pytest.mark.parametrize(

@@ -15,8 +15,14 @@ The choice is made here, once per call, by `route` (PYGRAPH_ATTENTION):
   batch 128) the fused kernel wins, and at GPT-2's 12 x 32 x 32 the three launches cost more than they
   save; with TF32 the decomposition wins up to much larger score matrices.
 - `aten`: ATen's fused call (float32: the memory-efficient kernel), a library op.
-- `auto` (default): for now the generated kernel wherever it applies; the thresholds between the three
-  will come from `bench/probes/probe_attention_kernel.py` on the GPU.
+- `auto` (default): chosen from `bench/probes/probe_attention_kernel.py` on an H200
+  (`bench/results/probe-attention-kernel-h200.log`, the benchmark models' shapes and two longer ones).
+  Where TF32 matmuls are allowed the kernel's tensor-core dots win on every shape, 1.1x (ViT-Tiny's 3 x
+  197 x 197) to 4x (BlenderBot's 64 x 16 x 128 x 128) against the better of the other two. In IEEE
+  float32 (no TF32) its dots run on the FMA units: it still wins with head dims of 32 or less (MobileBERT,
+  BlenderBot) and on few scores (GPT-2's 12 x 32 x 32: one launch against three), while from 64K scores
+  the decomposition's cuBLAS matmuls win (ViT, BERT: 17 against 60 and 16 against 23 us) and past 1M
+  ATen's fused kernel does (distilgpt2, mt5, a causal 12 x 1024 x 1024: 141 against 281 us).
 
 Only float32 attentions on the devices PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout, no
 grouped-query heads and what else the kernel can compute (`attention_kernel.unsupported`) are routed;
@@ -39,6 +45,11 @@ from .rewrite import add_constant, propagate_fake_tensors, replace_node
 aten = torch.ops.aten
 ROUTES = ("auto", "kernel", "decompose", "aten")
 KERNEL_META = "pygraph_attention_kernel"  # node.meta key: tl.dot's precision (the importer's attribute)
+# `auto` without TF32 (module docstring): the kernel up to these head dims or below these many scores,
+# the decomposition up to _ATEN_SCORES, ATen's fused call beyond.
+_FMA_HEAD_DIM = 32
+_DECOMPOSE_SCORES = 1 << 16
+_ATEN_SCORES = 1 << 20
 _SDPA = aten.scaled_dot_product_attention.default
 _ARGUMENTS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
 _DEFAULTS = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
@@ -71,7 +82,15 @@ def route(args: dict, devices: tuple[str, ...]) -> str:
         raise ValueError(f"PYGRAPH_ATTENTION must be one of {', '.join(ROUTES)}, not {knobs.attention!r}")
     if knobs.attention == "aten" or not _routable(args, devices):
         return "aten"
-    return "decompose" if knobs.attention == "decompose" else "kernel"
+    if knobs.attention != "auto":
+        return knobs.attention
+    if torch.backends.cuda.matmul.allow_tf32:
+        return "kernel"
+    query, key = args["query"].meta["val"], args["key"].meta["val"]
+    scores = math.prod(query.shape[:-1]) * key.shape[-2]
+    if query.shape[-1] <= _FMA_HEAD_DIM or scores < _DECOMPOSE_SCORES:
+        return "kernel"
+    return "decompose" if scores <= _ATEN_SCORES else "aten"
 
 
 def _routable(args: dict, devices: tuple[str, ...]) -> bool:

@@ -41,7 +41,7 @@ PRECISIONS = ("ieee", "tf32")  # values of `pygraph.attention_kernel`: tl.dot's 
 KERNEL_DTYPES = ("float32",)
 MAX_HEAD_DIM = 256  # E and Ev: beyond, a program's tiles no longer fit registers and shared memory
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
-_SMS = 132  # an H100's multiprocessors: enough programs to fill them
+_SMS = 132  # an H100's (and H200's) multiprocessors: enough programs to fill them
 
 
 Tensor = tuple[tuple[int, ...], str]  # (sizes, dtype name), what `unsupported` needs of an operand
@@ -143,14 +143,16 @@ def read_attention(op: Any) -> Attention:
 
 def attention_blocks(heads: int, queries: int, keys: int, dim: int) -> tuple[int, int, int, int]:
     """(BLOCK_M, BLOCK_N, num_warps, num_stages) for `heads` heads of `queries` x `keys` scores and a
-    (padded) head dim `dim`. Starting points to tune on the GPU (bench/probes/probe_attention_kernel.py):
-    128 query rows per program halve the key and value reads per query against 64, but hold twice the
-    float32 scores and accumulator in registers and make half the programs, so they are taken for head
-    dims up to 64 and only when the programs still fill an H100's 132 multiprocessors; key blocks of 64,
-    32 past head dims of 128 (two stages of key and value tiles must fit in shared memory); 8 warps for
-    128 rows, 4 for 64; two stages, so the next tiles load while this one computes. Short sequences
-    shrink the blocks to their power-of-two lengths, not below 16 (the smallest tl.dot)."""
-    block_m = 128 if dim <= 64 and heads * -(-queries // 128) >= _SMS else 64
+    (padded) head dim `dim`, from `bench/probes/probe_attention_kernel.py` (TF32 dots, H200): what counts
+    is filling the multiprocessors. 128 query rows and 8 warps per program where that still makes a
+    program per multiprocessor (MobileBERT, BlenderBot, 4 x 16 x 512 x 512: 10-20% faster than 64 rows),
+    else 32 rows where that does (mt5, a causal 12 x 1024 x 1024: 1.3x), else 16 (ViT-Tiny's 3 heads of
+    197 queries: 7.7 against 14.4 us at 64 rows; BERT's 12 of 128: 5.7 against 8.2); 64 rows with 4 warps
+    measured slower than both neighbours everywhere. Key blocks of 64, 32 past head dims of 128 (two
+    stages of key and value tiles must fit in shared memory); 4 warps under 128 rows; two stages, so the
+    next tiles load while this one computes. Short sequences shrink the blocks to their power-of-two
+    lengths, not below 16 (the smallest tl.dot)."""
+    block_m = next((m for m in (128, 32) if heads * -(-queries // m) >= _SMS), _MIN_DOT)
     block_m = min(block_m, max(_MIN_DOT, _pow2(queries)))
     block_n = min(64 if dim <= 128 else 32, max(_MIN_DOT, _pow2(keys)))
     return block_m, block_n, 8 if block_m == 128 else 4, 2

@@ -277,7 +277,8 @@ module {
 
 // -----
 
-// An attention (`pygraph.attention_kernel`): one program per head of 32 queries, the key blocks in a loop,
+// An attention (`pygraph.attention_kernel`): two programs of 16 queries per head of 32 (8 heads are too few
+// to fill the GPU with more rows per program), the key blocks in a loop,
 // every buffer at its own strides: q's and the result's heads interleaved ([B, L, H, E] in memory), a
 // boolean padding mask broadcast over heads and queries (stride 0: one row per batch), head dim 24 of v
 // padded to 32 under a mask, keys 40 of a block of 64 masked; tl.dot in the recorded precision.
@@ -285,6 +286,8 @@ module {
 // CHECK-SAME:    entry = "k0_attention", num_stages = 2 : i64, num_warps = 4 : i64
 // CHECK-SAME:    signature = ["*fp32:16", "*fp32:16", "*fp32:16", "*i1:16", "*fp32:16"]
 // CHECK-SAME:    def k0_attention(in0, in1, in2, in3, out0):
+// CHECK-SAME:    bh = pid // 2\0A
+// CHECK-SAME:    first = (pid % 2) * 16\0A
 // CHECK-SAME:    bd0 = bh // 4\0A
 // CHECK-SAME:    bd1 = bh % 4\0A
 // CHECK-SAME:    q = tl.load(in0 + bd0 * 2048 + bd1 * 16 + rows * 64 + e_row)\0A
@@ -298,7 +301,7 @@ module {
 // CHECK-SAME:    out = acc / tl.where(l_i == 0.0, 1.0, l_i)\0A
 // CHECK-SAME:    tl.store(out0 + bd0 * 3072 + bd1 * 24 + rows * 96 + ev, out, mask=ev < 24)\0A
 // CHECK-LABEL: func.func @main
-// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {access = ["r", "r", "r", "r", "w"], grid = [8, 1, 1], kernel = @k0_attention
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {access = ["r", "r", "r", "r", "w"], grid = [16, 1, 1], kernel = @k0_attention
 module {
   func.func private @fused_0(%arg0: !torch.vtensor<[2,4,32,16],f32>, %arg1: !torch.vtensor<[2,4,40,16],f32>, %arg2: !torch.vtensor<[2,4,40,24],f32>, %arg3: !torch.vtensor<[2,1,1,40],i1>) -> !torch.vtensor<[2,4,32,24],f32> attributes {pygraph.fused} {
     %float0 = torch.constant.float 0.000000e+00
