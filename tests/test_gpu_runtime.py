@@ -184,6 +184,32 @@ def test_an_unpatchable_recording_stages_its_input(monkeypatch):
     assert stats["copied_bytes_per_call"] == 512 * 4
 
 
+def test_an_unpatchable_vendor_output_is_returned_as_a_copy(monkeypatch):
+    """A linear layer's result is the output: where the recording cannot be patched to write each call's
+    fresh tensor, the call returns a copy of what it wrote, so earlier results stay intact."""
+    from pygraph.backend.cuda import graph
+
+    def refuse(*args, **kwargs):
+        raise graph.NotPatchable("refused by the test")
+
+    monkeypatch.setattr(graph.GraphBuilder, "inline", refuse)
+    torch.manual_seed(5)
+    model = torch.nn.Linear(512, 256).cuda().eval()
+    inputs = [torch.randn(1, 512, device="cuda") for _ in range(4)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (inputs[0],))
+        outputs = [compiled(x) for x in inputs]
+        torch.cuda.synchronize()
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+    assert len({y.data_ptr() for y in outputs}) == len(outputs)
+    stats = compiled.stats()
+    assert (
+        stats["patches_staged"] == 2 and stats["nodes"]["inlined"] == 0
+    )  # the input staged, the output copied
+    assert stats["copied_bytes_per_call"] == (512 + 256) * 4
+
+
 def test_parameter_changes_are_seen_on_the_gpu():
     torch.manual_seed(1)
     model = Block().cuda().eval()

@@ -84,7 +84,15 @@ def measure(name: str, b: int, h: int, lq: int, lk: int, dim: int, kind: str | N
     )
 
 
-BLOCKS = [(16, 64, 4, 2), (32, 64, 4, 2), (64, 64, 4, 2), (128, 64, 8, 2), (64, 32, 4, 2), (32, 32, 2, 2), (64, 64, 4, 3)]
+BLOCKS = [
+    (16, 64, 4, 2),
+    (32, 64, 4, 2),
+    (64, 64, 4, 2),
+    (128, 64, 8, 2),
+    (64, 32, 4, 2),
+    (32, 32, 2, 2),
+    (64, 64, 4, 3),
+]
 
 
 def sweep_blocks(name: str, b: int, h: int, lq: int, lk: int, dim: int, kind: str | None) -> None:

@@ -8,7 +8,8 @@ Inductor's layout optimization does, each such convolution gets its input as
 add), that kernel writes NHWC directly; ATen then returns the convolution's result in NHWC, and the
 pointwise ops after it keep that layout, so the transposes disappear. Each weight is converted too (ATen
 would copy it in every call): a weight of the model's is converted once and kept, and again only when the
-model changes it (derived_state.py).
+model changes it (derived_state.py). Convolutions that cuDNN runs in NCHW whatever it is given (few input
+channels, large filters: `_nchw_engine`) keep their NCHW input.
 
 Every layout in the program then follows from ATen's own rules: the fake tensors of all nodes are
 recomputed (`FakeTensorProp`), and the importer annotates eager layouts from them as always.
@@ -38,6 +39,8 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
         if not isinstance(value, torch.Tensor) or value.dim() != 4 or value.device.type not in devices:
             continue
         weight = node.args[1]
+        if not _nhwc(value) and _nchw_engine(value, weight.meta.get("val")):
+            continue
         with graph.inserting_before(node):
             if not _nhwc(value) or value.is_contiguous():  # (an input given NHWC already is read as it is)
                 x = graph.call_function(aten.clone.default, (x,), {"memory_format": torch.channels_last})
@@ -60,6 +63,14 @@ def convolutions_channels_last(ep: torch.export.ExportedProgram, devices: tuple[
             conversions.discard(node)
     propagate_fake_tensors(ep)
     return len(conversions)
+
+
+def _nchw_engine(x: torch.Tensor, weight: object) -> bool:
+    """Whether cuDNN computes this convolution with an NCHW kernel anyway: for float inputs of fewer than 4
+    channels it has NHWC kernels only for filters up to 7 x 7. Past that (ViT's 16 x 16 patches, AlexNet's
+    11 x 11 stem) NHWC tensors cost a conversion kernel of ours and three transposes of cuDNN's around its
+    NCHW kernel (bench/results/kernels.json, H200), so such a convolution keeps the NCHW input it is given."""
+    return isinstance(weight, torch.Tensor) and x.shape[1] < 4 and min(weight.shape[-2:]) > 7
 
 
 def _nhwc(value: object) -> bool:

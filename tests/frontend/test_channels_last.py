@@ -79,6 +79,20 @@ def test_an_nhwc_input_is_read_as_it_is_and_its_convolutions_weight_converted(mo
     assert weights[0] is clones[0]
 
 
+def test_a_large_filter_over_few_channels_stays_nchw():
+    """cuDNN has no NHWC kernel for it (ViT's patch embedding): neither input nor weight is converted, and
+    the convolution after it, over many channels, reads NHWC as usual."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 8, 8, stride=8), nn.ReLU(), nn.Conv2d(8, 4, 3)).eval()
+    x = torch.randn(1, 3, 48, 48)
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        program = export_program(model, (x,))
+        compiled = pygraph.export_and_compile(model, (x,))
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+    patch, second = convolution_inputs(program)
+    assert patch.is_contiguous() and second.is_contiguous(memory_format=torch.channels_last)
+
+
 def test_auto_leaves_cpu_convolutions_alone(model):
     program = export_program(model, (torch.randn(2, 3, 16, 16),))
     assert not any(t.is_contiguous(memory_format=torch.channels_last) for t in convolution_inputs(program))

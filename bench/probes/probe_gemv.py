@@ -1,0 +1,66 @@
+"""Whether a generated matrix-vector kernel could replace cuBLAS's gemv in mlp-like models: cuBLAS's
+`F.linear` of one row (the mlp workload's 512 x 512 layers) against a Triton gemv, alone and with the
+previous layer's GELU and layer norm computed in its prologue (each program recomputes the norm of the
+512 inputs it reads, so a layer is one launch instead of two). Not used by the compiler yet: the data for
+deciding whether to build it (docs/status.md, next steps).
+
+On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gemv.py`
+(output: bench/results/probe-gemv-h200.log).
+"""
+
+import torch
+import torch.nn.functional as F
+import triton
+import triton.language as tl
+from timing import gpu_us
+
+
+@triton.jit
+def gemv(w, x, b, y, gamma, beta, K: tl.constexpr, BN: tl.constexpr, PROLOGUE: tl.constexpr):
+    rows = tl.program_id(0) * BN + tl.arange(0, BN)
+    cols = tl.arange(0, K)
+    v = tl.load(x + cols)
+    if PROLOGUE:  # layer_norm(gelu(v)) with weight gamma and bias beta, as the previous layer's kernel does
+        v = v * 0.5 * (1.0 + tl.math.erf(v * 0.7071067811865476))
+        mean = tl.sum(v, 0) / K
+        centered = v - mean
+        rstd = tl.math.rsqrt(tl.sum(centered * centered, 0) / K + 1e-5)
+        v = centered * rstd * tl.load(gamma + cols) + tl.load(beta + cols)
+    weights = tl.load(w + rows[:, None] * K + cols[None, :])
+    tl.store(y + rows, tl.sum(weights * v[None, :], 1) + tl.load(b + rows))
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    n = k = 512
+    w, b = torch.randn(n, k, device="cuda") / 16, torch.randn(n, device="cuda")
+    x = torch.randn(1, k, device="cuda")
+    gamma, beta = torch.rand(k, device="cuda") + 0.5, torch.randn(k, device="cuda")
+    y = torch.empty(n, device="cuda")
+    ref = F.linear(x, w, b)[0]
+    normed = F.layer_norm(F.gelu(x), (k,), gamma, beta)
+    ref_prologue = F.linear(normed, w, b)[0]
+    print(f"cuBLAS F.linear(1 x {k}, {n} x {k}): {gpu_us(lambda: F.linear(x, w, b)):.2f} us")
+    print(
+        f"cuBLAS gelu + layer_norm kernel + F.linear: {gpu_us(lambda: F.linear(F.layer_norm(F.gelu(x), (k,), gamma, beta), w, b)):.2f} us (eager, 3+ kernels)"
+    )
+    for prologue in (False, True):
+        for bn in (2, 4, 8, 16, 32):
+            for warps in (1, 2, 4, 8):
+
+                def launch(bn: int = bn, warps: int = warps, p: bool = prologue) -> None:
+                    gemv[(n // bn,)](w, x, b, y, gamma, beta, K=k, BN=bn, PROLOGUE=p, num_warps=warps)
+
+                launch()
+                err = float(
+                    (y - (ref_prologue if prologue else ref)).norm()
+                    / (ref_prologue if prologue else ref).norm()
+                )
+                print(
+                    f"triton gemv prologue={prologue!s:5s} BN {bn:2d} warps {warps}: {gpu_us(launch):.2f} us (err {err:.0e})",
+                    flush=True,
+                )
+
+
+if __name__ == "__main__":
+    main()
