@@ -88,7 +88,7 @@ def export_and_compile(
     imported = import_program(program, context, derived.names if derived else ())
     stages: dict[str, str] = {}
     module = _stage(name, "torch", imported.module, context, stages)
-    module = _run(name, "pygraph", module, TENSOR_PIPELINE, context, stages)
+    module = _run(name, "pygraph", module, _tensor_pipeline(), context, stages)
     cost_key = _cost_key(target, model)
     module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
     compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
@@ -104,6 +104,18 @@ def _cost_key(target: str, model: torch.nn.Module) -> str:
     from .backend.cuda.calibrate import costs_for
 
     return costs_for(_device(model, target))
+
+
+def _tensor_pipeline() -> str:
+    """The tensor pipeline with its options: products of one row generated or left to the vendor
+    (PYGRAPH_MATVEC)."""
+    if knobs.matvec not in ("auto", "vendor"):
+        raise ValueError(f"PYGRAPH_MATVEC must be auto or vendor, not {knobs.matvec!r}")
+    return (
+        TENSOR_PIPELINE
+        if knobs.matvec == "auto"
+        else TENSOR_PIPELINE.replace("classify-ops", "classify-ops{matvec=false}")
+    )
 
 
 def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:

@@ -81,6 +81,12 @@ class Knobs:
         "setting; kernel: one generated flash-attention kernel; decompose: matmul, softmax kernel, matmul; "
         "aten: ATen's fused call",
     )
+    matvec = _Knob(
+        "PYGRAPH_MATVEC",
+        "auto",
+        "how a linear, mm or addmm of one row runs (passes/matvec_kernel.py): auto: the generated "
+        "matrix-vector kernel where it can compute it; vendor: the vendor library (cuBLAS's gemv)",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

@@ -40,8 +40,17 @@ def test_eight_queued_calls_on_rotating_inputs_see_their_own_addresses():
     assert stats["nodes"]["child"] + stats["nodes"]["inlined"] == stats["nodes"]["library"]
 
 
+@pytest.fixture
+def vendor_gemv():
+    """Products of one row as cuBLAS's gemv (PYGRAPH_MATVEC=vendor), not the generated matvec kernel: the
+    tests that use it exercise vendor calls reached by patching."""
+    with knobs.scope(matvec="vendor"):
+        yield
+
+
 class Gemv(torch.nn.Module):
-    """One row through a linear layer (cuBLAS's gemv), GELU and layer norm: the input feeds a vendor call."""
+    """One row through a linear layer (cuBLAS's gemv, with `vendor_gemv`), GELU and layer norm: the input
+    feeds a vendor call."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -97,6 +106,7 @@ def _poison(x: torch.Tensor) -> None:
 
 
 @pytest.mark.parametrize("name", PATCHED)
+@pytest.mark.usefixtures("vendor_gemv")
 def test_a_patched_vendor_call_reads_each_calls_input_and_never_the_old_one(name):
     torch.manual_seed(3)
     make, draw = PATCHED[name]
@@ -148,6 +158,7 @@ def test_a_vendor_call_writes_each_calls_fresh_output():
     assert stats["copied_bytes_per_call"] == 0 and stats["host_ops"] == 0
 
 
+@pytest.mark.usefixtures("vendor_gemv")
 def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     """cuBLAS's kernels were recorded on an aligned, contiguous input; a view 4 bytes into a larger tensor
     or every other element of a row is copied into the plan's layout first, as eager's results show."""
@@ -163,6 +174,7 @@ def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     assert compiled.stats()["patches_staged"] == 0
 
 
+@pytest.mark.usefixtures("vendor_gemv")
 def test_an_unpatchable_recording_stages_its_input(monkeypatch):
     from pygraph.backend.cuda import graph
 
@@ -184,6 +196,7 @@ def test_an_unpatchable_recording_stages_its_input(monkeypatch):
     assert stats["copied_bytes_per_call"] == 512 * 4
 
 
+@pytest.mark.usefixtures("vendor_gemv")
 def test_an_unpatchable_vendor_output_is_returned_as_a_copy(monkeypatch):
     """A linear layer's result is the output: where the recording cannot be patched to write each call's
     fresh tensor, the call returns a copy of what it wrote, so earlier results stay intact."""
@@ -246,6 +259,7 @@ def test_a_profiled_choice_is_measured_once_and_reused(tmp_path, monkeypatch):
 
 
 @pytest.mark.parametrize("make", [Gemv, Block], ids=["patched", "table"])
+@pytest.mark.usefixtures("vendor_gemv")
 def test_profile_measures_how_each_input_and_output_is_reached(tmp_path, make):
     torch.manual_seed(5)
     model = make().cuda().eval()

@@ -41,6 +41,10 @@ DENSE_MASK_LAYOUTS = (
 ATTENTION_KERNEL = (
     "pygraph.attention_kernel"  # attention call routed to the generated kernel: tl.dot's precision
 )
+# Classes whose op is a kernel of its own, written by a template of its own (passes/attention_kernel.py,
+# passes/matvec_kernel.py): no other op joins it, and its programs read whole rows of their inputs, so it
+# never writes over one of them.
+KERNEL_TEMPLATES = ("attention", "matvec")
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"

@@ -3,7 +3,9 @@
 Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
 fuse-pointwise puts it in a kernel or leaves it to ATen), `attention` (a `scaled_dot_product_attention`
 the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
-attention the kernel cannot compute fails where it is), `view` (layout only), `library` (one ATen call), `host` (needs the
+attention the kernel cannot compute fails where it is), `matvec` (a linear, mm or addmm of one row that the
+generated matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the
+vendor library), `view` (layout only), `library` (one ATen call), `host` (needs the
 host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
 computes tensors and is not otherwise known is a library op, so no model is refused for a missing
 lowering; ops that are not ATen at all are errors naming the op and its source location.
@@ -20,6 +22,7 @@ from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor
 from .attention_kernel import read_attention
 from .base import Pass, PassError, main_function
+from .matvec_kernel import read_matvec
 from .pointwise import CONCAT, POINTWISE
 from .reductions import REDUCTIONS
 
@@ -29,7 +32,7 @@ _STRUCTURAL_LISTS = {"torch.prim.ListUnpack"}
 _LITERALS = {"torch.vtensor.literal", "torch.prim.NumToTensor.Scalar"}
 
 
-def classify(op: Any) -> str:
+def classify(op: Any, matvec: bool = True) -> str:
     """The class of one torch-dialect op (see module docstring); raises ValueError for foreign ops."""
     name = op.operation.name
     if name in _LITERALS:
@@ -59,6 +62,8 @@ def classify(op: Any) -> str:
     if d.ATTENTION_KERNEL in op.attributes:
         read_attention(op)  # ValueError: what the kernel cannot compute
         return "attention"
+    if matvec and read_matvec(op) is not None:
+        return "matvec"
     return "library"
 
 
@@ -67,7 +72,11 @@ class ClassifyOps(Pass):
     """Sets `pygraph.class` on every op of `@main`; errors name ops pygraph cannot run at all."""
 
     name = "classify-ops"
-    summary = "classify each op as pointwise, reduction, concat, attention, view, library, host, scalar, constant or nop"
+    summary = (
+        "classify each op as pointwise, reduction, concat, attention, matvec, view, library, host, scalar, "
+        "constant or nop"
+    )
+    matvec: bool = True  # products of one row as generated matrix-vector kernels (else vendor calls)
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)
@@ -77,7 +86,7 @@ class ClassifyOps(Pass):
                 if op.operation.name in _STRUCTURAL:
                     continue
                 try:
-                    cls = classify(op)
+                    cls = classify(op, self.matvec)
                 except ValueError as exc:
                     errors.append((op.location, str(exc)))
                     continue

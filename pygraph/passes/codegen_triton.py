@@ -28,7 +28,8 @@ program covers about 1024 elements with a warp per 128 of them, a looping one bl
 with 16 warps, and reductions over strided columns take many rows at a time so loads coalesce along them.
 
 A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
-flash-attention kernel instead (`attention_kernel.py`, which builds on `_Writer`).
+flash-attention kernel instead (`attention_kernel.py`), one holding a product of one row (class `matvec`)
+a matrix-vector kernel (`matvec_kernel.py`); both build on `_Writer`.
 """
 
 from __future__ import annotations
@@ -108,10 +109,17 @@ class CodegenTriton(Pass):
                 layouts = [buffer_layout(a) for a in op.args]
                 body = callee.regions[0].blocks[0]
                 try:
-                    if any(d.ATTENTION_KERNEL in o.attributes for o in body):
+                    classes = {
+                        ir.StringAttr(o.attributes[d.CLASS]).value for o in body if d.CLASS in o.attributes
+                    }
+                    if "attention" in classes:
                         from .attention_kernel import AttentionWriter  # (which builds on _Writer)
 
                         kernel = AttentionWriter(callee, layouts, indirect).write()
+                    elif "matvec" in classes:
+                        from .matvec_kernel import MatvecWriter  # (which builds on _Writer)
+
+                        kernel = MatvecWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     else:

@@ -24,8 +24,9 @@ never written (DenseNet's growing feature lists are read by the batch norm kerne
 Groups holding one take no reduction, and a reduction's group takes none.
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
-An attention routed to the generated kernel (class `attention`) is a group of its own that no op joins:
-its kernel (`attention_kernel.py`) computes the attention and nothing else.
+An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
+of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
+computes that op and nothing else.
 """
 
 from __future__ import annotations
@@ -64,7 +65,7 @@ class _Group:
     no_ops: dict[int, Any] = dataclasses.field(default_factory=dict)  # no-op users by index
     reduced: tuple[int, ...] | None = None  # the dims its reductions reduce, once one has joined
     concatenates: bool = False  # holds a `cat` (whose pieces only a pointwise kernel loads)
-    alone: bool = False  # an attention: no other op joins
+    alone: bool = False  # an op of a kernel template: no other op joins
 
     @property
     def row_shape(self) -> tuple[int, ...] | None:
@@ -159,7 +160,7 @@ class _Grouping:
         for i, op in enumerate(self.ops):
             group = None
             cls = _class(op)
-            if cls == "attention":
+            if cls in d.KERNEL_TEMPLATES:
                 group = _Group([], tuple(tensor_info(op.results[0].type)[0]), next(self.created), alone=True)
                 self.groups.append(group)
                 self._add(group, op, i, None)

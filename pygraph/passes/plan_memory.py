@@ -9,8 +9,9 @@ In place: a kernel's output takes the bytes of an input that dies at that kernel
 buffers with the same layout and no other argument of the kernel reaches that input's storage. Every
 generated kernel reads an element before it writes the element at the same address (a 1-D kernel per
 block, a reduction kernel per row), so no write clobbers a value still to be read; chains of kernels
-then run in one buffer, as a residual stream does. Attention kernels are the exception (every program
-reads all keys and values of its head) and write no input's bytes.
+then run in one buffer, as a residual stream does. Kernels of a template (`d.KERNEL_TEMPLATES`: an
+attention's programs read all keys and values of their head, a matvec's the whole row) are the exception
+and write no input's bytes.
 
 Reuse against parallelism: bytes that two buffers share make `pygraph.ir.plan.dependencies` add
 write-after-read edges from the nodes touching the first buffer to the writer of the second. By default
@@ -58,9 +59,9 @@ class PlanMemory(Pass):
                 size = _align(layout.storage_elements() * layout.dtype.itemsize)
                 buffers[op.buf] = _Buffer([op], layout, size, touched)
         if self.reuse and self.in_place:
-            attention = _attention_kernels(module)
+            templates = _template_kernels(module)
             for op in ops:
-                if isinstance(op, d.KernelOp) and ir.FlatSymbolRefAttr(op.kernel).value not in attention:
+                if isinstance(op, d.KernelOp) and ir.FlatSymbolRefAttr(op.kernel).value not in templates:
                     self._write_in_place(op, position[op.operation], buffers, order)
         placed: list[tuple[_Buffer, int]] = []
         total = 0
@@ -204,11 +205,14 @@ def _align(n: int) -> int:
     return max(ARENA_ALIGNMENT, -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT)
 
 
-def _attention_kernels(module: ir.Module) -> set[str]:
-    """The fused functions computing an attention (`attention_kernel.py`)."""
+def _template_kernels(module: ir.Module) -> set[str]:
+    """The fused functions computing an op of a kernel template (`d.KERNEL_TEMPLATES`)."""
     return {
         fn.sym_name.value
         for fn in module.body.operations
         if isinstance(fn, func.FuncOp)
-        and any(d.ATTENTION_KERNEL in op.attributes for op in fn.regions[0].blocks[0])
+        and any(
+            d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value in d.KERNEL_TEMPLATES
+            for op in fn.regions[0].blocks[0]
+        )
     }

@@ -155,7 +155,8 @@ def _elementwise_into(module: ir.Module, kernel: Any, source: ir.Value, target: 
         return False
     body = fused.regions[0].blocks[0].operations
     if any(
-        d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value in ("reduction", "attention")
+        d.CLASS in op.attributes
+        and ir.StringAttr(op.attributes[d.CLASS]).value in ("reduction", *d.KERNEL_TEMPLATES)
         for op in body
     ):
         return False

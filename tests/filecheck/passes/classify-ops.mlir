@@ -1,4 +1,5 @@
 // RUN: pygraph-opt %s -p classify-ops --split-input-file | filecheck %s
+// RUN: pygraph-opt %s -p 'classify-ops{matvec=false}' --split-input-file | filecheck %s --check-prefix=VENDOR
 
 // One op of each class.
 // CHECK-LABEL: func.func @main
@@ -57,4 +58,22 @@ func.func @attention(%q: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[2,
   %0 = torch.aten.scaled_dot_product_attention %q, %q, %q, %m, %float0, %false, %none, %false {pygraph.attention_kernel = "ieee"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   %1 = torch.aten.scaled_dot_product_attention %0, %q, %q, %m, %float5, %false, %none, %false : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,1,1,32],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   return %1 : !torch.vtensor<[2,4,32,16],f32>
+}
+
+// -----
+
+// Products of one row (float32, rows of at most 1024 values) are class matvec: a linear with its bias, an mm
+// of a [K, N] weight; one of two rows is a library call. `matvec=false` leaves them all to the vendor.
+// CHECK-LABEL: func.func @products
+// CHECK:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"}
+// CHECK:         torch.aten.mm %arg0, %arg3 {pygraph.class = "matvec"}
+// CHECK:         torch.aten.linear %arg4, %arg1, %arg2 {pygraph.class = "library"}
+// VENDOR-LABEL: func.func @products
+// VENDOR:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// VENDOR:         torch.aten.mm %arg0, %arg3 {pygraph.class = "library"}
+func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,16],f32>, %arg2: !torch.vtensor<[8],f32>, %arg3: !torch.vtensor<[16,5],f32>, %arg4: !torch.vtensor<[2,16],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,5],f32>, !torch.vtensor<[2,8],f32>) {
+  %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[1,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
+  %1 = torch.aten.mm %arg0, %arg3 : !torch.vtensor<[1,16],f32>, !torch.vtensor<[16,5],f32> -> !torch.vtensor<[1,5],f32>
+  %2 = torch.aten.linear %arg4, %arg1, %arg2 : !torch.vtensor<[2,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[2,8],f32>
+  return %0, %1, %2 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,5],f32>, !torch.vtensor<[2,8],f32>
 }

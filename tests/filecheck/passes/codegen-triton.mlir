@@ -316,3 +316,30 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A product of one row (class `matvec`): each program multiplies the whole row (37 values, padded to 64
+// under a mask) by two rows of the weight and adds their bias; 25 programs cover the 50 outputs.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_matvec", num_stages = 1 : i64, num_warps = 1 : i64
+// CHECK-SAME:    def k0_matvec(in0, in1, in2, out0):
+// CHECK-SAME:    n = tl.program_id(0) * 2 + tl.arange(0, 2)\0A
+// CHECK-SAME:    x = tl.load(in0 + k, mask=k < 37, other=0.0)\0A
+// CHECK-SAME:    w = tl.load(in1 + n[:, None] * 37 + k[None, :], mask=k[None, :] < 37, other=0.0)\0A
+// CHECK-SAME:    acc = tl.reduce(w * x[None, :], 1, tl.standard._sum_combine)\0A
+// CHECK-SAME:    acc = acc + tl.load(in2 + n)\0A
+// CHECK-SAME:    tl.store(out0 + n, acc)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %{{.*}}) {access = ["r", "r", "r", "w"], grid = [25, 1, 1], kernel = @k0_matvec
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[50],f32>) -> !torch.vtensor<[1,50],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[1,37],f32>, !torch.vtensor<[50,37],f32>, !torch.vtensor<[50],f32> -> !torch.vtensor<[1,50],f32>
+    return %0 : !torch.vtensor<[1,50],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 37], [37, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[50], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

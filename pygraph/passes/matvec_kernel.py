@@ -1,0 +1,161 @@
+"""The generated matrix-vector kernel: a linear layer (or mm, addmm) of one row as one Triton kernel.
+
+A model fed one sample (an MLP, a CNN's classifier at batch 1) multiplies one row by a weight matrix.
+cuBLAS runs that as its gemv kernel; measured on an H200 (`bench/probes/probe_gemv.py`,
+`bench/results/probe-gemv-h200.log`), a generated kernel computing two outputs per program with one warp
+takes 1.66 us for a 512 x 512 float32 weight against cuBLAS's 3.14 us, with the bias added in the same
+kernel. Each program loads the whole row (K values) and a [BN, K] tile of the weight, multiplies and sums
+each of its BN rows in float32 and stores BN outputs: the weight is read once, by many programs. Rows are
+read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
+`mm` and `addmm` take it, included).
+
+`read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
+accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import math
+from typing import Any
+
+from ..ir import aten
+from ..ir._mlir import ir
+from ..ir.layout import Layout
+from ..ir.torch_types import tensor_info
+from .codegen_triton import _COMBINE, _Kernel, _pow2, _spans_overflow, _Writer
+from .pointwise import constant_value
+
+MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
+_OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
+_VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
+# op -> (operand of the row, of the weight, of the bias or None, whether the weight is [K, N] (transposed))
+_PRODUCTS = {
+    "aten.linear.default": (0, 1, 2, False),
+    "aten.mm.default": (0, 1, None, True),
+    "aten.addmm.default": (1, 2, 0, True),
+}
+
+
+@dataclasses.dataclass(frozen=True)
+class Matvec:
+    """What the kernel computes for one op: out[n] = sum_k row[k] * weight[n, k] (+ bias[n])."""
+
+    row: int  # operand index of the row, of the weight, of the bias (None: no bias)
+    weight: int
+    bias: int | None
+    transposed: bool  # the weight operand is [K, N]
+    k: int
+    n: int
+
+
+def read_matvec(op: Any) -> Matvec | None:
+    """The product `op` computes if the kernel can compute it (float32, static shapes, one row of at most
+    MAX_K values, a bias of N values, addmm's beta and alpha 1), else None."""
+    roles = _PRODUCTS.get(aten.aten_name(op) or "")
+    if roles is None or len(op.results) != 1:
+        return None
+    row_at, weight_at, bias_at, transposed = roles
+    operands = list(op.operands)
+    infos = [tensor_info(v.type) for v in operands[: max(row_at, weight_at, bias_at or 0) + 1]]
+    row, weight, out = infos[row_at], infos[weight_at], tensor_info(op.results[0].type)
+    if row is None or weight is None or out is None or len(weight[0]) != 2:
+        return None
+    k, n = reversed(weight[0]) if not transposed else weight[0]
+    sizes = [*row[0], *weight[0], *out[0]]
+    if min(sizes, default=0) < 1 or math.prod(row[0][:-1]) != 1 or row[0][-1] != k or out[0][-1] != n:
+        return None
+    if k > MAX_K or any(info[1].name != "float32" for info in (row, weight, out)):
+        return None
+    bias = infos[bias_at] if bias_at is not None else None
+    if bias_at is not None and bias is None:
+        if constant_value(operands[bias_at]) is not None:  # linear's bias: None or a tensor
+            return None
+        bias_at = None
+    elif bias is not None and (bias[1].name != "float32" or math.prod(bias[0]) != n or bias[0][-1] != n):
+        return None
+    if aten.aten_name(op) == "aten.addmm.default" and any(
+        constant_value(v) not in (1, 1.0) for v in operands[3:5]
+    ):
+        return None
+    return Matvec(row_at, weight_at, bias_at, transposed, k, n)
+
+
+def matvec_blocks(k: int) -> tuple[int, int]:
+    """(BN, num_warps): two outputs per program, a warp per `_VALUES_PER_WARP` weight values it loads."""
+    per_program = _OUTPUTS_PER_PROGRAM * _pow2(k)
+    return _OUTPUTS_PER_PROGRAM, max(1, min(8, per_program // _VALUES_PER_WARP))
+
+
+class MatvecWriter(_Writer):
+    """Writes the kernel of a fused function holding one `matvec` op (module docstring)."""
+
+    def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
+        self._read(fn, layouts, indirect)
+        compute = [op for op in self.body_ops if not op.operation.name.startswith("torch.constant.")]
+        if len(compute) != 1 or len(self.results) != 1 or self.results[0] != compute[0].results[0]:
+            raise ValueError("a matvec kernel computes one product and returns it")
+        op = compute[0]
+        product = read_matvec(op)
+        if product is None:
+            raise ValueError(f"the matvec kernel cannot compute this {aten.aten_name(op)}")
+        self.product = product
+        operands = list(op.operands)
+        roles = [product.row, product.weight] + ([product.bias] if product.bias is not None else [])
+        if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+            raise ValueError("the row, weight and bias of a matvec kernel must be its inputs")
+        self.row, self.weight = (operands[i].arg_number for i in roles[:2])
+        self.bias = operands[product.bias].arg_number if product.bias is not None else None
+        self.out = len(self.args)
+
+    def write(self) -> _Kernel:
+        p = self.product
+        block_n, warps = matvec_blocks(p.k)
+        width = _pow2(p.k)
+        grid = -(-p.n // block_n)
+        wide = _spans_overflow(self.layouts)
+        pid = "tl.program_id(0).to(tl.int64)" if wide else "tl.program_id(0)"
+        strides = self.layouts[self.weight].strides
+        weight_n, weight_k = reversed(strides) if p.transposed else strides
+        k_tail = f"k < {p.k}" if width != p.k else ""
+        n_tail = f"n < {p.n}" if p.n % block_n else ""
+        bounds = [b for b in (n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}") if b]
+        both = " & ".join(f"({b})" for b in bounds) if len(bounds) > 1 else "".join(bounds)
+        lines = [
+            f"# one row of {p.k} times a {'transposed ' if p.transposed else ''}{p.n} x {p.k} weight"
+            f"{' plus a bias' if p.bias is not None else ''}: {grid} programs of {block_n} outputs",
+            *self._dereference(),
+            f"n = {pid} * {block_n} + tl.arange(0, {block_n})",
+            f"k = tl.arange(0, {width})",
+            f"x = tl.load({self._at(self.row, 'k')}{_masked(k_tail)})",
+            f"w = tl.load(in{self.weight} + {_term('n[:, None]', weight_n)} + {_term('k[None, :]', weight_k)}"
+            f"{_masked(both)})",
+            f"acc = tl.reduce(w * x[None, :], 1, {_COMBINE['sum']})",
+        ]
+        if self.bias is not None:
+            lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{_masked(n_tail)})")
+        lines.append(f"tl.store({self._at(self.out, 'n')}, acc{f', mask={n_tail}' if n_tail else ''})")
+        return _Kernel(
+            params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
+            body="".join(f"    {line}\n" for line in lines),
+            signature=[
+                self._signature(x, off is not None)
+                for x, off in zip(self.layouts, self.indirect, strict=True)
+            ],
+            grid=grid,
+            num_warps=warps,
+            ops=["matvec"],
+        )
+
+    def _at(self, b: int, index: str) -> str:
+        """Buffer `b` (a row, a bias or the result: one dim of more than one element) at `index`."""
+        name = "out0" if b == self.out else f"in{b}"
+        return f"{name} + {_term(index, self.layouts[b].strides[-1])}"
+
+
+def _term(index: str, stride: int) -> str:
+    return index if stride == 1 else f"{index} * {stride}"
+
+
+def _masked(mask: str) -> str:
+    return f", mask={mask}, other=0.0" if mask else ""

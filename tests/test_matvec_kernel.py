@@ -1,0 +1,131 @@
+"""The generated matrix-vector kernel (passes/matvec_kernel.py): products of one row (linear, mm, addmm)
+computed by the emulator under Triton's interpreter against eager, on odd sizes, transposed and strided
+weights, with and without a bias; what it does not take stays a vendor call; PYGRAPH_MATVEC=vendor
+turns it off. The same models run compiled for CUDA on the GPU machine."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+from gpu_marks import needs_gpu
+from test_attention_kernel import ops
+from test_codegen_triton import compile_for_h100
+from torch import nn
+
+import pygraph
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+from pygraph.passes.matvec_kernel import MAX_K
+
+
+@pytest.fixture(autouse=True)
+def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
+    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
+        yield
+
+
+class Products(nn.Module):
+    """A linear with a bias, ReLU, a linear without one, then addmm and mm with a [K, N] weight (read
+    transposed) and a row of 3 values (a tail in every block)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(37, 50), nn.Linear(50, 3, bias=False)
+        self.w, self.bias = nn.Parameter(torch.randn(3, 9)), nn.Parameter(torch.randn(9))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        z = self.b(torch.relu(self.a(x)))
+        return torch.addmm(self.bias, z, self.w), torch.mm(z, self.w)
+
+
+class Row(nn.Module):
+    """A linear layer of a 1-D row (its result 1-D too) read from a strided weight."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(64, 24))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return nn.functional.linear(x, self.w[::2, ::2])
+
+
+MODELS = {"products": (Products, (1, 37)), "1-d row": (Row, (12,))}
+
+
+def compile_model(model: nn.Module, *inputs: torch.Tensor, target: str = "emulator") -> pygraph.CompiledModel:
+    with torch.no_grad():
+        return pygraph.export_and_compile(model, inputs, target=target)
+
+
+@pytest.mark.parametrize("name", MODELS)
+def test_products_of_one_row_match_eager(name: str) -> None:
+    torch.manual_seed(0)
+    make, shape = MODELS[name]
+    model = make().eval()
+    compiled = compile_model(model, torch.randn(*shape))
+    assert not [op for op in ops(compiled) if op.startswith("aten.")], ops(compiled)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(*shape)
+            assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+@pytest.mark.parametrize(
+    "model, x",
+    [
+        (nn.Linear(16, 8), torch.randn(2, 16)),  # two rows
+        (nn.Linear(MAX_K + 1, 8), torch.randn(1, MAX_K + 1)),  # a row longer than the kernel loads
+        (nn.Linear(16, 8).double(), torch.randn(1, 16, dtype=torch.float64)),
+    ],
+    ids=["two rows", "long row", "float64"],
+)
+def test_products_the_kernel_does_not_take_stay_vendor_calls(model: nn.Module, x: torch.Tensor) -> None:
+    compiled = compile_model(model.eval(), x)
+    assert not any(op.endswith("_matvec") for op in ops(compiled)), ops(compiled)
+    with torch.no_grad():
+        assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+def test_addmm_scaled_stays_a_vendor_call() -> None:
+    class Scaled(nn.Module):
+        def forward(self, b: torch.Tensor, x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
+            return torch.addmm(b, x, w, beta=0.5)
+
+    inputs = (torch.randn(8), torch.randn(1, 16), torch.randn(16, 8))
+    compiled = compile_model(Scaled(), *inputs)
+    assert ops(compiled) == ["aten.addmm.default"]
+    assert relative_error(compiled(*inputs), Scaled()(*inputs)) <= 1e-5
+
+
+def test_the_knob_leaves_products_to_the_vendor() -> None:
+    model, x = nn.Linear(16, 8).eval(), torch.randn(1, 16)
+    with knobs.scope(matvec="vendor"):
+        assert ops(compile_model(model, x)) == ["aten.linear.default"]
+    with knobs.scope(matvec="sometimes"), pytest.raises(ValueError, match="PYGRAPH_MATVEC"):
+        compile_model(model, x)
+
+
+def test_matvec_kernels_compile_for_sm90() -> None:
+    torch.manual_seed(0)
+    compiled = compile_model(Products().eval(), torch.randn(1, 37))
+    kernels = [k for k in compiled.plan.kernels.values() if k.name.endswith("_matvec")]
+    assert len(kernels) == 4
+    for kernel in kernels:
+        compile_for_h100(kernel)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("name", MODELS)
+def test_gpu_products_of_one_row_match_eager(name: str) -> None:
+    torch.manual_seed(0)
+    make, shape = MODELS[name]
+    model = make().cuda().eval()
+    compiled = compile_model(model, torch.randn(*shape, device="cuda"), target="cuda")
+    assert not [op for op in ops(compiled) if op.startswith("aten.")], ops(compiled)
+    with torch.no_grad():
+        inputs = [torch.randn(*shape, device="cuda") for _ in range(4)]
+        results = [compiled(x) for x in inputs]  # queued back to back
+        torch.cuda.synchronize()
+        for x, y in zip(inputs, results, strict=True):
+            assert relative_error(y, model(x)) <= 1e-5
