@@ -1,4 +1,4 @@
-"""GPU time of a workload's pointwise kernels per block size and warp count (codegen-triton's `_Writer`
+"""GPU time of a workload's pointwise kernels per block size and warp count (codegen-triton's `Writer`
 picks BLOCK = up to `max-block` elements and a warp per 256 of them): whether compute-heavy kernels
 (pointwise_1m: 45 transcendental calls per element) want fewer elements per thread.
 
@@ -15,7 +15,7 @@ from pygraph.passes import codegen_triton
 from pygraph.tools.bench import _profile
 from pygraph.tools.workloads import WORKLOADS
 
-_ORIGINAL = codegen_triton._Writer.__init__
+_ORIGINAL = codegen_triton.Writer.__init__
 
 
 def forced(block: int, warps: int):
@@ -32,7 +32,7 @@ def main(name: str) -> None:
     inputs = [tuple(draw()) for _ in range(3)]
     for block in (128, 256, 512, 1024, 2048):
         for warps in (1, 2, 4, 8):
-            codegen_triton._Writer.__init__ = forced(block, warps)
+            codegen_triton.Writer.__init__ = forced(block, warps)
             with torch.no_grad():
                 compiled = pygraph.export_and_compile(model, inputs[0])
                 profiled = _profile(compiled, inputs, calls=20)
@@ -42,7 +42,7 @@ def main(name: str) -> None:
                 flush=True,
             )
             del compiled
-    codegen_triton._Writer.__init__ = _ORIGINAL
+    codegen_triton.Writer.__init__ = _ORIGINAL
 
 
 if __name__ == "__main__":

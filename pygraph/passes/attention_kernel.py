@@ -33,7 +33,7 @@ from ..ir._mlir import ir
 from ..ir.dtypes import DType
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
-from .codegen_triton import _COMBINE, _indices, _Kernel, _merge_dims, _pow2, _spans_overflow, _Writer
+from .codegen_triton import COMBINE, Kernel, Writer, indices, merge_dims, pow2, spans_overflow
 from .pointwise import NO_VALUE, constant_value
 
 ATTENTION = "aten.scaled_dot_product_attention.default"
@@ -153,12 +153,12 @@ def attention_blocks(heads: int, queries: int, keys: int, dim: int) -> tuple[int
     next tiles load while this one computes. Short sequences shrink the blocks to their power-of-two
     lengths, not below 16 (the smallest tl.dot)."""
     block_m = next((m for m in (128, 32) if heads * -(-queries // m) >= _SMS), _MIN_DOT)
-    block_m = min(block_m, max(_MIN_DOT, _pow2(queries)))
-    block_n = min(64 if dim <= 128 else 32, max(_MIN_DOT, _pow2(keys)))
+    block_m = min(block_m, max(_MIN_DOT, pow2(queries)))
+    block_n = min(64 if dim <= 128 else 32, max(_MIN_DOT, pow2(keys)))
     return block_m, block_n, 8 if block_m == 128 else 4, 2
 
 
-class AttentionWriter(_Writer):
+class AttentionWriter(Writer):
     """Writes the kernel of a fused function holding one marked attention op (module docstring)."""
 
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
@@ -177,14 +177,14 @@ class AttentionWriter(_Writer):
         self.m = tensors[3].arg_number if self.attention.mask is not None else None
         self.out = len(self.args)  # the buffer index of the result
 
-    def write(self) -> _Kernel:
+    def write(self) -> Kernel:
         a = self.attention
         heads = math.prod(a.batch)
-        dim, value_dim = max(_MIN_DOT, _pow2(a.dim)), max(_MIN_DOT, _pow2(a.value_dim))
+        dim, value_dim = max(_MIN_DOT, pow2(a.dim)), max(_MIN_DOT, pow2(a.value_dim))
         block_m, block_n, warps, stages = attention_blocks(heads, a.queries, a.keys, max(dim, value_dim))
         row_blocks = -(-a.queries // block_m)
         grid = heads * row_blocks
-        wide = grid * block_m > 2**31 - 1 or _spans_overflow(self.layouts)
+        wide = grid * block_m > 2**31 - 1 or spans_overflow(self.layouts)
         self._head_offsets(wide)
         # Bounds that loads and stores check: the tails of query and key blocks, the padding of head dims.
         row_tail = f"rows < {a.queries}" if a.queries % block_m else ""
@@ -235,12 +235,12 @@ class AttentionWriter(_Writer):
         if key_tail:
             body.append(f's = tl.where({cols_tail}, s, float("-inf"))')
         body += [
-            f"m_new = tl.maximum(m_i, tl.reduce(s, 1, {_COMBINE['max']}, keep_dims=True))",
+            f"m_new = tl.maximum(m_i, tl.reduce(s, 1, {COMBINE['max']}, keep_dims=True))",
             # where a row has seen no key yet, subtract 0 instead of -inf (-inf - -inf is NaN)
             *(['m_use = tl.where(m_new == float("-inf"), 0.0, m_new)'] if may_hide else []),
             f"alpha = tl.exp(m_i - {shift})",
             f"p = tl.exp(s - {shift})",
-            f"l_i = l_i * alpha + tl.reduce(p, 1, {_COMBINE['sum']}, keep_dims=True)",
+            f"l_i = l_i * alpha + tl.reduce(p, 1, {COMBINE['sum']}, keep_dims=True)",
             f"vb = tl.load({self._at(self.v, 'key_rows', 'ev')}"
             f"{_within(key_tail and f'key_rows < {a.keys}', ev_pad)})",
             f"acc = acc * alpha + tl.dot(p, vb, {dot})",
@@ -253,7 +253,7 @@ class AttentionWriter(_Writer):
         lines.append(
             f"tl.store({self._at(self.out, 'rows', 'ev')}, out{_within(row_tail, ev_pad, other=None)})"
         )
-        return _Kernel(
+        return Kernel(
             params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
             body="".join(f"    {line}\n" for line in lines),
             signature=[
@@ -275,8 +275,8 @@ class AttentionWriter(_Writer):
         if self.m is not None:
             self.strides[self.m] = self.layouts[self.m].expand((*a.batch, a.queries, a.keys)).strides
         n = len(a.batch)
-        merged = _merge_dims(list(a.batch), {b: s[:n] for b, s in self.strides.items()})
-        self.head_lines, self.head_offset = _indices("bh", "bd", *merged)
+        merged = merge_dims(list(a.batch), {b: s[:n] for b, s in self.strides.items()})
+        self.head_lines, self.head_offset = indices("bh", "bd", *merged)
 
     def _at(self, b: int, row: str, col: str) -> str:
         """The addresses of buffer `b` at (`row`, `col`) of the program's head."""

@@ -29,7 +29,7 @@ with 16 warps, and reductions over strided columns take many rows at a time so l
 
 A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
 flash-attention kernel instead (`attention_kernel.py`), one holding a product of one row (class `matvec`)
-a matrix-vector kernel (`matvec_kernel.py`); both build on `_Writer`.
+a matrix-vector kernel (`matvec_kernel.py`); both build on `Writer`.
 """
 
 from __future__ import annotations
@@ -66,7 +66,7 @@ _HEAVY_BLOCK = 256
 _COALESCED_ROWS = 16  # contiguous rows (64 bytes of float32) a persistent program loads per column, at least
 # Reductions as `tl.reduce` with the combine functions of tl.sum/tl.max/tl.min: Triton's interpreter
 # runs those natively, but cannot call the @jit wrappers themselves from an interpreted kernel.
-_COMBINE = {"sum": "tl.standard._sum_combine", "max": "tl.standard._elementwise_max", "min": "tl.standard._elementwise_min"}  # fmt: skip
+COMBINE = {"sum": "tl.standard._sum_combine", "max": "tl.standard._elementwise_max", "min": "tl.standard._elementwise_min"}  # fmt: skip
 _IDENTITY = {"sum": "0.0", "max": 'float("-inf")', "min": 'float("inf")'}
 _ACCUMULATE = {"sum": "{acc} + {x}", "max": "tl.maximum({acc}, {x})", "min": "tl.minimum({acc}, {x})"}
 _NAMES = re.compile(r"\b(?:[a-z]+[0-9]+|lin)\b")  # names a kernel line may read
@@ -113,17 +113,17 @@ class CodegenTriton(Pass):
                         ir.StringAttr(o.attributes[d.CLASS]).value for o in body if d.CLASS in o.attributes
                     }
                     if "attention" in classes:
-                        from .attention_kernel import AttentionWriter  # (which builds on _Writer)
+                        from .attention_kernel import AttentionWriter  # (which builds on Writer)
 
                         kernel = AttentionWriter(callee, layouts, indirect).write()
                     elif "matvec" in classes:
-                        from .matvec_kernel import MatvecWriter  # (which builds on _Writer)
+                        from .matvec_kernel import MatvecWriter  # (which builds on Writer)
 
                         kernel = MatvecWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     else:
-                        kernel = _Writer(callee, layouts, self.max_block, indirect).write()
+                        kernel = Writer(callee, layouts, self.max_block, indirect).write()
                 except PassError as exc:
                     errors.extend(exc.errors)
                     continue
@@ -150,7 +150,7 @@ class CodegenTriton(Pass):
 
 
 @dataclasses.dataclass(frozen=True)
-class _Kernel:
+class Kernel:
     params: list[str]
     body: str  # the source after the `def` line
     signature: list[str]
@@ -160,7 +160,7 @@ class _Kernel:
     num_stages: int = 1  # software pipelining of loops (the attention kernel's); the other kernels have none
 
 
-def _add_kernel(kernel: _Kernel, symbols: dict[str, Any], main: Any) -> str:
+def _add_kernel(kernel: Kernel, symbols: dict[str, Any], main: Any) -> str:
     """Adds a `pygraph.triton_kernel` (before @main, in generation order) and returns its symbol."""
     stem = "_".join(dict.fromkeys(kernel.ops)) if kernel.ops else "copy"
     name = next(n for i in itertools.count() if (n := f"k{i}_{stem}") not in symbols)
@@ -204,7 +204,7 @@ class _DimIndex:
     dim: int
 
 
-class _Writer:
+class Writer:
     """Writes one kernel: a fused function specialized to the layouts of its launch's buffers."""
 
     def __init__(self, fn: Any, layouts: list[Layout], max_block: int, indirect: list[int | None]) -> None:
@@ -223,7 +223,7 @@ class _Writer:
             self.num_warps = min(8, max(1, self.block // 256))
         self.grid = max(1, -(-self.numel // self.block))
         # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
-        self.wide = self.grid * self.block > _INT32_MAX or _spans_overflow(layouts)
+        self.wide = self.grid * self.block > _INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
 
     def _read(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
@@ -252,7 +252,7 @@ class _Writer:
         self.known: dict[Any, str] = {}  # expressions (and reductions) computed already, by their names
         self.pieces: list[_Piece] = []  # loads of concatenations' pieces
 
-    def write(self) -> _Kernel:
+    def write(self) -> Kernel:
         ops = []
         for op in self.body_ops:
             if self._constant(op):
@@ -262,7 +262,7 @@ class _Writer:
             ops.append(name.split(".")[1].strip("_"))
         n_in = len(self.args)
         stores = [(n_in + j, self._operand(result).expr) for j, result in enumerate(self.results)]
-        return _Kernel(
+        return Kernel(
             params=[f"in{a}" for a in range(n_in)] + [f"out{j}" for j in range(len(self.results))],
             body=self._render(stores),
             signature=[
@@ -381,7 +381,7 @@ class _Writer:
         order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
         per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
         per_access |= {p.name: self.layouts[p.arg].strides for p in self.pieces}  # at the piece's strides
-        dims, strides = _merge_dims(
+        dims, strides = merge_dims(
             [self.shape[d] for d in order], {k: tuple(s[d] for d in order) for k, s in per_access.items()}
         )
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
@@ -392,7 +392,7 @@ class _Writer:
         if masked:
             lines.append(f"mask = i < {self.numel}")
         mask = ", mask=mask" if masked else ""
-        index_lines, offset = _indices("i", "d", dims, strides)
+        index_lines, offset = indices("i", "d", dims, strides)
         lines += index_lines
         for line in self.lines:
             if isinstance(line, _Load):
@@ -455,14 +455,14 @@ class _Writer:
         return f"{'**' if indirect else '*'}{layout.dtype.triton}{':16' if cls._aligned(layout) else ''}"
 
 
-def _spans_overflow(layouts: list[Layout]) -> bool:
+def spans_overflow(layouts: list[Layout]) -> bool:
     """Whether an offset within some buffer (at most its span) can exceed 32 bits."""
     return any(
         sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > _INT32_MAX for x in layouts
     )
 
 
-def _merge_dims(
+def merge_dims(
     sizes: list[int], per_buffer: dict[Any, tuple[int, ...]]
 ) -> tuple[list[int], dict[Any, list[int]]]:
     """`sizes` with size-1 dims dropped and neighbours merged where every buffer steps through them
@@ -483,7 +483,7 @@ def _merge_dims(
     return dims, strides
 
 
-def _indices(var: str, prefix: str, dims: list[int], strides: dict[Any, list[int]]) -> tuple[list[str], Any]:
+def indices(var: str, prefix: str, dims: list[int], strides: dict[Any, list[int]]) -> tuple[list[str], Any]:
     """Lines computing the index along each merged dim that some buffer moves along, from `var`, the
     row-major index over `dims`; and each buffer's offset (a buffer laid out like `dims` uses `var`)."""
     inner = [math.prod(dims[j + 1 :]) for j in range(len(dims))]
@@ -507,7 +507,7 @@ def _indices(var: str, prefix: str, dims: list[int], strides: dict[Any, list[int
     return lines, offset
 
 
-def _pow2(n: int) -> int:
+def pow2(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
 
 
@@ -522,16 +522,16 @@ def _row_blocks(rows: int, cols: int, inner: bool, max_rblock: int) -> tuple[int
     and GPT-2's layer norms and softmax run 5-25% faster with 8 warps than with 4 for blocks of 1024), 16
     when looping (twice as fast as 4 and 8: a few programs walk long rows)."""
     if inner:
-        persistent = _pow2(cols) <= max_rblock
-        rblock = _pow2(cols) if persistent else min(_LOOP_BLOCK, max_rblock)
-        xblock = min(_pow2(rows), max(1, _ROW_ELEMENTS // rblock)) if persistent else 1
-    elif _pow2(cols) <= min(max_rblock, _ROW_ELEMENTS // _COALESCED_ROWS):
-        rblock = _pow2(cols)
-        xblock = min(_pow2(rows), _ROW_ELEMENTS // rblock)
+        persistent = pow2(cols) <= max_rblock
+        rblock = pow2(cols) if persistent else min(_LOOP_BLOCK, max_rblock)
+        xblock = min(pow2(rows), max(1, _ROW_ELEMENTS // rblock)) if persistent else 1
+    elif pow2(cols) <= min(max_rblock, _ROW_ELEMENTS // _COALESCED_ROWS):
+        rblock = pow2(cols)
+        xblock = min(pow2(rows), _ROW_ELEMENTS // rblock)
         persistent = True
     else:
-        xblock = min(_pow2(rows), 64)
-        rblock = min(_pow2(cols), max(1, _ROW_ELEMENTS // xblock), max_rblock)
+        xblock = min(pow2(rows), 64)
+        rblock = min(pow2(cols), max(1, _ROW_ELEMENTS // xblock), max_rblock)
         persistent = rblock >= cols
     warps = min(8, max(1, xblock * rblock // 128)) if persistent else 16
     return xblock, rblock, warps
@@ -556,7 +556,7 @@ class _Reduce:
     dtype: DType
 
 
-class _RowWriter(_Writer):
+class _RowWriter(Writer):
     """Writes a reduction kernel: a fused function with reductions, rows by columns (module docstring)."""
 
     def __init__(self, fn: Any, layouts: list[Layout], max_rblock: int, indirect: list[int | None]) -> None:
@@ -584,7 +584,7 @@ class _RowWriter(_Writer):
         self.xblock, self.rblock, self.num_warps = _row_blocks(self.rows, self.cols, inner, max_rblock)
         self.persistent = self.rblock >= self.cols
         self.grid = max(1, -(-self.rows // self.xblock))
-        self.wide = self.grid * self.xblock * self.cols > _INT32_MAX or _spans_overflow(layouts)
+        self.wide = self.grid * self.xblock * self.cols > _INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("lin", INT64 if self.wide else INT32, 1)
         self.defined: set[str] = set()
         self.per_element: set[str] = set()  # names of values that vary along the columns
@@ -688,17 +688,17 @@ class _RowWriter(_Writer):
         used = sorted(self.loaded) + ([-1] if "lin" in self.defined else []) + [a for a, _ in stores]
         strides = {a: self._strides(a) for a in used}
         keep = [d for d in range(len(self.shape)) if d not in self.reduced]
-        row_lines, self.row_offset = _indices(
+        row_lines, self.row_offset = indices(
             "row",
             "rd",
-            *_merge_dims(
+            *merge_dims(
                 [self.shape[d] for d in keep], {a: tuple(s[d] for d in keep) for a, s in strides.items()}
             ),
         )
-        self.col_lines, self.col_offset = _indices(
+        self.col_lines, self.col_offset = indices(
             "col",
             "cd",
-            *_merge_dims(
+            *merge_dims(
                 [self.shape[d] for d in self.reduced],
                 {a: tuple(s[d] for d in self.reduced) for a, s in strides.items()},
             ),
@@ -773,9 +773,7 @@ class _RowWriter(_Writer):
         if isinstance(item, _Line):
             return [f"{item.name} = {item.expr}"]
         if isinstance(item, _Reduce):
-            return [
-                f"{item.name} = tl.reduce({self._masked(item)}, 1, {_COMBINE[item.kind]}, keep_dims=True)"
-            ]
+            return [f"{item.name} = tl.reduce({self._masked(item)}, 1, {COMBINE[item.kind]}, keep_dims=True)"]
         if item.arg < 0:
             return [f"lin = {self._offset(-1)}"]
         offset = self._offset(item.arg)
@@ -800,7 +798,7 @@ class _RowWriter(_Writer):
         return [
             f"{acc} = {full}",
             *self._loop([item.arg], [f"{acc} = {step}"]),
-            f"{item.name} = tl.reduce({acc}, 1, {_COMBINE[item.kind]}, keep_dims=True)",
+            f"{item.name} = tl.reduce({acc}, 1, {COMBINE[item.kind]}, keep_dims=True)",
         ]
 
     def _loop(self, names: list[str], tail: list[str]) -> list[str]:

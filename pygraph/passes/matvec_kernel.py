@@ -23,7 +23,7 @@ from ..ir import aten
 from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
-from .codegen_triton import _COMBINE, _Kernel, _pow2, _spans_overflow, _Writer
+from .codegen_triton import COMBINE, Kernel, Writer, pow2, spans_overflow
 from .pointwise import constant_value
 
 MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
@@ -83,11 +83,11 @@ def read_matvec(op: Any) -> Matvec | None:
 
 def matvec_blocks(k: int) -> tuple[int, int]:
     """(BN, num_warps): two outputs per program, a warp per `_VALUES_PER_WARP` weight values it loads."""
-    per_program = _OUTPUTS_PER_PROGRAM * _pow2(k)
+    per_program = _OUTPUTS_PER_PROGRAM * pow2(k)
     return _OUTPUTS_PER_PROGRAM, max(1, min(8, per_program // _VALUES_PER_WARP))
 
 
-class MatvecWriter(_Writer):
+class MatvecWriter(Writer):
     """Writes the kernel of a fused function holding one `matvec` op (module docstring)."""
 
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
@@ -108,12 +108,12 @@ class MatvecWriter(_Writer):
         self.bias = operands[product.bias].arg_number if product.bias is not None else None
         self.out = len(self.args)
 
-    def write(self) -> _Kernel:
+    def write(self) -> Kernel:
         p = self.product
         block_n, warps = matvec_blocks(p.k)
-        width = _pow2(p.k)
+        width = pow2(p.k)
         grid = -(-p.n // block_n)
-        wide = _spans_overflow(self.layouts)
+        wide = spans_overflow(self.layouts)
         pid = "tl.program_id(0).to(tl.int64)" if wide else "tl.program_id(0)"
         strides = self.layouts[self.weight].strides
         weight_n, weight_k = reversed(strides) if p.transposed else strides
@@ -130,12 +130,12 @@ class MatvecWriter(_Writer):
             f"x = tl.load({self._at(self.row, 'k')}{_masked(k_tail)})",
             f"w = tl.load(in{self.weight} + {_term('n[:, None]', weight_n)} + {_term('k[None, :]', weight_k)}"
             f"{_masked(both)})",
-            f"acc = tl.reduce(w * x[None, :], 1, {_COMBINE['sum']})",
+            f"acc = tl.reduce(w * x[None, :], 1, {COMBINE['sum']})",
         ]
         if self.bias is not None:
             lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{_masked(n_tail)})")
         lines.append(f"tl.store({self._at(self.out, 'n')}, acc{f', mask={n_tail}' if n_tail else ''})")
-        return _Kernel(
+        return Kernel(
             params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
             body="".join(f"    {line}\n" for line in lines),
             signature=[
