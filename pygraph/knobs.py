@@ -84,7 +84,7 @@ class Knobs:
     matvec = _Knob(
         "PYGRAPH_MATVEC",
         "auto",
-        "how a linear, mm or addmm of one row runs (passes/matvec_kernel.py): auto: the generated "
+        "how a linear, mm, addmm or matmul of one row runs (passes/matvec_kernel.py): auto: the generated "
         "matrix-vector kernel where it can compute it; vendor: the vendor library (cuBLAS's gemv)",
     )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")

@@ -1,4 +1,4 @@
-"""The generated matrix-vector kernel (passes/matvec_kernel.py): products of one row (linear, mm, addmm)
+"""The generated matrix-vector kernel (passes/matvec_kernel.py): products of one row (linear, mm, addmm, matmul)
 computed by the emulator under Triton's interpreter against eager, on odd sizes, transposed and strided
 weights, with and without a bias; what it does not take stays a vendor call; PYGRAPH_MATVEC=vendor
 turns it off. The same models run compiled for CUDA on the GPU machine."""
@@ -39,14 +39,16 @@ class Products(nn.Module):
 
 
 class Row(nn.Module):
-    """A linear layer of a 1-D row (its result 1-D too) read from a strided weight."""
+    """A linear layer of a 1-D row (its result 1-D too) read from a strided weight, and matmuls of the row
+    (1-D, and viewed [1, 1, K]) by the transposed weight."""
 
     def __init__(self) -> None:
         super().__init__()
         self.w = nn.Parameter(torch.randn(64, 24))
 
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return nn.functional.linear(x, self.w[::2, ::2])
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        w = self.w[::2, ::2]
+        return nn.functional.linear(x, w), x @ w.t(), torch.matmul(x.view(1, 1, -1), w.t())
 
 
 MODELS = {"products": (Products, (1, 37)), "1-d row": (Row, (12,))}

@@ -3,7 +3,7 @@
 Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
 fuse-pointwise puts it in a kernel or leaves it to ATen), `attention` (a `scaled_dot_product_attention`
 the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
-attention the kernel cannot compute fails where it is), `matvec` (a linear, mm or addmm of one row that the
+attention the kernel cannot compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the
 generated matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the
 vendor library), `view` (layout only), `library` (one ATen call), `host` (needs the
 host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that

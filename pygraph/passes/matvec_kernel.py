@@ -1,4 +1,4 @@
-"""The generated matrix-vector kernel: a linear layer (or mm, addmm) of one row as one Triton kernel.
+"""The generated matrix-vector kernel: a linear layer (or mm, addmm, matmul) of one row as one Triton kernel.
 
 A model fed one sample (an MLP, a CNN's classifier at batch 1) multiplies one row by a weight matrix.
 cuBLAS runs that as its gemv kernel; measured on an H200 (`bench/probes/probe_gemv.py`,
@@ -7,7 +7,7 @@ takes 1.66 us for a 512 x 512 float32 weight against cuBLAS's 3.14 us, with the 
 kernel. Each program loads the whole row (K values) and a [BN, K] tile of the weight, multiplies and sums
 each of its BN rows in float32 and stores BN outputs: the weight is read once, by many programs. Rows are
 read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
-`mm` and `addmm` take it, included).
+`mm`, `addmm` and `matmul` take it, included).
 
 `read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
 accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
@@ -33,6 +33,7 @@ _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's b
 _PRODUCTS = {
     "aten.linear.default": (0, 1, 2, False),
     "aten.mm.default": (0, 1, None, True),
+    "aten.matmul.default": (0, 1, None, True),  # a row (1-D, or leading dims of 1) times a 2-D matrix
     "aten.addmm.default": (1, 2, 0, True),
 }
 
