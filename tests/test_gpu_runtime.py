@@ -174,8 +174,15 @@ def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     assert compiled.stats()["patches_staged"] == 0
 
 
+@pytest.mark.parametrize(
+    "make, staged, copied",
+    [(Gemv, 1, 512 * 4), (lambda: torch.nn.Linear(512, 256), 2, (512 + 256) * 4)],
+    ids=["input staged", "input staged, output copied"],
+)
 @pytest.mark.usefixtures("vendor_gemv")
-def test_an_unpatchable_recording_stages_its_input(monkeypatch):
+def test_an_unpatchable_recording_stages_its_input_and_copies_its_output(monkeypatch, make, staged, copied):
+    """Where a recording cannot be patched, its input is staged; where its result is the output (a linear
+    layer alone), each call returns a copy of what it wrote, so earlier results stay intact."""
     from pygraph.backend.cuda import graph
 
     def refuse(*args, **kwargs):
@@ -183,31 +190,7 @@ def test_an_unpatchable_recording_stages_its_input(monkeypatch):
 
     monkeypatch.setattr(graph.GraphBuilder, "inline", refuse)
     torch.manual_seed(4)
-    model = Gemv().cuda().eval()
-    inputs = [torch.randn(1, 512, device="cuda") for _ in range(4)]
-    with torch.no_grad():
-        compiled = pygraph.export_and_compile(model, (inputs[0],))
-        outputs = [compiled(x) for x in inputs]
-        torch.cuda.synchronize()
-        for x, y in zip(inputs, outputs, strict=True):
-            assert relative_error(y, model(x)) <= 1e-4
-    stats = compiled.stats()
-    assert stats["patches_staged"] == 1 and stats["nodes"]["inlined"] == 0
-    assert stats["copied_bytes_per_call"] == 512 * 4
-
-
-@pytest.mark.usefixtures("vendor_gemv")
-def test_an_unpatchable_vendor_output_is_returned_as_a_copy(monkeypatch):
-    """A linear layer's result is the output: where the recording cannot be patched to write each call's
-    fresh tensor, the call returns a copy of what it wrote, so earlier results stay intact."""
-    from pygraph.backend.cuda import graph
-
-    def refuse(*args, **kwargs):
-        raise graph.NotPatchable("refused by the test")
-
-    monkeypatch.setattr(graph.GraphBuilder, "inline", refuse)
-    torch.manual_seed(5)
-    model = torch.nn.Linear(512, 256).cuda().eval()
+    model = make().cuda().eval()
     inputs = [torch.randn(1, 512, device="cuda") for _ in range(4)]
     with torch.no_grad():
         compiled = pygraph.export_and_compile(model, (inputs[0],))
@@ -217,10 +200,8 @@ def test_an_unpatchable_vendor_output_is_returned_as_a_copy(monkeypatch):
             assert relative_error(y, model(x)) <= 1e-4
     assert len({y.data_ptr() for y in outputs}) == len(outputs)
     stats = compiled.stats()
-    assert (
-        stats["patches_staged"] == 2 and stats["nodes"]["inlined"] == 0
-    )  # the input staged, the output copied
-    assert stats["copied_bytes_per_call"] == (512 + 256) * 4
+    assert stats["patches_staged"] == staged and stats["nodes"]["inlined"] == 0
+    assert stats["copied_bytes_per_call"] == copied
 
 
 def test_parameter_changes_are_seen_on_the_gpu():

@@ -253,18 +253,7 @@ class AttentionWriter(Writer):
         lines.append(
             f"tl.store({self._at(self.out, 'rows', 'ev')}, out{_within(row_tail, ev_pad, other=None)})"
         )
-        return Kernel(
-            params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
-            body="".join(f"    {line}\n" for line in lines),
-            signature=[
-                self._signature(x, off is not None)
-                for x, off in zip(self.layouts, self.indirect, strict=True)
-            ],
-            grid=grid,
-            num_warps=warps,
-            num_stages=stages,
-            ops=["attention"],
-        )
+        return self._template_kernel(lines, grid, warps, "attention", stages)
 
     def _head_offsets(self, wide: bool) -> None:
         """Each buffer's strides over [*heads, rows, columns] (the mask's expanded to the scores' shape),

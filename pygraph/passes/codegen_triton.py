@@ -428,6 +428,24 @@ class Writer:
         mask = " & ".join([*(f"({c})" for c in within), *(["mask"] if masked else [])])
         return f"{piece.name} = tl.load({address}{f', mask={mask}' if mask else ''})"
 
+    def _template_kernel(
+        self, lines: list[str], grid: int, num_warps: int, op: str, num_stages: int = 1
+    ) -> Kernel:
+        """The kernel of a template writer (attention_kernel.py, matvec_kernel.py): one output, `out0`, and
+        source `lines` written whole."""
+        return Kernel(
+            params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
+            body="".join(f"    {line}\n" for line in lines),
+            signature=[
+                self._signature(x, off is not None)
+                for x, off in zip(self.layouts, self.indirect, strict=True)
+            ],
+            grid=grid,
+            num_warps=num_warps,
+            ops=[op],
+            num_stages=num_stages,
+        )
+
     def _dereference(self) -> list[str]:
         """Buffers reached through the per-call table: the parameter points at the slot holding the address."""
         lines = []

@@ -136,17 +136,7 @@ class MatvecWriter(Writer):
         if self.bias is not None:
             lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{_masked(n_tail)})")
         lines.append(f"tl.store({self._at(self.out, 'n')}, acc{f', mask={n_tail}' if n_tail else ''})")
-        return Kernel(
-            params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
-            body="".join(f"    {line}\n" for line in lines),
-            signature=[
-                self._signature(x, off is not None)
-                for x, off in zip(self.layouts, self.indirect, strict=True)
-            ],
-            grid=grid,
-            num_warps=warps,
-            ops=["matvec"],
-        )
+        return self._template_kernel(lines, grid, warps, "matvec")
 
     def _at(self, b: int, index: str) -> str:
         """Buffer `b` (a row, a bias or the result: one dim of more than one element) at `index`."""

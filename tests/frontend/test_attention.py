@@ -5,6 +5,7 @@ kernel has tests of its own (tests/test_attention_kernel.py)."""
 import pytest
 import torch
 from gpu_marks import needs_gpu
+from test_attention_kernel import Attention
 from torch import nn
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
@@ -14,17 +15,6 @@ from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
 pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # masked-off lanes
-
-
-class Attention(nn.Module):
-    """One attention call, with the mask as an input (or none) and the call's options fixed."""
-
-    def __init__(self, **options: object) -> None:
-        super().__init__()
-        self.options = options
-
-    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *mask: torch.Tensor) -> torch.Tensor:
-        return sdpa(q, k, v, *mask, **self.options)
 
 
 def qkv(batch: int, heads: int, queries: int, keys: int, dim: int = 16) -> tuple[torch.Tensor, ...]:
