@@ -5,7 +5,7 @@ kernel has tests of its own (tests/test_attention_kernel.py)."""
 import pytest
 import torch
 from gpu_marks import needs_gpu
-from test_attention_kernel import Attention
+from test_attention_kernel import Attention, ops
 from torch import nn
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
@@ -23,16 +23,6 @@ def qkv(batch: int, heads: int, queries: int, keys: int, dim: int = 16) -> tuple
         torch.randn(batch, heads, keys, dim),
         torch.randn(batch, heads, keys, dim),
     )
-
-
-def ops(compiled: pygraph.CompiledModel) -> list[str]:
-    """Library calls and generated kernels in program order (less the emulator's copies of inputs)."""
-    return [
-        n.op if n.kind == "library" else n.kernel
-        for step in compiled.plan.steps
-        for n in step.nodes
-        if n.kind == "library" or (n.kind == "kernel" and not n.kernel.endswith("_copy"))
-    ]
 
 
 def bool_mask(batch: int, queries: int, keys: int) -> torch.Tensor:
