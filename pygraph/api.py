@@ -108,14 +108,20 @@ def _cost_key(target: str, model: torch.nn.Module) -> str:
 
 def _tensor_pipeline() -> str:
     """The tensor pipeline with its options: products of one row generated or left to the vendor
-    (PYGRAPH_MATVEC)."""
+    (PYGRAPH_MATVEC), which products of more rows are generated with their epilogue (PYGRAPH_MATMUL) and in
+    which precision (torch's TF32 setting for matmuls, read now)."""
     if knobs.matvec not in ("auto", "vendor"):
         raise ValueError(f"PYGRAPH_MATVEC must be auto or vendor, not {knobs.matvec!r}")
-    return (
-        TENSOR_PIPELINE
-        if knobs.matvec == "auto"
-        else TENSOR_PIPELINE.replace("classify-ops", "classify-ops{matvec=false}")
-    )
+    if knobs.matmul not in ("auto", "all", "off"):
+        raise ValueError(f"PYGRAPH_MATMUL must be auto, all or off, not {knobs.matmul!r}")
+    options = [
+        *(["matvec=false"] if knobs.matvec == "vendor" else []),
+        *([f"matmul={knobs.matmul}"] if knobs.matmul != "auto" else []),
+        *(["matmul-precision=tf32"] if torch.backends.cuda.matmul.allow_tf32 else []),
+    ]
+    if not options:
+        return TENSOR_PIPELINE
+    return TENSOR_PIPELINE.replace("classify-ops", f"classify-ops{{{' '.join(options)}}}")
 
 
 def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:

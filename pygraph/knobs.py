@@ -87,6 +87,13 @@ class Knobs:
         "how a linear, mm, addmm or matmul of one row runs (passes/matvec_kernel.py): auto: the generated "
         "matrix-vector kernel where it can compute it; vendor: the vendor library (cuBLAS's gemv)",
     )
+    matmul = _Knob(
+        "PYGRAPH_MATMUL",
+        "auto",
+        "which products of more than one row become generated matmuls with their pointwise consumers fused "
+        "(passes/matmul_kernel.py): auto: where measured faster than the vendor call and a kernel (TF32 "
+        "dots allowed, small products); all: every one the kernel can compute and fuse; off: none",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

@@ -41,10 +41,11 @@ DENSE_MASK_LAYOUTS = (
 ATTENTION_KERNEL = (
     "pygraph.attention_kernel"  # attention call routed to the generated kernel: tl.dot's precision
 )
-# Classes whose op is a kernel of its own, written by a template of its own (passes/attention_kernel.py,
-# passes/matvec_kernel.py): no other op joins it, and its programs read whole rows of their inputs, so it
-# never writes over one of them.
-KERNEL_TEMPLATES = ("attention", "matvec")
+MATMUL_KERNEL = "pygraph.matmul_kernel"  # product of class "matmul": tl.dot's precision
+# Classes whose op a template of its own writes (passes/attention_kernel.py, passes/matvec_kernel.py,
+# passes/matmul_kernel.py): its programs read whole rows (or columns) of their inputs, so the kernel never
+# writes over one of them. No other op joins the first two; a matmul takes its pointwise consumers.
+KERNEL_TEMPLATES = ("attention", "matvec", "matmul")
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"

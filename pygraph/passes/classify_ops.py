@@ -5,7 +5,10 @@ fuse-pointwise puts it in a kernel or leaves it to ATen), `attention` (a `scaled
 the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
 attention the kernel cannot compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the
 generated matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the
-vendor library), `view` (layout only), `library` (one ATen call), `host` (needs the
+vendor library), `matmul` (a product of more rows that the generated matmul kernel should compute with its
+pointwise consumers, `matmul_kernel.py`: options `matmul=auto|all|off`, which products, and
+`matmul-precision=ieee|tf32`, its dots' precision, marked `pygraph.matmul_kernel` on the op; the default
+is torch's, IEEE float32, under which `auto` takes none), `view` (layout only), `library` (one ATen call), `host` (needs the
 host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
 computes tensors and is not otherwise known is a library op, so no model is refused for a missing
 lowering; ops that are not ATen at all are errors naming the op and its source location.
@@ -20,6 +23,7 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor
+from . import matmul_kernel
 from .attention_kernel import read_attention
 from .base import Pass, PassError, main_function
 from .matvec_kernel import read_matvec
@@ -32,7 +36,7 @@ _STRUCTURAL_LISTS = {"torch.prim.ListUnpack"}
 _LITERALS = {"torch.vtensor.literal", "torch.prim.NumToTensor.Scalar"}
 
 
-def classify(op: Any, matvec: bool = True) -> str:
+def classify(op: Any, matvec: bool = True, matmul: str = "off", precision: str = "ieee") -> str:
     """The class of one torch-dialect op (see module docstring); raises ValueError for foreign ops."""
     name = op.operation.name
     if name in _LITERALS:
@@ -64,6 +68,8 @@ def classify(op: Any, matvec: bool = True) -> str:
         return "attention"
     if matvec and read_matvec(op) is not None:
         return "matvec"
+    if matmul_kernel.read_matmul(op, matmul, precision) is not None:
+        return "matmul"
     return "library"
 
 
@@ -73,12 +79,20 @@ class ClassifyOps(Pass):
 
     name = "classify-ops"
     summary = (
-        "classify each op as pointwise, reduction, concat, attention, matvec, view, library, host, scalar, "
+        "classify each op as pointwise, reduction, concat, attention, matvec, matmul, view, library, host, scalar, "
         "constant or nop"
     )
     matvec: bool = True  # products of one row as generated matrix-vector kernels (else vendor calls)
+    matmul: str = "auto"  # products of more rows as generated matmuls with their epilogue: auto, all, off
+    matmul_precision: str = "ieee"  # their dots: ieee (float32) or tf32 (where torch allows TF32 matmuls)
 
     def run(self, module: ir.Module) -> None:
+        if self.matmul not in matmul_kernel.ROUTES:
+            raise ValueError(f"matmul must be one of {', '.join(matmul_kernel.ROUTES)}, not {self.matmul!r}")
+        if self.matmul_precision not in matmul_kernel.PRECISIONS:
+            raise ValueError(
+                f"matmul-precision must be one of {', '.join(matmul_kernel.PRECISIONS)}, not {self.matmul_precision!r}"
+            )
         main = main_function(module)
         errors = []
         with module.context:
@@ -86,10 +100,12 @@ class ClassifyOps(Pass):
                 if op.operation.name in _STRUCTURAL:
                     continue
                 try:
-                    cls = classify(op, self.matvec)
+                    cls = classify(op, self.matvec, self.matmul, self.matmul_precision)
                 except ValueError as exc:
                     errors.append((op.location, str(exc)))
                     continue
                 op.attributes[d.CLASS] = attrs.string(cls)
+                if cls == "matmul":
+                    op.attributes[d.MATMUL_KERNEL] = attrs.string(self.matmul_precision)
         if errors:
             raise PassError(errors)

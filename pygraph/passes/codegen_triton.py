@@ -29,7 +29,8 @@ with 16 warps, and reductions over strided columns take many rows at a time so l
 
 A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
 flash-attention kernel instead (`attention_kernel.py`), one holding a product of one row (class `matvec`)
-a matrix-vector kernel (`matvec_kernel.py`); both build on `Writer`.
+a matrix-vector kernel (`matvec_kernel.py`), one holding a product with its pointwise consumers (class
+`matmul`) a tiled matmul with those consumers as its epilogue (`matmul_kernel.py`); all build on `Writer`.
 """
 
 from __future__ import annotations
@@ -120,6 +121,10 @@ class CodegenTriton(Pass):
                         from .matvec_kernel import MatvecWriter  # (which builds on Writer)
 
                         kernel = MatvecWriter(callee, layouts, indirect).write()
+                    elif "matmul" in classes:
+                        from .matmul_kernel import MatmulWriter  # (which builds on Writer)
+
+                        kernel = MatmulWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     else:
@@ -207,6 +212,8 @@ class _DimIndex:
 class Writer:
     """Writes one kernel: a fused function specialized to the layouts of its launch's buffers."""
 
+    num_stages = 1  # software pipelining of loops (the template kernels'); the pointwise kernels have none
+
     def __init__(self, fn: Any, layouts: list[Layout], max_block: int, indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
         types = [tensor_info(v.type) for v in self.results]
@@ -272,6 +279,7 @@ class Writer:
             grid=self.grid,
             num_warps=self.num_warps,
             ops=ops,
+            num_stages=self.num_stages,
         )
 
     # ------------------------------------------------------------------------------------ values
@@ -523,6 +531,16 @@ def indices(var: str, prefix: str, dims: list[int], strides: dict[Any, list[int]
         return " + ".join(terms) or "0"
 
     return lines, offset
+
+
+def term(index: str, stride: int) -> str:
+    """`index` times `stride`, as source."""
+    return index if stride == 1 else f"{index} * {stride}"
+
+
+def zero_masked(mask: str) -> str:
+    """The keyword arguments of a load under `mask` (none if empty), zero where masked off."""
+    return f", mask={mask}, other=0.0" if mask else ""
 
 
 def pow2(n: int) -> int:

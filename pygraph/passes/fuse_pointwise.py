@@ -26,7 +26,11 @@ Last, a small pointwise group whose values only one other group reads, at a larg
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
-computes that op and nothing else.
+computes that op and nothing else. A product of class `matmul` joins, last, the one group that reads its
+result if that group is pointwise (no reduction, no concatenation) and computes the product's shape: the
+generated matmul computes it and applies the group's ops as its epilogue (`matmul_kernel.py`). A product
+that no such group reads stays a vendor call (class `library`): alone, or before a reduction, the kernel
+would save no launch.
 """
 
 from __future__ import annotations
@@ -66,6 +70,7 @@ class _Group:
     reduced: tuple[int, ...] | None = None  # the dims its reductions reduce, once one has joined
     concatenates: bool = False  # holds a `cat` (whose pieces only a pointwise kernel loads)
     alone: bool = False  # an op of a kernel template: no other op joins
+    product: bool = False  # holds a `matmul` product, which its kernel computes before the other ops
 
     @property
     def row_shape(self) -> tuple[int, ...] | None:
@@ -160,7 +165,9 @@ class _Grouping:
         for i, op in enumerate(self.ops):
             group = None
             cls = _class(op)
-            if cls in d.KERNEL_TEMPLATES:
+            if cls == "matmul":
+                pass  # joins the group of its consumers last (_fuse_products)
+            elif cls in d.KERNEL_TEMPLATES:
                 group = _Group([], tuple(tensor_info(op.results[0].type)[0]), next(self.created), alone=True)
                 self.groups.append(group)
                 self._add(group, op, i, None)
@@ -180,7 +187,34 @@ class _Grouping:
                 elif producer.seal is None:
                     producer.seal = i
         self._recompute_broadcasts()
+        self._fuse_products()
         return self.groups
+
+    def _fuse_products(self) -> None:
+        """Moves each `matmul` product into the pointwise group reading its result (module docstring), or
+        makes it a library op. The group's call follows every op that reads the product, so the product's
+        inputs exist there."""
+        for i, op in enumerate(self.ops):
+            if _class(op) != "matmul":
+                continue
+            shape = tuple(tensor_info(op.results[0].type)[0])
+            readers = {self.owner.get(j) for j in self.users.get(op.results[0], [])}
+            group = readers.pop() if len(readers) == 1 else None
+            if (
+                group is None
+                or group.shape != shape
+                or group.reduced is not None
+                or group.concatenates
+                or group.alone
+                or group.product
+                or len(group.members) >= self.max_ops
+            ):
+                op.attributes[d.CLASS] = attrs.string("library")
+                del op.attributes[d.MATMUL_KERNEL]
+                continue
+            group.members = sorted([*group.members, i])
+            group.product = True
+            self.owner[i] = group
 
     def _recompute_broadcasts(self) -> None:
         """Merges each small pointwise group whose values only one other group reads, at a shape they

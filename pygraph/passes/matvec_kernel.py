@@ -7,7 +7,7 @@ takes 1.66 us for a 512 x 512 float32 weight against cuBLAS's 3.14 us, with the 
 kernel. Each program loads the whole row (K values) and a [BN, K] tile of the weight, multiplies and sums
 each of its BN rows in float32 and stores BN outputs: the weight is read once, by many programs. Rows are
 read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
-`mm`, `addmm` and `matmul` take it, included).
+`mm`, `addmm` and `matmul` take it, included). Which ops are products, and of what: `products.py`.
 
 `read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
 accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
@@ -15,71 +15,23 @@ accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and
 
 from __future__ import annotations
 
-import dataclasses
-import math
 from typing import Any
 
 from ..ir import aten
 from ..ir._mlir import ir
 from ..ir.layout import Layout
-from ..ir.torch_types import tensor_info
-from .codegen_triton import COMBINE, Kernel, Writer, pow2, spans_overflow
-from .pointwise import constant_value
+from .codegen_triton import COMBINE, Kernel, Writer, pow2, spans_overflow, term, zero_masked
+from .products import Product, read_product
 
 MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
 _OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
 _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
-# op -> (operand of the row, of the weight, of the bias or None, whether the weight is [K, N] (transposed))
-_PRODUCTS = {
-    "aten.linear.default": (0, 1, 2, False),
-    "aten.mm.default": (0, 1, None, True),
-    "aten.matmul.default": (0, 1, None, True),  # a row (1-D, or leading dims of 1) times a 2-D matrix
-    "aten.addmm.default": (1, 2, 0, True),
-}
 
 
-@dataclasses.dataclass(frozen=True)
-class Matvec:
-    """What the kernel computes for one op: out[n] = sum_k row[k] * weight[n, k] (+ bias[n])."""
-
-    row: int  # operand index of the row, of the weight, of the bias (None: no bias)
-    weight: int
-    bias: int | None
-    transposed: bool  # the weight operand is [K, N]
-    k: int
-    n: int
-
-
-def read_matvec(op: Any) -> Matvec | None:
-    """The product `op` computes if the kernel can compute it (float32, static shapes, one row of at most
-    MAX_K values, a bias of N values, addmm's beta and alpha 1), else None."""
-    roles = _PRODUCTS.get(aten.aten_name(op) or "")
-    if roles is None or len(op.results) != 1:
-        return None
-    row_at, weight_at, bias_at, transposed = roles
-    operands = list(op.operands)
-    infos = [tensor_info(v.type) for v in operands[: max(row_at, weight_at, bias_at or 0) + 1]]
-    row, weight, out = infos[row_at], infos[weight_at], tensor_info(op.results[0].type)
-    if row is None or weight is None or out is None or len(weight[0]) != 2:
-        return None
-    k, n = reversed(weight[0]) if not transposed else weight[0]
-    sizes = [*row[0], *weight[0], *out[0]]
-    if min(sizes, default=0) < 1 or math.prod(row[0][:-1]) != 1 or row[0][-1] != k or out[0][-1] != n:
-        return None
-    if k > MAX_K or any(info[1].name != "float32" for info in (row, weight, out)):
-        return None
-    bias = infos[bias_at] if bias_at is not None else None
-    if bias_at is not None and bias is None:
-        if constant_value(operands[bias_at]) is not None:  # linear's bias: None or a tensor
-            return None
-        bias_at = None
-    elif bias is not None and (bias[1].name != "float32" or math.prod(bias[0]) != n or bias[0][-1] != n):
-        return None
-    if aten.aten_name(op) == "aten.addmm.default" and any(
-        constant_value(v) not in (1, 1.0) for v in operands[3:5]
-    ):
-        return None
-    return Matvec(row_at, weight_at, bias_at, transposed, k, n)
+def read_matvec(op: Any) -> Product | None:
+    """The product `op` computes if this kernel can: one row (`products.read_product`) of at most MAX_K values."""
+    product = read_product(op)
+    return product if product is not None and product.m == 1 and product.k <= MAX_K else None
 
 
 def matvec_blocks(k: int) -> tuple[int, int]:
@@ -102,7 +54,7 @@ class MatvecWriter(Writer):
             raise ValueError(f"the matvec kernel cannot compute this {aten.aten_name(op)}")
         self.product = product
         operands = list(op.operands)
-        roles = [product.row, product.weight] + ([product.bias] if product.bias is not None else [])
+        roles = [product.rows, product.weight] + ([product.bias] if product.bias is not None else [])
         if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
             raise ValueError("the row, weight and bias of a matvec kernel must be its inputs")
         self.row, self.weight = (operands[i].arg_number for i in roles[:2])
@@ -128,25 +80,17 @@ class MatvecWriter(Writer):
             *self._dereference(),
             f"n = {pid} * {block_n} + tl.arange(0, {block_n})",
             f"k = tl.arange(0, {width})",
-            f"x = tl.load({self._at(self.row, 'k')}{_masked(k_tail)})",
-            f"w = tl.load(in{self.weight} + {_term('n[:, None]', weight_n)} + {_term('k[None, :]', weight_k)}"
-            f"{_masked(both)})",
+            f"x = tl.load({self._at(self.row, 'k')}{zero_masked(k_tail)})",
+            f"w = tl.load(in{self.weight} + {term('n[:, None]', weight_n)} + {term('k[None, :]', weight_k)}"
+            f"{zero_masked(both)})",
             f"acc = tl.reduce(w * x[None, :], 1, {COMBINE['sum']})",
         ]
         if self.bias is not None:
-            lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{_masked(n_tail)})")
+            lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{zero_masked(n_tail)})")
         lines.append(f"tl.store({self._at(self.out, 'n')}, acc{f', mask={n_tail}' if n_tail else ''})")
         return self._template_kernel(lines, grid, warps, "matvec")
 
     def _at(self, b: int, index: str) -> str:
         """Buffer `b` (a row, a bias or the result: one dim of more than one element) at `index`."""
         name = "out0" if b == self.out else f"in{b}"
-        return f"{name} + {_term(index, self.layouts[b].strides[-1])}"
-
-
-def _term(index: str, stride: int) -> str:
-    return index if stride == 1 else f"{index} * {stride}"
-
-
-def _masked(mask: str) -> str:
-    return f", mask={mask}, other=0.0" if mask else ""
+        return f"{name} + {term(index, self.layouts[b].strides[-1])}"

@@ -116,8 +116,10 @@ def _split(op: Any, name: str, bias: ir.Value, end: ir.Value) -> None:
     loc = op.location
     if name == "aten.addmm.default":
         with ir.InsertionPoint(op), loc:
-            product = _create("torch.aten.mm", list(op.operands[1:3]), [op.results[0].type], "library")
+            product = _create("torch.aten.mm", list(op.operands[1:3]), [op.results[0].type], _class(op))
         _copy_layouts(op, product)
+        if d.MATMUL_KERNEL in op.attributes:  # (a generated matmul's precision)
+            product.attributes[d.MATMUL_KERNEL] = op.attributes[d.MATMUL_KERNEL]
         end = product.results[0] if end == op.results[0] else end
         op.results[0].replace_all_uses_with(product.results[0])
         op.operation.erase()
