@@ -43,6 +43,9 @@ VIEW_OPS = frozenset(
     }
 )
 
+# Views that reshape in row-major order: element i of the result is element i of the input.
+RESHAPES = frozenset({"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"})
+
 # Ops that do nothing at run time (export's checks of metadata pygraph already fixed).
 NOP_OPS = frozenset(
     {

@@ -27,8 +27,9 @@ to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are reco
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
 computes that op and nothing else. A product of class `matmul` joins, last, the one group that reads its
-result if that group is pointwise (no reduction, no concatenation) and computes the product's shape: the
-generated matmul computes it and applies the group's ops as its epilogue (`matmul_kernel.py`). A product
+result (directly or through reshapes that nothing else reads, which join with it) if that group is
+pointwise (no reduction, no concatenation) and computes the result's shape: the generated matmul computes
+it and applies the group's ops as its epilogue (`matmul_kernel.py`). A product
 that no such group reads stays a vendor call (class `library`): alone, or before a reduction, the kernel
 would save no launch.
 """
@@ -197,12 +198,12 @@ class _Grouping:
         for i, op in enumerate(self.ops):
             if _class(op) != "matmul":
                 continue
-            shape = tuple(tensor_info(op.results[0].type)[0])
-            readers = {self.owner.get(j) for j in self.users.get(op.results[0], [])}
+            reshapes, value = self._reshapes(op.results[0])
+            readers = {self.owner.get(j) for j in self.users.get(value, [])}
             group = readers.pop() if len(readers) == 1 else None
             if (
                 group is None
-                or group.shape != shape
+                or group.shape != tuple(tensor_info(value.type)[0])
                 or group.reduced is not None
                 or group.concatenates
                 or group.alone
@@ -212,9 +213,22 @@ class _Grouping:
                 op.attributes[d.CLASS] = attrs.string("library")
                 del op.attributes[d.MATMUL_KERNEL]
                 continue
-            group.members = sorted([*group.members, i])
+            group.members = sorted([*group.members, i, *reshapes])
             group.product = True
-            self.owner[i] = group
+            for j in (i, *reshapes):
+                self.owner[j] = group
+
+    def _reshapes(self, value: ir.Value) -> tuple[list[int], ir.Value]:
+        """The chain of reshapes that alone read `value` (GPT-2's `view(addmm(...))`), and the value at its
+        end: a kernel computing `value` in row-major order computes the end's elements in the same order."""
+        chain = []
+        while (
+            len(users := self.users.get(value, [])) == 1
+            and aten.aten_name(self.ops[users[0]]) in aten.RESHAPES
+        ):
+            chain.append(users[0])
+            value = self.ops[users[0]].results[0]
+        return chain, value
 
     def _recompute_broadcasts(self) -> None:
         """Merges each small pointwise group whose values only one other group reads, at a shape they

@@ -27,6 +27,7 @@ fewer than 256 rows but BERT's [128, 3072] output); BN = 64, 4 warps, 3 pipeline
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 from ..ir import aten, dtypes
@@ -97,20 +98,25 @@ class MatmulWriter(Writer):
             raise ValueError("the rows, weight and bias of a matmul kernel must be its inputs")
         self.rows, self.weight = (operands[i].arg_number for i in roles[:2])
         self.bias = operands[product.bias].arg_number if product.bias is not None else None
-        self.shape = tuple(tensor_info(op.results[0].type)[0])
-        if any(tuple(tensor_info(v.type)[0]) != self.shape for v in self.results):
-            raise ValueError("the outputs of a matmul kernel must have the product's shape")
+        self.shape = tuple(tensor_info(self.results[0].type)[0])
+        if any(tuple(tensor_info(v.type)[0]) != self.shape for v in self.results) or math.prod(
+            self.shape
+        ) != (product.m * product.n):
+            raise ValueError(
+                "the outputs of a matmul kernel must have one shape, the product's or a reshape of it"
+            )
         self.numel = product.m * product.n
         self.block_m, self.block_n, self.block_k = matmul_blocks(product.m, product.n, product.k)
         self.grid_n = -(-product.n // self.block_n)
         self.grid = -(-product.m // self.block_m) * self.grid_n
         self.wide = self.numel > _INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("i", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
-        self.epilogue_ops = sum(aten.aten_name(o) is not None for o in self.body_ops) - 1
+        self.acc = pointwise.Value("acc", dtypes.BY_NAME["float32"], len(self.shape))
+        self.epilogue_ops = sum(aten.aten_name(o) not in (None, *aten.RESHAPES) for o in self.body_ops) - 1
 
     def _emit(self, op: Any, name: str) -> None:
-        if _is_product(op):
-            self.values[op.results[0]] = pointwise.Value("acc", dtypes.BY_NAME["float32"], len(self.shape))
+        if _is_product(op) or (name in aten.RESHAPES and self.values.get(op.operands[0]) == self.acc):
+            self.values[op.results[0]] = self.acc  # (a reshape keeps the row-major order the epilogue uses)
             return
         super()._emit(op, name)
 

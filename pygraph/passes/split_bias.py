@@ -35,7 +35,6 @@ from ..ir.torch_types import tensor_info
 from .base import Pass, PassError, main_function
 from .pointwise import constant_value
 
-_RESHAPES = ("aten.view.default", "aten._unsafe_view.default", "aten.reshape.default")
 _CONVOLUTIONS = ("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default")
 
 
@@ -86,7 +85,7 @@ def _fed_value(value: ir.Value, convolution: bool) -> ir.Value | None:
     the last dim (a matmul's bias broadcasts along it). None when no kernel could take the add."""
     while not convolution:
         uses = [u.owner for u in value.uses]
-        if len(uses) != 1 or aten.aten_name(uses[0]) not in _RESHAPES:
+        if len(uses) != 1 or aten.aten_name(uses[0]) not in aten.RESHAPES:
             break
         after = uses[0].results[0]
         if tensor_info(after.type)[0][-1:] != tensor_info(value.type)[0][-1:]:

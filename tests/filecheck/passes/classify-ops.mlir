@@ -1,5 +1,7 @@
 // RUN: pygraph-opt %s -p classify-ops --split-input-file | filecheck %s
 // RUN: pygraph-opt %s -p 'classify-ops{matvec=false}' --split-input-file | filecheck %s --check-prefix=VENDOR
+// RUN: pygraph-opt %s -p 'classify-ops{matmul-precision=tf32}' --split-input-file | filecheck %s --check-prefix=TF32
+// RUN: pygraph-opt %s -p 'classify-ops{matmul=all}' --split-input-file | filecheck %s --check-prefix=ALL
 
 // One op of each class.
 // CHECK-LABEL: func.func @main
@@ -76,4 +78,27 @@ func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,
   %1 = torch.aten.mm %arg0, %arg3 : !torch.vtensor<[1,16],f32>, !torch.vtensor<[16,5],f32> -> !torch.vtensor<[1,5],f32>
   %2 = torch.aten.linear %arg4, %arg1, %arg2 : !torch.vtensor<[2,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[2,8],f32>
   return %0, %1, %2 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,5],f32>, !torch.vtensor<[2,8],f32>
+}
+
+// -----
+
+// Products of more rows are class matmul, marked with their dots' precision, where the generated matmul
+// should compute them: by default (IEEE float32 dots) none; with TF32 dots those of at most 2^30
+// multiply-adds and K <= 1024 (not K = 2048); with `matmul=all` every one it can compute (not float64).
+// CHECK-LABEL: func.func @matmuls
+// CHECK:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
+// CHECK:         torch.aten.mm %arg3, %arg4 {pygraph.class = "library"}
+// TF32-LABEL: func.func @matmuls
+// TF32:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"}
+// TF32:         torch.aten.mm %arg3, %arg4 {pygraph.class = "library"}
+// TF32:         torch.aten.mm %arg5, %arg5 {pygraph.class = "library"}
+// ALL-LABEL: func.func @matmuls
+// ALL:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "ieee"}
+// ALL:         torch.aten.mm %arg3, %arg4 {pygraph.class = "matmul", pygraph.matmul_kernel = "ieee"}
+// ALL:         torch.aten.mm %arg5, %arg5 {pygraph.class = "library"}
+func.func @matmuls(%arg0: !torch.vtensor<[2,9,16],f32>, %arg1: !torch.vtensor<[8,16],f32>, %arg2: !torch.vtensor<[8],f32>, %arg3: !torch.vtensor<[4,2048],f32>, %arg4: !torch.vtensor<[2048,8],f32>, %arg5: !torch.vtensor<[4,4],f64>) -> (!torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>) {
+  %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[2,9,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[2,9,8],f32>
+  %1 = torch.aten.mm %arg3, %arg4 : !torch.vtensor<[4,2048],f32>, !torch.vtensor<[2048,8],f32> -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.mm %arg5, %arg5 : !torch.vtensor<[4,4],f64>, !torch.vtensor<[4,4],f64> -> !torch.vtensor<[4,4],f64>
+  return %0, %1, %2 : !torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>
 }

@@ -110,3 +110,19 @@ module {
     return
   }
 }
+
+// -----
+
+// A matmul product marked with a precision tl.dot does not have.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[4,8],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.mm %arg0, %arg1 {pygraph.class = "matmul", pygraph.matmul_kernel = "fp8"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+    %1 = torch.aten.relu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32> -> !torch.vtensor<[4,8],f32>
+    return %1 : !torch.vtensor<[4,8],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[8, 8], [8, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>}) {
+    // expected-error @+1 {{cannot generate @fused_0: pygraph.matmul_kernel is 'fp8', not one of ieee, tf32}}
+    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

@@ -343,3 +343,38 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A product with its epilogue (class `matmul`): 37 rows of 40 by a [50, 40] weight, 3 programs of 16 x 64
+// with K padded to one step of 64, every tail masked; the bias added to the block, then GELU applied to it
+// in registers and stored: the product itself is never written.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_linear_gelu", num_stages = 3 : i64, num_warps = 4 : i64
+// CHECK-SAME:    rm = pid * 16 + tl.arange(0, 16)\0A
+// CHECK-SAME:    rn = tl.arange(0, 64)\0A
+// CHECK-SAME:    xrow = rm * 40\0A
+// CHECK-SAME:    for k0 in range(0, 40, 64):\0A
+// CHECK-SAME:    a = tl.load(in0 + xrow[:, None] + k[None, :], mask=(rm[:, None] < 37) & (k[None, :] < 40), other=0.0)\0A
+// CHECK-SAME:    b = tl.load(in1 + k[:, None] + rn[None, :] * 40, mask=(k[:, None] < 40) & (rn[None, :] < 50), other=0.0)\0A
+// CHECK-SAME:    acc += tl.dot(a, b, input_precision=\22tf32\22)\0A
+// CHECK-SAME:    acc = acc + tl.load(in2 + rn, mask=rn < 50, other=0.0)[None, :]\0A
+// CHECK-SAME:    i = rm[:, None] * 50 + rn[None, :]\0A
+// CHECK-SAME:    mask = (rm[:, None] < 37) & (rn[None, :] < 50)\0A
+// CHECK-SAME:    v0 = acc * 0.5 * (1.0 + tl.math.erf(acc * 0.7071067811865476))\0A
+// CHECK-SAME:    tl.store(out0 + i, v0, mask=mask)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %{{.*}}) {access = ["r", "r", "r", "w"], grid = [3, 1, 1], kernel = @k0_linear_gelu
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[37,40],f32>, %arg1: !torch.vtensor<[50,40],f32>, %arg2: !torch.vtensor<[50],f32>) -> !torch.vtensor<[37,50],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[37,40],f32>, !torch.vtensor<[50,40],f32>, !torch.vtensor<[50],f32> -> !torch.vtensor<[37,50],f32>
+    %str = torch.constant.str "none"
+    %1 = torch.aten.gelu %0, %str {pygraph.class = "pointwise"} : !torch.vtensor<[37,50],f32>, !torch.str -> !torch.vtensor<[37,50],f32>
+    return %1 : !torch.vtensor<[37,50],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[37, 40], [40, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 40], [40, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[50], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[37, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

@@ -370,3 +370,47 @@ func.func @main(%q: !torch.vtensor<[2,4,32,16],f32>, %m: !torch.vtensor<[2,1,1,3
   %1 = torch.aten.relu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[2,4,32,16],f32> -> !torch.vtensor<[2,4,32,16],f32>
   return %1 : !torch.vtensor<[2,4,32,16],f32>
 }
+
+// -----
+
+// A matmul product joins the one pointwise group reading its result, as the epilogue's source: GELU after
+// a linear, and a bias add and residual after `view(mm)` (the reshape joins too). A product whose result a
+// reduction reads (layer norm) stays a vendor call: class library, its precision mark dropped.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[8,16],f32>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[4,8],f32>
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"}
+// CHECK:         %[[G:.*]] = torch.aten.gelu %[[P]]
+// CHECK-NEXT:    return %[[G]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,8],f32>, %arg1: !torch.vtensor<[8,8],f32>, %arg2: !torch.vtensor<[8],f32>, %arg3: !torch.vtensor<[2,2,8],f32>) -> !torch.vtensor<[2,2,8],f32>
+// CHECK:         %[[M:.*]] = torch.aten.mm %arg0, %arg1 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"}
+// CHECK:         %[[V:.*]] = torch.aten.view %[[M]]
+// CHECK:         %[[B:.*]] = torch.aten.add.Tensor %[[V]], %arg2
+// CHECK:         %[[R:.*]] = torch.aten.add.Tensor %[[B]], %arg3
+// CHECK-NEXT:    return %[[R]]
+// CHECK-LABEL: func.func @products
+// CHECK:         %[[H:.*]] = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK:         %[[O:.*]] = call @fused_1(%[[H]], %arg3, %arg2, %arg4)
+// CHECK:         %[[L:.*]] = torch.aten.linear %[[O]]{{.*}} {pygraph.class = "library"}
+// CHECK:         call @fused_2(%[[L]]
+func.func @products(%x: !torch.vtensor<[4,16],f32>, %w1: !torch.vtensor<[8,16],f32>, %b: !torch.vtensor<[8],f32>, %w2: !torch.vtensor<[8,8],f32>, %res: !torch.vtensor<[2,2,8],f32>) -> !torch.vtensor<[2,2,8],f32> {
+  %0 = torch.aten.linear %x, %w1, %b {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[4,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[4,8],f32>
+  %str = torch.constant.str "none" {pygraph.class = "scalar"}
+  %1 = torch.aten.gelu %0, %str {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.str -> !torch.vtensor<[4,8],f32>
+  %2 = torch.aten.mm %1, %w2 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[4,8],f32>
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %int8 = torch.constant.int 8 {pygraph.class = "scalar"}
+  %shape = torch.prim.ListConstruct %int2, %int2, %int8 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %3 = torch.aten.view %2, %shape {pygraph.class = "view"} : !torch.vtensor<[4,8],f32>, !torch.list<int> -> !torch.vtensor<[2,2,8],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %4 = torch.aten.add.Tensor %3, %b, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,2,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[2,2,8],f32>
+  %5 = torch.aten.add.Tensor %4, %res, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,2,8],f32>, !torch.vtensor<[2,2,8],f32>, !torch.int -> !torch.vtensor<[2,2,8],f32>
+  %6 = torch.aten.linear %5, %w2, %b {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[2,2,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[2,2,8],f32>
+  %int8b = torch.constant.int 8 {pygraph.class = "scalar"}
+  %norm = torch.prim.ListConstruct %int8b {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %eps = torch.constant.float 1.000000e-05 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %7 = torch.aten.layer_norm %6, %norm, %none, %none, %eps, %false {pygraph.class = "reduction"} : !torch.vtensor<[2,2,8],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[2,2,8],f32>
+  return %7 : !torch.vtensor<[2,2,8],f32>
+}
