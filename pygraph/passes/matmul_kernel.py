@@ -7,18 +7,24 @@ leaves the group. Every operand is read at its own strides: rows with any leadin
 [N, K] (linear) or [K, N] (mm, addmm, matmul), transposed views included; the epilogue's inputs and
 outputs are addressed from the row-major index of the result, as in any pointwise kernel.
 
-Where it runs, measured on an H200 with TF32 dots (`bench/probes/probe_matmul_template.py`,
+Where it runs, measured on an H200 with TF32 dots. In isolation (`bench/probes/probe_matmul_template.py`,
 `bench/results/probe-matmul-template-h200.log`: vendor call plus epilogue kernel against this kernel, per
-shape of the benchmark's transformers): it wins where the work is small and K short, at most 2^30
-multiply-adds and K <= 1024 (ViT's projections 6.0 -> 3.2 us with the residual add, its MLP 6.5 -> 4.3 us
-with GELU, GPT-2's 7.8 -> 6.9, MobileBERT's 34.8 -> 27.4 and 25.7 -> 16.0, MT5's 15.5 -> 13.6), and
+shape of the benchmark's transformers, replayed with operands hot in L2) it wins where the work is small
+and K short, at most 2^30 multiply-adds and K <= 1024 (ViT's projections 6.0 -> 3.2 us with the residual
+add, its MLP 6.5 -> 4.3 us with GELU, MobileBERT's 34.8 -> 27.4 and 25.7 -> 16.0, MT5's 15.5 -> 13.6), and
 loses past it (DistilGPT-2's [2048, 768] x [768, 3072]: 49.5 against 43.0; K = 3072 with few rows: 20.0
-against 13.6, which would need split-K). With IEEE float32 dots (TF32 off) cuBLAS's SGEMM wins
-everywhere, by about 2x. So with `matmul=auto` classify-ops gives the class `matmul` to products within
-`MAX_WORK` and `MAX_K` when the dots may use TF32, and fuse-pointwise fuses one only when the kernel
-reading its result is pointwise (a consumer kernel would otherwise remain: a reduction, as layer norm
-after a residual add, keeps the vendor call); `matmul=all` takes every product the kernel can compute,
-in either precision (tests, and users who measured).
+against 13.6, which would need split-K). Inside the models (`bench/results/bench-matmul-rule-h200.log`,
+`kernels-matmul-rule-h200.json`), where a layer's weights come from memory rather than L2, few rows by a large
+weight lose too: BERT's [128, 768] x [768, 3072] with GELU 12.1 us against 7.6 + 1.8, XLNet's [128, 1024]
+x [1024, 4096] 17.0 against 11.0 + 2.0 (cuBLAS splits K across more multiprocessors), while ViT's MLP
+(3.9 us against about 6) and GPT-2's (8.6 against 9) still win; so the weight is bounded too, at
+`MAX_WEIGHT` values (ViT's and MobileBERT's are far below it, GPT-2's and BERT's 2.4M above). With IEEE
+float32 dots (TF32 off) cuBLAS's SGEMM wins everywhere, by about 2x. So with `matmul=auto` classify-ops
+gives the class `matmul` to products within `MAX_WORK`, `MAX_K` and `MAX_WEIGHT` when the dots may use
+TF32, and fuse-pointwise fuses one only when the kernel reading its result is pointwise (a consumer kernel
+would otherwise remain: a reduction, as layer norm after a residual add, keeps the vendor call);
+`matmul=all` takes every product the kernel can compute, in either precision (tests, and users who
+measured).
 
 Blocks (`matmul_blocks`, same probe): BM = 128, else 64, rows when that still makes 90 programs (most
 of a wave of 132 multiprocessors), else 16 rows with BK = 64 (the best configuration on every shape of
@@ -43,6 +49,7 @@ PRECISIONS = ("ieee", "tf32")  # values of `pygraph.matmul_kernel`: tl.dot's inp
 ROUTES = ("auto", "all", "off")  # classify-ops' `matmul` option (module docstring)
 MAX_K = 1024
 MAX_WORK = 1 << 30  # M * N * K
+MAX_WEIGHT = 1 << 19  # N * K
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _MIN_PROGRAMS = 90
 _INT32_MAX = 2**31 - 1
@@ -55,9 +62,12 @@ def read_matmul(op: Any, route: str, precision: str) -> Product | None:
     product = read_product(op)
     if route == "off" or product is None or product.m == 1:
         return None
-    if route == "auto" and (
-        precision != "tf32" or product.k > MAX_K or product.m * product.n * product.k > MAX_WORK
-    ):
+    small = (
+        product.k <= MAX_K
+        and product.n * product.k <= MAX_WEIGHT
+        and product.m * product.n * product.k <= MAX_WORK
+    )
+    if route == "auto" and (precision != "tf32" or not small):
         return None
     return product
 
