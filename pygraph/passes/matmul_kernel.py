@@ -17,10 +17,12 @@ against 13.6, which would need split-K). Inside the models (`bench/results/bench
 `kernels-matmul-rule-h200.json`), where a layer's weights come from memory rather than L2, few rows by a large
 weight lose too: BERT's [128, 768] x [768, 3072] with GELU 12.1 us against 7.6 + 1.8, XLNet's [128, 1024]
 x [1024, 4096] 17.0 against 11.0 + 2.0 (cuBLAS splits K across more multiprocessors), while ViT's MLP
-(3.9 us against about 6) and GPT-2's (8.6 against 9) still win; so the weight is bounded too, at
-`MAX_WEIGHT` values (ViT's and MobileBERT's are far below it, GPT-2's and BERT's 2.4M above). With IEEE
+(3.9 us against about 6) and GPT-2's (8.6 against 9, with 12 split-K reductions fewer: the model 0.624 ->
+0.597 ms) still win; so the weight is bounded too, at `MAX_WEIGHT` values (ViT's and MobileBERT's are far
+below it, GPT-2's and BERT's 2.4M above), unless the rows are at most `FEW_ROWS` (GPT-2's 32: blocks of
+16 rows make twice as many programs as columns of 64, each streaming its slice of the weight once). With IEEE
 float32 dots (TF32 off) cuBLAS's SGEMM wins everywhere, by about 2x. So with `matmul=auto` classify-ops
-gives the class `matmul` to products within `MAX_WORK`, `MAX_K` and `MAX_WEIGHT` when the dots may use
+gives the class `matmul` to products within `MAX_WORK`, `MAX_K` and `MAX_WEIGHT` (or `FEW_ROWS`) when the dots may use
 TF32, and fuse-pointwise fuses one only when the kernel reading its result is pointwise (a consumer kernel
 would otherwise remain: a reduction, as layer norm after a residual add, keeps the vendor call);
 `matmul=all` takes every product the kernel can compute, in either precision (tests, and users who
@@ -50,6 +52,7 @@ ROUTES = ("auto", "all", "off")  # classify-ops' `matmul` option (module docstri
 MAX_K = 1024
 MAX_WORK = 1 << 30  # M * N * K
 MAX_WEIGHT = 1 << 19  # N * K
+FEW_ROWS = 32
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _MIN_PROGRAMS = 90
 _INT32_MAX = 2**31 - 1
@@ -62,11 +65,8 @@ def read_matmul(op: Any, route: str, precision: str) -> Product | None:
     product = read_product(op)
     if route == "off" or product is None or product.m == 1:
         return None
-    small = (
-        product.k <= MAX_K
-        and product.n * product.k <= MAX_WEIGHT
-        and product.m * product.n * product.k <= MAX_WORK
-    )
+    m, n, k = product.m, product.n, product.k
+    small = k <= MAX_K and m * n * k <= MAX_WORK and (n * k <= MAX_WEIGHT or m <= FEW_ROWS)
     if route == "auto" and (precision != "tf32" or not small):
         return None
     return product
