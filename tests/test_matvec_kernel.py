@@ -51,7 +51,24 @@ class Row(nn.Module):
         return nn.functional.linear(x, w), x @ w.t(), torch.matmul(x.view(1, 1, -1), w.t())
 
 
-MODELS = {"products": (Products, (1, 37)), "1-d row": (Row, (12,))}
+class Mlp(nn.Module):
+    """The benchmark's MLP at an odd width: (linear, GELU, layer norm) three times; each later linear computes
+    the GELU and layer norm before it as its prologue. Also returns a layer norm's result that a linear
+    reads, which therefore stays a kernel of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = nn.Sequential(
+            *[m for _ in range(3) for m in (nn.Linear(37, 37), nn.GELU(), nn.LayerNorm(37))]
+        )
+        self.head = nn.Linear(37, 5)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = self.layers(x)
+        return self.head(y), y
+
+
+MODELS = {"products": (Products, (1, 37)), "1-d row": (Row, (12,)), "mlp": (Mlp, (1, 37))}
 
 
 def compile_model(model: nn.Module, *inputs: torch.Tensor, target: str = "emulator") -> pygraph.CompiledModel:
@@ -70,6 +87,19 @@ def test_products_of_one_row_match_eager(name: str) -> None:
         for _ in range(2):
             x = torch.randn(*shape)
             assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
+    """The GELU and layer norm before each later linear run in its kernel; the last layer norm, whose result
+    is returned too, is a kernel of its own; ReLU before a linear (no reduction) is a prologue as well."""
+    torch.manual_seed(0)
+    assert ops(compile_model(Mlp().eval(), torch.randn(1, 37))) == [
+        "k0_matvec",
+        *["k0_gelu_layer_norm_matvec"] * 2,
+        "k0_gelu_layer_norm",
+        "k1_matvec",
+    ]
+    assert "k0_relu_matvec" in ops(compile_model(Products().eval(), torch.randn(1, 37)))
 
 
 @pytest.mark.parametrize(

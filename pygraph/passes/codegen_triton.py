@@ -126,7 +126,7 @@ class CodegenTriton(Pass):
 
                         kernel = MatmulWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
-                        kernel = _RowWriter(callee, layouts, self.max_rblock, indirect).write()
+                        kernel = RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     else:
                         kernel = Writer(callee, layouts, self.max_block, indirect).write()
                 except PassError as exc:
@@ -592,7 +592,7 @@ class _Reduce:
     dtype: DType
 
 
-class _RowWriter(Writer):
+class RowWriter(Writer):
     """Writes a reduction kernel: a fused function with reductions, rows by columns (module docstring)."""
 
     def __init__(self, fn: Any, layouts: list[Layout], max_rblock: int, indirect: list[int | None]) -> None:
@@ -721,7 +721,42 @@ class _RowWriter(Writer):
     # ------------------------------------------------------------------------------------ source
 
     def _render(self, stores: list[tuple[int, str]]) -> str:
-        used = sorted(self.loaded) + ([-1] if "lin" in self.defined else []) + [a for a, _ in stores]
+        row_lines = self._index([a for a, _ in stores])
+        pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+        mode = "whole rows" if self.persistent else "looping over columns"
+        lines = [
+            f"# {list(self.shape)} reduced over {list(self.reduced)}: {self.rows} rows of {self.cols}, "
+            f"{self.grid} programs of {self.xblock} x {self.rblock}, {mode}",
+            *self._dereference(),
+            f"row = {pid} * {self.xblock} + tl.arange(0, {self.xblock})[:, None]",
+        ]
+        if self.row_mask:
+            lines.append(f"xmask = row < {self.rows}")
+        lines += row_lines
+        n_in = len(self.args)
+        element = [(a, v) for a, v in stores if self.layouts[a].shape == self.shape]
+        element_stores = [
+            f"tl.store(out{a - n_in} + {self._offset(a)}, {v}{self._mask(True)})" for a, v in element
+        ]
+        if self.persistent:
+            lines += self._whole_rows()
+            lines += element_stores
+        else:
+            for item in self.lines:
+                if isinstance(item, _Reduce):
+                    lines += self._looped(item)
+                elif self._name(item) not in self.per_element:
+                    lines += self._source(item)
+            if element:
+                lines += self._loop([v for _, v in element], element_stores)
+        for a, value in stores:
+            if (a, value) not in element:
+                lines.append(f"tl.store(out{a - n_in} + {self._offset(a)}, {value}{self._mask(False)})")
+        return "".join(f"    {line}\n" for line in lines)
+
+    def _index(self, outputs: list[int]) -> list[str]:
+        """Sets each buffer's row and column offsets and the masks; returns the lines computing the row indices."""
+        used = sorted(self.loaded) + ([-1] if "lin" in self.defined else []) + outputs
         strides = {a: self._strides(a) for a in used}
         keep = [d for d in range(len(self.shape)) if d not in self.reduced]
         row_lines, self.row_offset = indices(
@@ -741,42 +776,17 @@ class _RowWriter(Writer):
         )
         self.row_mask = self.rows % self.xblock != 0
         self.col_mask = self.cols % self.rblock != 0
-        pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
-        mode = "whole rows" if self.persistent else "looping over columns"
-        lines = [
-            f"# {list(self.shape)} reduced over {list(self.reduced)}: {self.rows} rows of {self.cols}, "
-            f"{self.grid} programs of {self.xblock} x {self.rblock}, {mode}",
-            *self._dereference(),
-            f"row = {pid} * {self.xblock} + tl.arange(0, {self.xblock})[:, None]",
-        ]
-        if self.row_mask:
-            lines.append(f"xmask = row < {self.rows}")
-        lines += row_lines
-        n_in = len(self.args)
-        element = [(a, v) for a, v in stores if self.layouts[a].shape == self.shape]
-        element_stores = [
-            f"tl.store(out{a - n_in} + {self._offset(a)}, {v}{self._mask(True)})" for a, v in element
-        ]
-        if self.persistent:
-            lines += self._columns("0")
-            # Loads first, so their latencies overlap instead of one following each reduction (a layer
-            # norm's weight and bias loaded after its statistics: 1.75 against 1.62 us on the H200,
-            # bench/probes/probe_vendor_params.py).
-            for item in sorted(self.lines, key=lambda item: not isinstance(item, _Load)):
-                lines += self._source(item)
-            lines += element_stores
-        else:
-            for item in self.lines:
-                if isinstance(item, _Reduce):
-                    lines += self._looped(item)
-                elif self._name(item) not in self.per_element:
-                    lines += self._source(item)
-            if element:
-                lines += self._loop([v for _, v in element], element_stores)
-        for a, value in stores:
-            if (a, value) not in element:
-                lines.append(f"tl.store(out{a - n_in} + {self._offset(a)}, {value}{self._mask(False)})")
-        return "".join(f"    {line}\n" for line in lines)
+        return row_lines
+
+    def _whole_rows(self) -> list[str]:
+        """The lines of a persistent kernel computing every value of its rows: columns, loads, the rest."""
+        lines = self._columns("0")
+        # Loads first, so their latencies overlap instead of one following each reduction (a layer norm's
+        # weight and bias loaded after its statistics: 1.75 against 1.62 us on the H200,
+        # bench/probes/probe_vendor_params.py).
+        for item in sorted(self.lines, key=lambda item: not isinstance(item, _Load)):
+            lines += self._source(item)
+        return lines
 
     def _columns(self, start: str) -> list[str]:
         """The column index (from `start`), masks and per-dim column indices of a block of columns."""

@@ -26,7 +26,9 @@ Last, a small pointwise group whose values only one other group reads, at a larg
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
-computes that op and nothing else. A product of class `matmul` joins, last, the one group that reads its
+computes that op and nothing else; but a product of one row takes, last, the group computing its row when
+nothing else reads that group's values and its reductions (if any) reduce the row: the matrix-vector kernel
+computes the row first, whole in every program (an MLP's GELU and layer norm before the next linear). A product of class `matmul` joins, last, the one group that reads its
 result (directly or through reshapes that nothing else reads, which join with it) if that group is
 pointwise (no reduction, no concatenation) and computes the result's shape: the generated matmul computes
 it and applies the group's ops as its epilogue (`matmul_kernel.py`). A product
@@ -48,6 +50,7 @@ from ..ir._mlir import func, ir
 from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
 from . import pointwise, reductions
 from .base import Pass, PassError, main_function
+from .matvec_kernel import read_matvec
 
 # Ops that make the scalars (and scalar tensors) a fused body reads; cloned into it.
 _CONSTANTS = ("torch.constant.", "torch.prim.ListConstruct", "torch.prim.NumToTensor.Scalar")
@@ -188,8 +191,40 @@ class _Grouping:
                 elif producer.seal is None:
                     producer.seal = i
         self._recompute_broadcasts()
+        self._fuse_prologues()
         self._fuse_products()
         return self.groups
+
+    def _fuse_prologues(self) -> None:
+        """Moves the group computing a matvec's row, if nothing else reads its values, into the matvec's
+        group, as the prologue of its kernel (module docstring)."""
+        for group in [g for g in self.groups if g.alone and _class(self.ops[g.members[0]]) == "matvec"]:
+            (i,) = group.members
+            row = self.ops[i].operands[read_matvec(self.ops[i]).rows]
+            producer = self._group_of(row)
+            if (
+                producer is None
+                or producer.alone
+                or producer.concatenates
+                or producer.shape != tuple(tensor_info(row.type)[0])
+                or producer.reduced not in (None, (len(producer.shape) - 1,))
+                or producer.members[-1] > i
+            ):
+                continue
+            readers = {
+                j
+                for m in producer.members
+                for result in self.ops[m].results
+                for j in self.users.get(result, [])
+                if self.owner.get(j) is not producer and not _transparent(self.ops[j])
+            }
+            if readers != {i}:
+                continue
+            producer.members.append(i)
+            producer.alone, producer.seal = True, group.seal
+            producer.no_ops |= group.no_ops
+            self.owner[i] = producer
+            self.groups.remove(group)
 
     def _fuse_products(self) -> None:
         """Moves each `matmul` product into the pointwise group reading its result (module docstring), or

@@ -378,3 +378,30 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A product of one row with a prologue: every program computes the row, ReLU of 37 values (padded to 64
+// under `cmask`, zero beyond it), then multiplies it by its two rows of the weight.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_relu_matvec"
+// CHECK-SAME:    row = 0\0A
+// CHECK-SAME:    col = tl.arange(0, 64)[None, :]\0A
+// CHECK-SAME:    cmask = col < 37\0A
+// CHECK-SAME:    x0 = tl.load(in0 + row + col, mask=cmask)\0A
+// CHECK-SAME:    v0 = tl.maximum(x0, 0.0, propagate_nan=tl.PropagateNan.ALL)\0A
+// CHECK-SAME:    x = tl.reshape(tl.where(cmask, v0, 0.0), [64])\0A
+// CHECK-SAME:    n = tl.program_id(0) * 2 + tl.arange(0, 2)\0A
+// CHECK-SAME:    acc = tl.reduce(w * x[None, :], 1, tl.standard._sum_combine)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[50],f32>) -> !torch.vtensor<[1,50],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.relu %arg0 {pygraph.class = "pointwise"} : !torch.vtensor<[1,37],f32> -> !torch.vtensor<[1,37],f32>
+    %1 = torch.aten.linear %0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[1,37],f32>, !torch.vtensor<[50,37],f32>, !torch.vtensor<[50],f32> -> !torch.vtensor<[1,50],f32>
+    return %1 : !torch.vtensor<[1,50],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 37], [37, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[50], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

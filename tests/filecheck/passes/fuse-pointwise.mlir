@@ -414,3 +414,42 @@ func.func @products(%x: !torch.vtensor<[4,16],f32>, %w1: !torch.vtensor<[8,16],f
   %7 = torch.aten.layer_norm %6, %norm, %none, %none, %eps, %false {pygraph.class = "reduction"} : !torch.vtensor<[2,2,8],f32>, !torch.list<int>, !torch.none, !torch.none, !torch.float, !torch.bool -> !torch.vtensor<[2,2,8],f32>
   return %7 : !torch.vtensor<[2,2,8],f32>
 }
+
+// -----
+
+// A product of one row takes the group computing its row as its prologue (GELU and layer norm before the
+// second linear); the third linear's row is returned too, so its group stays a kernel of its own.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-NEXT:    torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"}
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         %[[G:.*]] = torch.aten.gelu %arg0
+// CHECK:         %[[N:.*]] = torch.aten.layer_norm %[[G]]
+// CHECK:         %[[P:.*]] = torch.aten.linear %[[N]], %arg2, %arg1 {pygraph.class = "matvec"}
+// CHECK-NEXT:    return %[[P]]
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK:         torch.aten.relu
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_3(
+// CHECK-NEXT:    torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"}
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func @rows
+// CHECK-NEXT:    %[[A:.*]] = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    %[[B:.*]] = call @fused_1(%[[A]], %arg2, %arg1)
+// CHECK-NEXT:    %[[R:.*]] = call @fused_2(%[[B]])
+// CHECK-NEXT:    %[[C:.*]] = call @fused_3(%[[R]], %arg1, %arg2)
+// CHECK-NEXT:    return %[[C]], %[[R]]
+func.func @rows(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>) {
+  %0 = torch.aten.linear %x, %w, %b {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
+  %str = torch.constant.str "none" {pygraph.class = "scalar"}
+  %1 = torch.aten.gelu %0, %str {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.str -> !torch.vtensor<[1,8],f32>
+  %int8 = torch.constant.int 8 {pygraph.class = "scalar"}
+  %norm = torch.prim.ListConstruct %int8 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %eps = torch.constant.float 1.000000e-05 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %2 = torch.aten.layer_norm %1, %norm, %b, %b, %eps, %false {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float, !torch.bool -> !torch.vtensor<[1,8],f32>
+  %3 = torch.aten.linear %2, %w, %b {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
+  %4 = torch.aten.relu %3 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32> -> !torch.vtensor<[1,8],f32>
+  %5 = torch.aten.linear %4, %w, %b {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
+  return %5, %4 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>
+}
