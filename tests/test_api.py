@@ -1,8 +1,10 @@
 """`export_and_compile` end to end on the CPU emulator: results against eager, errors, stages, plan edits."""
 
+import gc
 import re
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -108,6 +110,17 @@ def test_output_structure_and_earlier_results_survive():
     assert set(first) == {"double", "pair"} and isinstance(first["pair"], tuple)
     torch.testing.assert_close(first["double"], x * 2)  # not overwritten by the second call
     assert not torch.equal(first["double"], second["double"])
+
+
+def test_a_result_lives_as_long_as_its_caller_keeps_it():
+    """The compiled model keeps no reference to what a call returned (the CUDA runtime's side of this is
+    tested on the GPU, test_gpu_runtime.py)."""
+    compiled = pygraph.export_and_compile(MLP().eval(), (torch.randn(4, 32),))
+    with torch.no_grad():
+        for _ in range(2):
+            result = weakref.ref(compiled(torch.randn(4, 32)))
+            gc.collect()
+            assert result() is None
 
 
 def test_mutated_buffer_and_input_behave_as_in_eager():

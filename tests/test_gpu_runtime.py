@@ -1,10 +1,14 @@
-"""End to end on a CUDA GPU (run on the GPU machine): queued calls, state changes, profiled choices."""
+"""End to end on a CUDA GPU (run on the GPU machine): queued calls, state changes, profiling, memory."""
+
+import gc
+import weakref
 
 import pytest
 import torch
 from gpu_marks import needs_gpu
 
 import pygraph
+from pygraph.backend.cuda.calibrate import costs_for
 from pygraph.ir import costs
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
@@ -204,16 +208,20 @@ def test_an_unpatchable_recording_stages_its_input_and_copies_its_output(monkeyp
     assert stats["copied_bytes_per_call"] == copied
 
 
-def test_parameter_changes_are_seen_on_the_gpu():
+@pytest.mark.parametrize("make", [Block, Logits], ids=["kernel output", "vendor output"])
+def test_parameter_changes_are_seen_on_the_gpu(make):
+    """A replaced parameter rebuilds the graphs: the next call warms up again and returns what it computed
+    (a vendor call's own result, not the fresh tensor that only the graph it replaces wrote)."""
     torch.manual_seed(1)
-    model = Block().cuda().eval()
+    model = make().cuda().eval()
     x = torch.randn(32, 256, device="cuda")
-    with torch.no_grad():
+    with torch.no_grad(), knobs.scope(graphs="all"):
         compiled = pygraph.export_and_compile(model, (x,))
         compiled(x)
-        model.load_state_dict(Block().cuda().state_dict())
+        model.load_state_dict(make().cuda().state_dict())
         assert relative_error(compiled(x), model(x)) <= 1e-4
-        model.fc1.weight = torch.nn.Parameter(torch.randn(512, 256, device="cuda") / 16)
+        layer = next(m for m in model.modules() if isinstance(m, torch.nn.Linear))
+        layer.weight = torch.nn.Parameter(torch.randn_like(layer.weight) / 16)
         assert relative_error(compiled(x), model(x)) <= 1e-4
 
 
@@ -239,7 +247,19 @@ def test_a_profiled_choice_is_measured_once_and_reused(tmp_path, monkeypatch):
         assert costs.measured_segments(key)
 
 
-@pytest.mark.parametrize("make", [Gemv, Block], ids=["patched", "table"])
+class Shared(torch.nn.Module):
+    """A linear layer's result, returned and read again: a copy kernel returns it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = torch.nn.Linear(256, 256)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        h = self.fc(x)
+        return h, torch.relu(h)
+
+
+@pytest.mark.parametrize("make", [Gemv, Block, Shared], ids=["patched", "table", "copy kernel"])
 @pytest.mark.usefixtures("vendor_gemv")
 def test_profile_measures_how_each_input_and_output_is_reached(tmp_path, make):
     torch.manual_seed(5)
@@ -249,6 +269,8 @@ def test_profile_measures_how_each_input_and_output_is_reached(tmp_path, make):
         compiled = pygraph.export_and_compile(model, (x,), profile=True)
         assert relative_error(compiled(x), model(x)) <= 1e-4
     items = [i for i in compiled.explain().io if i["kind"] in ("input", "output")]
+    if make is Shared:  # written into the output that measuring binds, through the table
+        assert items[1]["mechanism"] == "copy kernel", items
     for item in items:
         measured = item["measured"]
         assert set(measured) == {"host_us", "gpu_us"}, item
@@ -338,3 +360,95 @@ def test_graphs_survive_cublas_dropping_its_workspaces():
         assert relative_error(compiled(x), model(x)) < 1e-5
     torch.cuda.synchronize()
     assert all(t.isnan().all() for t in filler)
+
+
+class Outer(torch.nn.Module):
+    """Each element of the input times 64 factors: one generated kernel writes an output 64 times as large."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = torch.nn.Parameter(torch.randn(64))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x.unsqueeze(-1) * self.scale
+
+
+# Models whose output (256 MiB) dwarfs everything else: written by a generated kernel, or a vendor
+# call's result (a language-model head, as mt5's and distilgpt2's logits).
+LARGE = {"kernel": (Outer, (4096, 256)), "vendor": (Logits, (16384, 256))}
+LARGE_MB = 256
+
+
+@pytest.mark.parametrize("graphs", ["all", "none"])
+@pytest.mark.parametrize("name", LARGE)
+def test_a_result_lives_as_long_as_its_caller_keeps_it(name, graphs):
+    """The runtime keeps no reference to what a call returned, nor to the warm-up's results, and allocates
+    no output it does not return: a result the caller drops is freed at once, and a call's peak is its own
+    output (for a vendor output's warm-up, its result beside its recording's). It used to keep the last
+    call's outputs beside the next call's, and a fresh tensor that a vendor call's own result stood for."""
+    torch.manual_seed(8)
+    make, shape = LARGE[name]
+    model = make().cuda().eval()
+    x = torch.randn(shape, device="cuda")
+    with torch.no_grad(), knobs.scope(graphs=graphs):  # forced: select-graphs could choose either
+        compiled = pygraph.export_and_compile(model, (x,))
+        expected = model(x)
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()  # the model, the arena, `expected`
+        peaks_mb = []
+        for _ in range(3):  # the warm-up and the build, then replays (or eager launches)
+            torch.cuda.reset_peak_memory_stats()
+            y = compiled(x)
+            torch.cuda.synchronize()
+            peaks_mb.append((torch.cuda.max_memory_allocated() - base) / 2**20)
+            assert relative_error(y, expected) <= 1e-4
+            result = weakref.ref(y)
+            del y
+            gc.collect()
+            assert result() is None
+            held_mb = (torch.cuda.memory_allocated() - base) / 2**20
+            assert held_mb < 0.5 * LARGE_MB, held_mb  # no output; a cuBLAS workspace (32 MiB) at most
+    # the warm-up's result and its recording's, each 256 MiB, and the recording's cuBLAS workspace
+    assert peaks_mb[0] < 2.5 * LARGE_MB, peaks_mb
+    assert max(peaks_mb[1:]) < 1.5 * LARGE_MB, peaks_mb
+
+
+@pytest.mark.parametrize("name", LARGE)
+def test_profiling_holds_one_calls_outputs_at_a_time(tmp_path, name):
+    """profile=True calls each measuring runtime two dozen times, dropping each result at once: its peak
+    is one call's output (for a vendor output, the warm-up's result beside its recording's), not three."""
+    torch.manual_seed(9)
+    make, shape = LARGE[name]
+    model = make().cuda().eval()
+    x = torch.randn(shape, device="cuda")
+    with knobs.scope(cache_dir=tmp_path), torch.no_grad():
+        costs_for(x.device)  # calibrated first: what it allocates is not the profile's
+        torch.cuda.synchronize()
+        base = torch.cuda.memory_allocated()
+        torch.cuda.reset_peak_memory_stats()
+        compiled = pygraph.export_and_compile(model, (x,), profile=True)
+        torch.cuda.synchronize()
+        peak_mb = (torch.cuda.max_memory_allocated() - base) / 2**20
+        held_mb = (torch.cuda.memory_allocated() - base) / 2**20
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+    assert held_mb < 0.5 * LARGE_MB, held_mb
+    assert peak_mb < (2.5 if name == "vendor" else 1.5) * LARGE_MB, peak_mb
+
+
+@pytest.mark.parametrize("make", [Block, Logits], ids=["kernel output", "vendor output"])
+def test_static_outputs_are_the_graphs_own_buffers(make):
+    """static_outputs=True: after the warm-up, every call returns the graph's own buffer, which the runtime
+    keeps (by design) and the next call overwrites."""
+    torch.manual_seed(10)
+    model = make().cuda().eval()
+    inputs = [torch.randn(32, 256, device="cuda") for _ in range(3)]
+    with torch.no_grad(), knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (inputs[0],), static_outputs=True)
+        assert [io["mechanism"] for io in compiled.explain().io if io["kind"] == "output"] == ["static"]
+        compiled(inputs[0])  # the warm-up returns its own result; the graphs are built
+        addresses = set()
+        for x in inputs:
+            y = compiled(x)
+            assert relative_error(y, model(x)) <= 1e-4
+            addresses.add(y.data_ptr())
+    assert len(addresses) == 1

@@ -15,7 +15,9 @@ A later call is the hot path: stage the staged inputs, put the addresses of the 
 the table and of fresh output tensors into the table writer's parameters, and launch; for each graph,
 `cuGraphExecKernelNodeSetParams` on its writer node, then `cuGraphLaunch`. Kernel parameters are copied
 when set, so calls queued back to back never see each other's addresses, and the table in device memory
-is written by the graph itself, in stream order.
+is written by the graph itself, in stream order. The runtime keeps nothing of a call once it returns:
+the caller alone decides how long a result lives (held on, the last call's outputs would be allocated
+beside the next call's), and a call allocates no output it does not return.
 
 Inputs and outputs reached by "patch" have no slot: each graph node that holds their address (a
 generated kernel, or a kernel of an inlined vendor recording, `graph.GraphBuilder.inline`) gets it
@@ -147,9 +149,9 @@ class CudaRuntime:
             for i, o in enumerate(plan.outputs)
             if o.io == "patch" and plan.buffers[o.buffer].kind != "output"
         }
-        self._all_fresh = not self._vendor_outputs and all(
-            o.io in ("indirect", "patch") for o in plan.outputs
-        )
+        self._fresh_outputs()
+        self._outputs_now: list[torch.Tensor | None] = []  # the call's fresh outputs, while it runs
+        self._returned = self._returned_roots()
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -209,10 +211,14 @@ class CudaRuntime:
         if not self._built:  # after taking the results: recording points library results at new storage
             self._build()
             self._built = True
-            self._all_fresh = all(o.io in ("indirect", "patch") for o in self.plan.outputs) and all(
-                mode == "fresh" for mode in self._vendor_outputs.values()
-            )
+            self._fresh_outputs()
+        self._drop_call()
         return results
+
+    def _drop_call(self) -> None:
+        """Drops the runtime's references to what a call returns: its fresh tensors, eager results."""
+        self._outputs_now = []
+        self._free(self._returned)
 
     def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
@@ -248,9 +254,13 @@ class CudaRuntime:
         self._call_inputs = given
         return given
 
-    def _bind_outputs(self) -> list[torch.Tensor]:
+    def _bind_outputs(self) -> list[torch.Tensor | None]:
         outputs = []
-        for slot, key, shape, strides, dtype in self._fresh:
+        for fresh in self._fresh:
+            if fresh is None:  # a vendor call's own result is returned, or a copy of what it wrote
+                outputs.append(None)
+                continue
+            slot, key, shape, strides, dtype = fresh
             out = torch.empty_strided(shape, strides, dtype=dtype, device=self.device)
             if slot >= 0:
                 self.slot_values[1 + slot] = out.data_ptr()
@@ -259,7 +269,7 @@ class CudaRuntime:
             outputs.append(out)
         return outputs
 
-    def _results(self, fresh: list[torch.Tensor]) -> list[torch.Tensor]:
+    def _results(self, fresh: list[torch.Tensor | None]) -> list[torch.Tensor]:
         if self._all_fresh:  # the common case: every output written by the graph into a fresh tensor
             return fresh
         results, k = [], 0
@@ -312,11 +322,13 @@ class CudaRuntime:
         host time of its parameter updates, of its runtime copy or of the vendor calls run outside the
         graph for it; GPU time of the nodes that exist only for it (copy kernels, the runtime's copies); a
         share of the table's writer (host update and GPU node) for each buffer reached through the table.
-        Call it after a call built the graphs, on a runtime whose results are no longer needed
-        (`profile.profile_segments` does): it repeats work that call did, on that call's tensors, and copy
-        kernels whose sources were freed since read zeros, into that call's outputs."""
+        Call it after a call built the graphs (`profile.profile_segments` does): it repeats work that call
+        did, on that call's inputs, and copy kernels whose sources were freed since read zeros, into outputs
+        of its own (bound as a call's, and dropped after: the runtime keeps no call's outputs)."""
         if not self._built:
             raise RuntimeError("measure_io() needs a call first: it measures the graphs that call built")
+        self._outputs_now = self._bind_outputs()
+        self._eager_table()  # placed, and in the table, for the kernels launched below
         plan = self.plan
         users = [a.buffer for a in self.inputs if a.slot >= 0] + [
             o.buffer for o in plan.outputs if o.slot >= 0
@@ -358,6 +370,7 @@ class CudaRuntime:
 
         inputs = [cost(a.buffer, a.io, a.choice, a.slot) for a in self.inputs]
         outputs = [cost(o.buffer, o.io, o.choice, o.slot) for o in plan.outputs]
+        self._drop_call()
         return inputs, outputs
 
     def _copy_kernels(self, root: int, choice: str) -> list[Runner]:
@@ -415,9 +428,11 @@ class CudaRuntime:
 
     def measure_launch_us(self, calls: int = 50) -> float | None:
         """Median host time of a bare `cuGraphLaunch` of the first graph, the GPU idle before each (the
-        floor of a replay from Python). It replays the last call again, into the same outputs."""
+        floor of a replay from Python). It makes a call and replays it, into that call's outputs (held
+        meanwhile: the runtime keeps no call's outputs)."""
         if not self._graphs:
             return None
+        held = self(self._call_inputs)
         graph_exec, times = self._graphs[0].graph_exec, []
         for _ in range(calls):
             torch.cuda.synchronize(self.device)
@@ -425,6 +440,7 @@ class CudaRuntime:
             driver.launch_graph(graph_exec, self._stream)
             times.append(time.perf_counter() - start)
         torch.cuda.synchronize(self.device)
+        del held
         return statistics.median(times) * 1e6
 
     def __del__(self) -> None:
@@ -504,15 +520,19 @@ class CudaRuntime:
             self._place(arg.buffer, self.table, 8 * arg.slot)
         self._writes_input = [arg.buffer in written for arg in self.inputs]
         self._written = [(i, t) for i, t in self._staged if self._writes_input[i]]
-        fresh = [o for o in plan.outputs if o.io in ("indirect", "patch")]  # a tensor allocated per call
-        self._fresh_buffers = [o.buffer for o in fresh]
-        self._fresh = [
+        # a tensor allocated per call, unless a vendor call's own result stands for it (`_fresh_outputs`)
+        fresh = [(i, o) for i, o in enumerate(plan.outputs) if o.io in ("indirect", "patch")]
+        self._fresh_buffers = [o.buffer for _, o in fresh]
+        self._fresh_specs = [
             (
-                o.slot,
-                self._keys.get(plan.root(o.buffer).id, -1),
-                *_shape_strides_dtype(plan.buffers[o.buffer].layout),
+                i,
+                (
+                    o.slot,
+                    self._keys.get(plan.root(o.buffer).id, -1),
+                    *_shape_strides_dtype(plan.buffers[o.buffer].layout),
+                ),
             )
-            for o in fresh
+            for i, o in fresh
         ]
         graphed_roots, eager_results = set(), set()
         self._in_segments: set[int] = set()  # roots that nodes of segments touch
@@ -532,6 +552,27 @@ class CudaRuntime:
         self._extra_copied_bytes = sum(t.numel() * t.element_size() for _, t in self._written) + sum(
             plan.buffers[r].layout.nbytes() for r in self._homes
         )
+
+    def _fresh_outputs(self) -> None:
+        """What each call allocates for its outputs, as they are returned now: a fresh tensor for each one a
+        kernel or an inlined recording writes; nothing where a vendor call's own result is returned (run
+        eagerly), or a copy of what its recording wrote: a tensor as large as the output would go unused."""
+        self._fresh = [
+            spec if self._vendor_outputs.get(i, "fresh") == "fresh" else None for i, spec in self._fresh_specs
+        ]
+        self._all_fresh = all(o.io in ("indirect", "patch") for o in self.plan.outputs) and all(
+            mode == "fresh" for mode in self._vendor_outputs.values()
+        )
+
+    def _returned_roots(self) -> list[int]:
+        """The roots of outputs returned as they are that each call places anew (its fresh tensors, results
+        of eager ATen calls): the call drops them as it returns, so that a result lives as long as its caller
+        keeps it. Homes stay, and what is returned as a copy (`measure_io` copies it again)."""
+        plan = self.plan
+        copied = {plan.root(o.buffer).id for o in plan.outputs if o.io == "copy"}
+        returned = {plan.root(o.buffer).id for o in plan.outputs} - copied - set(self._homes)
+        eager = self._eager_results()
+        return sorted(r for r in returned if plan.buffers[r].kind == "output" or r in eager)
 
     def _place(self, root: int, storage: torch.Tensor, byte_offset: int | None = None) -> None:
         """Points every buffer on `root`'s storage at `storage`. Layout offsets count from `byte_offset`
@@ -730,7 +771,16 @@ class CudaRuntime:
         next call (a segment run eagerly would otherwise keep all its intermediates alive at once)."""
         plan = self.plan
         kept = {plan.root(o.buffer).id for o in plan.outputs} | set(self._homes)
-        produced = {
+        last = last_uses(plan)
+        by_position: dict[tuple[int, int], list[int]] = {}
+        for root in sorted(self._eager_results() - kept):
+            by_position.setdefault(last[root], []).append(root)
+        return by_position
+
+    def _eager_results(self) -> set[int]:
+        """The roots of the results of eager steps' ATen calls (made at every call)."""
+        plan = self.plan
+        return {
             plan.root(r).id
             for step in plan.steps
             if not is_graphed(step)
@@ -738,11 +788,6 @@ class CudaRuntime:
             if node.kind in ("library", "host")
             for r in node.results
         }
-        last = last_uses(plan)
-        by_position: dict[tuple[int, int], list[int]] = {}
-        for root in sorted(produced - kept):
-            by_position.setdefault(last[root], []).append(root)
-        return by_position
 
     def _freer(self, roots: list[int]) -> Runner | None:
         return (lambda: self._free(roots)) if roots else None
@@ -904,6 +949,7 @@ class CudaRuntime:
     def _record(self, node: Node) -> Recording:
         call = self.calls[id(node)]
         inputs = [self._tensor(b) for b in node.reads]
+        self._free(node.results)  # the warm-up's results: the recording's replace them, none beside them
         try:
             recording, outputs = record(lambda: call(inputs), self.side, self.pool)
         except Exception as exc:
@@ -913,10 +959,12 @@ class CudaRuntime:
         return recording
 
     def _release(self) -> None:
-        """Drops the graphs, so that the next call builds anew."""
+        """Drops the graphs, so that the next call builds anew (its warm-up returns vendor calls' results)."""
         for graph in self._graphs:
             graph.destroy()
         self._graphs, self._program, self._built = [], [], False
+        self._vendor_outputs = dict.fromkeys(self._vendor_outputs, "own")
+        self._fresh_outputs()
 
 
 def _table_writer(slots: int, arch: int) -> Cubin:
