@@ -151,7 +151,8 @@ class CudaRuntime:
         }
         self._fresh_outputs()
         self._outputs_now: list[torch.Tensor | None] = []  # the call's fresh outputs, while it runs
-        self._returned = self._returned_roots()
+        # the buffers of outputs returned as they are, on storage each call places anew (`_returned_roots`)
+        self._returned = [b for root in self._returned_roots() for b in self.family[root]]
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -218,7 +219,9 @@ class CudaRuntime:
     def _drop_call(self) -> None:
         """Drops the runtime's references to what a call returns: its fresh tensors, eager results."""
         self._outputs_now = []
-        self._free(self._returned)
+        tensors = self.tensors
+        for b in self._returned:
+            tensors[b] = None
 
     def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
@@ -260,8 +263,10 @@ class CudaRuntime:
             if fresh is None:  # a vendor call's own result is returned, or a copy of what it wrote
                 outputs.append(None)
                 continue
-            slot, key, shape, strides, dtype = fresh
-            out = torch.empty_strided(shape, strides, dtype=dtype, device=self.device)
+            slot, key, shape, strides, prototype = fresh
+            out = prototype.new_empty_strided(
+                shape, strides
+            )  # (about 0.2 us cheaper than torch.empty_strided)
             if slot >= 0:
                 self.slot_values[1 + slot] = out.data_ptr()
             else:
@@ -529,7 +534,7 @@ class CudaRuntime:
                 (
                     o.slot,
                     self._keys.get(plan.root(o.buffer).id, -1),
-                    *_shape_strides_dtype(plan.buffers[o.buffer].layout),
+                    *_shape_strides_prototype(plan.buffers[o.buffer].layout, self.device),
                 ),
             )
             for i, o in fresh
@@ -1031,5 +1036,8 @@ def _gpu_us(fn: Callable[[], Any], repeats: int, runtime: CudaRuntime) -> float:
     return start.elapsed_time(end) * 1e3 / repeats
 
 
-def _shape_strides_dtype(layout: Layout) -> tuple[tuple[int, ...], tuple[int, ...], torch.dtype]:
-    return layout.shape, layout.strides, torch_dtype(layout)
+def _shape_strides_prototype(
+    layout: Layout, device: torch.device
+) -> tuple[tuple[int, ...], tuple[int, ...], torch.Tensor]:
+    """The sizes and strides of an output, and an empty tensor of its dtype and device to allocate it from."""
+    return layout.shape, layout.strides, torch.empty(0, dtype=torch_dtype(layout), device=device)
