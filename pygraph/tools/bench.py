@@ -229,7 +229,7 @@ def measure(
                 memcpy = stats["memcpy_bytes_per_call"]
                 if abs(prof["memcpy_bytes"] - memcpy) > 0.01 * max(1, memcpy):
                     log(
-                        f"   pygraph: profiler saw {prof['memcpy_bytes']:.0f} memcpy bytes per call, stats say {memcpy}"
+                        f"   {system}: profiler saw {prof['memcpy_bytes']:.0f} memcpy bytes per call, stats say {memcpy}"
                     )
             elif system == "ro":
                 r["copied_bytes"] = sum(t.numel() * t.element_size() for t in inputs[0])
