@@ -33,7 +33,7 @@ from ..ir._mlir import ir
 from ..ir.dtypes import DType
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
-from .codegen_triton import COMBINE, Kernel, Writer, indices, merge_dims, pow2, spans_overflow
+from .codegen_triton import COMBINE, Kernel, Writer, conjunction, indices, merge_dims, pow2, spans_overflow
 from .pointwise import NO_VALUE, constant_value
 
 ATTENTION = "aten.scaled_dot_product_attention.default"
@@ -286,8 +286,7 @@ def _index(expr: str, wide: bool) -> str:
 def _within(*bounds: str | bool, other: str | None = "0.0") -> str:
     """The mask arguments of a load (`other` where masked off) or store (`other=None`) that must stay
     within `bounds` (empty or False: no bound)."""
-    kept = [b for b in bounds if b]
-    if not kept:
+    mask = conjunction(*bounds)
+    if not mask:
         return ""
-    mask = kept[0] if len(kept) == 1 else " & ".join(f"({b})" for b in kept)
     return f", mask={mask}" + (f", other={other}" if other else "")

@@ -538,6 +538,12 @@ def term(index: str, stride: int) -> str:
     return index if stride == 1 else f"{index} * {stride}"
 
 
+def conjunction(*conditions: str | bool) -> str:
+    """The conditions that are not empty (or False) joined by `&`, as source; "" if none."""
+    kept = [c for c in conditions if c]
+    return " & ".join(f"({c})" for c in kept) if len(kept) > 1 else "".join(kept)
+
+
 def zero_masked(mask: str) -> str:
     """The keyword arguments of a load under `mask` (none if empty), zero where masked off."""
     return f", mask={mask}, other=0.0" if mask else ""

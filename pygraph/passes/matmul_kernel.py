@@ -44,7 +44,7 @@ from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from . import pointwise
-from .codegen_triton import Writer, indices, merge_dims, pow2, spans_overflow, term, zero_masked
+from .codegen_triton import Writer, conjunction, indices, merge_dims, pow2, spans_overflow, term, zero_masked
 from .products import Product, read_product
 
 PRECISIONS = ("ieee", "tf32")  # values of `pygraph.matmul_kernel`: tl.dot's input precision
@@ -149,8 +149,8 @@ class MatmulWriter(Writer):
         row_lines, row_offset = self._row_offset()
         lines += row_lines
         weight_n, weight_k = self.layouts[self.weight].strides[:: -1 if p.transposed else 1]
-        a_mask = _both(m_tail and f"rm[:, None] < {p.m}", k_tail and f"k[None, :] < {p.k}")
-        b_mask = _both(k_tail and f"k[:, None] < {p.k}", n_tail and f"rn[None, :] < {p.n}")
+        a_mask = conjunction(m_tail and f"rm[:, None] < {p.m}", k_tail and f"k[None, :] < {p.k}")
+        b_mask = conjunction(k_tail and f"k[:, None] < {p.k}", n_tail and f"rn[None, :] < {p.n}")
         lines += [
             f"acc = tl.full([{bm}, {bn}], 0.0, tl.float32)",
             f"for k0 in range(0, {p.k}, {bk}):",
@@ -165,7 +165,7 @@ class MatmulWriter(Writer):
             bias = f"in{self.bias} + {term('rn', self.layouts[self.bias].strides[-1])}"
             lines.append(f"acc = acc + tl.load({bias}{zero_masked(n_tail and f'rn < {p.n}')})[None, :]")
         lines.append(f"i = rm[:, None] * {p.n} + rn[None, :]")
-        mask = _both(m_tail and f"rm[:, None] < {p.m}", n_tail and f"rn[None, :] < {p.n}")
+        mask = conjunction(m_tail and f"rm[:, None] < {p.m}", n_tail and f"rn[None, :] < {p.n}")
         if mask:
             lines.append(f"mask = {mask}")
         masked = ", mask=mask" if mask else ""
@@ -202,8 +202,3 @@ def _is_product(op: Any) -> bool:
 
 def _scaled(index: str, block: int) -> str:
     return f"({index}) * {block}" if " " in index else f"{index} * {block}"
-
-
-def _both(*conditions: str) -> str:
-    found = [c for c in conditions if c]
-    return " & ".join(f"({c})" for c in found) if len(found) > 1 else "".join(found)

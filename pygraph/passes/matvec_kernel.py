@@ -27,7 +27,7 @@ from ..ir import aten, dtypes
 from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
-from .codegen_triton import COMBINE, Kernel, RowWriter, pow2, spans_overflow, term, zero_masked
+from .codegen_triton import COMBINE, Kernel, RowWriter, conjunction, pow2, spans_overflow, term, zero_masked
 from .pointwise import Value, constant_value
 from .products import Product, read_product
 from .reductions import REDUCTIONS, reduced_dims
@@ -101,8 +101,7 @@ class MatvecWriter(RowWriter):
         weight_n, weight_k = reversed(strides) if p.transposed else strides
         k_tail = f"k < {p.k}" if width != p.k else ""
         n_tail = f"n < {p.n}" if p.n % block_n else ""
-        bounds = [b for b in (n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}") if b]
-        both = " & ".join(f"({b})" for b in bounds) if len(bounds) > 1 else "".join(bounds)
+        both = conjunction(n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}")
         names = []
         lines = [
             f"# one row of {p.k}{', computed,' if self.prologue else ''} times a "
