@@ -5,6 +5,7 @@ import torch
 from torch import nn
 
 import pygraph
+from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
 
 
@@ -62,3 +63,14 @@ def test_nonzero_as_tuple_runs_on_the_host():
         x = torch.randn(4, 3).relu()
         got, ref = compiled(x), model(x)
         assert got.shape == ref.shape and relative_error(got, ref) == 0
+
+
+def test_source_location_names_an_installed_models_own_file():
+    text = (
+        'loc("meshgrid"(callsite("/venv/lib/site-packages/transformers/models/beit/modeling_beit.py":204:0 '
+        'at callsite("/venv/lib/site-packages/torch/nn/modules/module.py":1775:0 at "/home/me/run.py":21:0))))'
+    )
+    assert (
+        source_location(text)
+        == "/venv/lib/site-packages/transformers/models/beit/modeling_beit.py:204 (node meshgrid)"
+    )
