@@ -19,7 +19,8 @@ from ..ir.context import make_context
 
 aten = torch.ops.aten
 
-# Ops that are not composite and have no torch-dialect op, with why decomposing them is right.
+# Ops decomposed whatever torch-mlir has (most are not composite and have no torch-dialect op), with why
+# decomposing them is right.
 EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.index_copy.default: "becomes index_put (KV-cache writes)",
     aten.index_copy_.default: "becomes index_put; functionalization keeps the write as a mutation",
@@ -37,6 +38,10 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
     aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
     aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
+    aten.nonzero_numpy.default: (
+        "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
+        "(torch's own unbinds nonzero's result into a list, which a host op cannot hold)"
+    ),
     aten._native_batch_norm_legit_no_training.default: (
         "eval batch norm: pointwise ops in the input's shape, one kernel with the ops around it "
         "(torch's own calls the non-functional _native_batch_norm_legit)"
@@ -48,6 +53,12 @@ def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
     for dim in sorted({d % max(x.dim(), 1) for d in dims}, reverse=True):
         x = aten.squeeze.dim(x, dim)
     return x
+
+
+def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
+    """As ATen's: a 0-d input counts as 1-d."""
+    indices = aten.nonzero.default(x.unsqueeze(0) if x.dim() == 0 else x)
+    return [aten.select.int(indices, 1, dim) for dim in range(indices.shape[1])]
 
 
 def _batch_norm_inference(
@@ -78,6 +89,7 @@ def _batch_norm_inference(
 
 _OWN = {
     aten.squeeze.dims: _squeeze_dims,
+    aten.nonzero_numpy.default: _nonzero_numpy,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
 }  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
 
@@ -93,19 +105,25 @@ def _torch_dialect_name(op: torch._ops.OpOverload) -> str:
     return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 
+def _returns_tensor_list(op: torch._ops.OpOverload) -> bool:
+    return any(isinstance(r.type, torch.ListType) for r in op._schema.returns)
+
+
 def _build() -> dict[torch._ops.OperatorBase, Callable]:
     """EXPLICIT, plus every composite (CompositeImplicitAutograd) op that export keeps for the table to
     decide (torch's default table lists them) and torch-mlir has no op for: aliases such as aten.multiply,
     aten.greater, aten.concat, aten.divide and composites such as aten.diff, aten.kron, aten.tensordot,
-    each decomposed into the ops that define it."""
+    each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
+    aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
+    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows."""
     context = make_context()
     table: dict[torch._ops.OperatorBase, Callable] = {
         op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
     }
     for op, decomposition in torch.export.default_decompositions().items():
-        if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op):
+        if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
             continue
-        if not context.is_registered_operation(_torch_dialect_name(op)):
+        if not context.is_registered_operation(_torch_dialect_name(op)) or _returns_tensor_list(op):
             table[op] = decomposition
     return table
 

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import torch
 from torch.export.graph_signature import InputKind, InputSpec, OutputKind, TensorArgument
+from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
@@ -115,5 +116,10 @@ def _strides(value: torch.Tensor, memory_format: torch.memory_format) -> tuple[i
 
 
 def _same(value: torch.Tensor, strides: tuple[int, ...], other: tuple[int, ...]) -> bool:
-    """The same layout for `value`'s shape (the stride of a dimension of size 1 does not matter)."""
-    return all(a == b for size, a, b in zip(value.shape, strides, other, strict=True) if size != 1)
+    """The same layout for `value`'s shape (the stride of a dimension of size 1 does not matter). A size
+    or stride the data decides (nonzero's count) is compared without a guard, which export cannot add."""
+    return all(
+        guard_or_false(a == b)
+        for size, a, b in zip(value.shape, strides, other, strict=True)
+        if guard_or_true(size != 1)
+    )

@@ -66,12 +66,13 @@ _NAME = re.compile(r'^(?:loc\()?"([^"]+)"\(')
 
 
 def source_location(text: str) -> str:
-    """`model.py:12 (node linear_1)` from an MLIR location's text: the innermost frame outside torch and
-    the FX node's name; the location itself where it names no file (hand-written IR)."""
+    """`model.py:12 (node linear_1)` from an MLIR location's text: the innermost frame outside torch (an
+    installed model's own file, such as transformers' `modeling_*.py`, where the op is written) and the FX
+    node's name; the location itself where it names no file (hand-written IR)."""
     frames = _FILE_LINE.findall(text)
     if not frames:
         return text[len("loc(") : -1] if text.startswith("loc(") else text
-    user = [f for f in frames if "/torch/" not in f[0] and "site-packages" not in f[0]]
+    user = [f for f in frames if "/torch/" not in f[0]]
     file, line = (user or frames)[0]
     name = _NAME.match(text)
     return f"{file}:{line} (node {name.group(1)})" if name else f"{file}:{line}"

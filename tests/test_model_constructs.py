@@ -1,0 +1,76 @@
+"""Constructs met in models outside the benchmark (a sweep of small Hugging Face models), each in a
+hand-written module compiled for the emulator and compared with eager."""
+
+import torch
+from torch import nn
+
+import pygraph
+from pygraph.ir.explain import source_location
+from pygraph.metrics import relative_error
+
+
+class RelativePositions(nn.Module):
+    """BEiT's and Swin's relative position index: meshgrid of two aranges; broadcast_tensors alike."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        rows, cols = torch.meshgrid(x, y, indexing="ij")
+        cols_xy, rows_xy = torch.meshgrid(x, y, indexing="xy")
+        a, b = torch.broadcast_tensors(x[:, None], y)
+        return rows * cols + rows_xy.t() - cols_xy.t() + a * b
+
+
+def test_composites_returning_tensor_lists_become_views():
+    model = RelativePositions()
+    compiled = pygraph.export_and_compile(model, (torch.randn(5), torch.randn(3)), target="emulator")
+    assert "meshgrid" not in compiled.ir("torch") and "broadcast_tensors" not in compiled.ir("torch")
+    for _ in range(2):
+        x, y = torch.randn(5), torch.randn(3)
+        assert relative_error(compiled(x, y), model(x, y)) <= 1e-6
+
+
+class MaskedRows(nn.Module):
+    """Results whose size the data decides, one of them transposed."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return x[x > 0] * 2, x[x.sum(1) > 0].t()
+
+
+def test_results_whose_size_the_data_decides():
+    torch.manual_seed(0)
+    model = MaskedRows()
+    compiled = pygraph.export_and_compile(model, (torch.randn(6, 3),), target="emulator")
+    for _ in range(3):
+        x = torch.randn(6, 3)
+        got, ref = compiled(x), model(x)
+        assert [g.shape for g in got] == [r.shape for r in ref] and relative_error(got, ref) == 0
+
+
+class NonzeroTuple(nn.Module):
+    """`nonzero(as_tuple=True)` and one-argument `torch.where` (a 0-d condition counts as 1-d); the result's
+    size is the data's."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        rows, cols = x.nonzero(as_tuple=True)
+        (positive,) = torch.where(x.sum() > 0)
+        return x[rows, cols] * 2 + positive
+
+
+def test_nonzero_as_tuple_runs_on_the_host():
+    torch.manual_seed(0)
+    model = NonzeroTuple()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 3).relu(),), target="emulator")
+    for _ in range(3):
+        x = torch.randn(4, 3).relu()
+        got, ref = compiled(x), model(x)
+        assert got.shape == ref.shape and relative_error(got, ref) == 0
+
+
+def test_source_location_names_an_installed_models_own_file():
+    text = (
+        'loc("meshgrid"(callsite("/venv/lib/site-packages/transformers/models/beit/modeling_beit.py":204:0 '
+        'at callsite("/venv/lib/site-packages/torch/nn/modules/module.py":1775:0 at "/home/me/run.py":21:0))))'
+    )
+    assert (
+        source_location(text)
+        == "/venv/lib/site-packages/transformers/models/beit/modeling_beit.py:204 (node meshgrid)"
+    )
