@@ -28,12 +28,12 @@ An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the gen
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
 computes that op and nothing else; but a product of one row takes, last, the group computing its row when
 nothing else reads that group's values and its reductions (if any) reduce the row: the matrix-vector kernel
-computes the row first, whole in every program (an MLP's GELU and layer norm before the next linear). A product of class `matmul` joins, last, the one group that reads its
-result (directly or through reshapes that nothing else reads, which join with it) if that group is
-pointwise (no reduction, no concatenation) and computes the result's shape: the generated matmul computes
-it and applies the group's ops as its epilogue (`matmul_kernel.py`). A product
-that no such group reads stays a vendor call (class `library`): alone, or before a reduction, the kernel
-would save no launch.
+computes the row first, whole in every program (an MLP's GELU and layer norm before the next linear).
+A product of class `matmul` joins, last, the one group that reads its result (directly or through reshapes
+that nothing else reads, which join with it) if that group is pointwise (no reduction, no concatenation)
+and computes the result's shape: the generated matmul computes it and applies the group's ops as its
+epilogue (`matmul_kernel.py`). A product that no such group reads stays a vendor call (class `library`):
+alone, or before a reduction, the kernel would save no launch.
 """
 
 from __future__ import annotations
