@@ -9,6 +9,8 @@ from __future__ import annotations
 import pytest
 import torch
 from gpu_marks import needs_gpu
+from test_attention_kernel import ops
+from test_codegen_triton import compile_for_h100
 from torch import nn
 
 import pygraph
@@ -246,6 +248,33 @@ def test_concatenations_of_views_dtypes_and_repeats_match_eager() -> None:
     a2, b2 = torch.randn(3, 5), torch.randn(5, 7)  # other inputs: nothing is baked in
     for got, ref in zip(compiled(a2, b2, ids, w), model(a2, b2, ids, w), strict=True):
         assert_matches(got, ref)
+
+
+class ComputedPieces(nn.Module):
+    """Pieces computed by pointwise ops that only the cat reads: rotary embedding's `rotate_half`
+    (`cat([-x2, x1])`), a piece of two inputs, one broadcast ([8] against [2, 3, 8]); and a piece also
+    returned, which stays a kernel of its own."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, scale: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        x1, x2 = x[..., :8], x[..., 8:]
+        rotated = torch.cat((-x2, x1), dim=-1) * 2 + x
+        mixed = torch.cat([torch.tanh(y[..., :5]) * scale[:5], y[..., 5:] - x2[..., :3]], dim=-1)
+        shared = torch.exp(x1)
+        return rotated, mixed.sigmoid(), torch.cat([shared, x2], dim=-1), shared
+
+
+def test_pieces_computed_by_pointwise_ops_run_in_the_cat_kernel() -> None:
+    torch.manual_seed(0)
+    model, shapes = ComputedPieces(), [(2, 3, 16), (2, 3, 8), (8,)]
+    compiled = pygraph.export_and_compile(model, tuple(torch.randn(*s) for s in shapes))
+    kernels = [k for k in ops(compiled) if not k.startswith("aten.")]
+    assert kernels == ["k0_neg_cat_mul_add", "k0_exp", "k0_tanh_mul_sub_cat_sigmoid", "k0_cat"], kernels
+    for _ in range(2):
+        inputs = [torch.randn(*s) for s in shapes]
+        for got, ref in zip(compiled(*inputs), model(*inputs), strict=True):
+            assert_matches(got, ref)
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
 
 
 @pytest.mark.gpu

@@ -13,7 +13,9 @@ dims every buffer walks contiguously: a buffer laid out like the iteration space
 linear index itself, which lets Triton vectorize. Indices are 32-bit unless an offset can exceed 2**31-1.
 Values are computed by the `pointwise` table, one op at a time; inputs are loaded where first used. A
 concatenation takes each element from the piece whose range along its dim holds the element's index
-there: every piece is loaded at its own strides, shifted by its start and masked to its range.
+there: every piece is loaded at its own strides, shifted by its start and masked to its range; a piece
+that ops of the kernel compute (their shape is the piece's, which does not broadcast to the kernel's) is
+computed there from its inputs loaded the same way.
 
 A fused function with reductions (`reductions` table) gets a 2-D kernel instead: rows (the dims its
 reductions keep) by columns (the dims they reduce). Program p handles rows [p * XBLOCK, (p + 1) * XBLOCK)
@@ -193,13 +195,15 @@ class _Load:
 @dataclasses.dataclass(frozen=True)
 class _Piece:
     """A load of input `arg` as the piece [start, stop) along `dim` of a concatenation, named `name`:
-    at its own strides, shifted by `start` along `dim`, masked to its range."""
+    at `strides` (its own, broadcast to the piece's shape), shifted by `start` along `dim`, masked to its
+    range."""
 
     arg: int
     dim: int
     start: int
     stop: int
     name: str
+    strides: tuple[int, ...]
 
 
 @dataclasses.dataclass(frozen=True)
@@ -258,15 +262,24 @@ class Writer:
         self.counter = itertools.count()
         self.known: dict[Any, str] = {}  # expressions (and reductions) computed already, by their names
         self.pieces: list[_Piece] = []  # loads of concatenations' pieces
+        # Ops computing a piece of a concatenation (their shape is the piece's, which does not broadcast to
+        # the kernel's): evaluated within the piece's range, their inputs loaded as pieces (`_in_piece`).
+        self.deferred: dict[ir.Value, Any] = {}
+        self.piece: tuple[int, int, int] | None = None  # (dim, start, stop) while evaluating in a piece
+        self.piece_values: dict[tuple[ir.Value, tuple[int, int, int]], Any] = {}
 
     def write(self) -> Kernel:
         ops = []
+        concatenates = any(aten.aten_name(op) == pointwise.CONCAT for op in self.body_ops)
         for op in self.body_ops:
             if self._constant(op):
                 continue
             name = aten.aten_name(op)
-            self._emit(op, name)
             ops.append(name.split(".")[1].strip("_"))
+            if concatenates and self._computes_a_piece(op):
+                self.deferred[op.results[0]] = op
+                continue
+            self._emit(op, name)
         n_in = len(self.args)
         stores = [(n_in + j, self._operand(result).expr) for j, result in enumerate(self.results)]
         return Kernel(
@@ -313,7 +326,32 @@ class Writer:
         except ValueError as exc:
             raise PassError.at(op, f"{name}: {exc}") from None
         var = expr if expr.isidentifier() else self._let(expr, "v")
-        self.values[op.results[0]] = pointwise.Value(var, dtype, len(shape))
+        self._define_value(op.results[0], pointwise.Value(var, dtype, len(shape)))
+
+    def _define_value(self, value: ir.Value, computed: Any) -> None:
+        if self.piece is None:
+            self.values[value] = computed
+        else:
+            self.piece_values[value, self.piece] = computed
+
+    def _computes_a_piece(self, op: Any) -> bool:
+        """Whether `op` computes (part of) a concatenation's piece: a shape that does not broadcast to the
+        kernel's (fuse-pointwise puts such ops in a group only to feed a `cat`)."""
+        if len(op.results) != 1 or tensor_info(op.results[0].type) is None:
+            return False
+        shape = tuple(tensor_info(op.results[0].type)[0])
+        return len(shape) > len(self.shape) or any(
+            n not in (1, m) for n, m in zip(shape[::-1], self.shape[::-1], strict=False)
+        )
+
+    def _in_piece(self, value: ir.Value, piece: tuple[int, int, int]) -> Any:
+        """`value`, computed by deferred ops, within `piece` (dim, start, stop): their inputs are loaded as
+        pieces of that range, so the kernel never writes the piece."""
+        outer, self.piece = self.piece, piece
+        try:
+            return self._operand(value)
+        finally:
+            self.piece = outer
 
     def _emit_concat(self, op: Any) -> None:
         """`cat` along dim k: each lane takes the piece whose range holds its index along k (`tl.where`
@@ -334,20 +372,22 @@ class Writer:
             self.lines.append(_DimIndex(dim))
         choices, start = [], 0
         for value in pieces:
-            if not isinstance(value, ir.BlockArgument):
-                raise PassError.at(op, "the pieces of a concatenation must be inputs of the kernel")
+            if not isinstance(value, ir.BlockArgument) and value not in self.deferred:
+                raise PassError.at(
+                    op, "the pieces of a concatenation must be inputs of the kernel or computed in it"
+                )
             piece_shape, piece_dtype = tensor_info(value.type)
-            piece = _Piece(value.arg_number, dim, start, start + piece_shape[dim], f"p{next(self.counter)}")
-            self.lines.append(piece)
-            self.pieces.append(piece)
-            choices.append((piece.stop, pointwise.convert(piece.name, piece_dtype, dtype)))
-            start = piece.stop
+            computed = self._in_piece(value, (dim, start, start + piece_shape[dim]))
+            choices.append((start + piece_shape[dim], pointwise.convert(computed.expr, piece_dtype, dtype)))
+            start += piece_shape[dim]
         expr = choices[-1][1]
         for stop, choice in reversed(choices[:-1]):
             expr = f"tl.where(k{dim} < {stop}, {choice}, {expr})"
         self.values[op.results[0]] = pointwise.Value(self._let(expr, "v"), dtype, len(shape))
 
     def _operand(self, value: ir.Value) -> Any:
+        if self.piece is not None and value not in self.values:
+            return self._piece_operand(value)
         if value in self.values:
             return self.values[value]
         a = value.arg_number
@@ -356,6 +396,26 @@ class Writer:
             self.lines.append(_Load(a))
             self.loaded[a] = pointwise.Value(f"x{a}", dtype, len(shape))
         return self.loaded[a]
+
+    def _piece_operand(self, value: ir.Value) -> Any:
+        """`value` within the current piece: an input loaded as the piece, or a deferred op's result."""
+        key = (value, self.piece)
+        if key not in self.piece_values:
+            if isinstance(value, ir.BlockArgument):
+                dim, start, stop = self.piece
+                piece_shape = [*self.shape[:dim], stop - start, *self.shape[dim + 1 :]]
+                strides = self.layouts[value.arg_number].expand(tuple(piece_shape)).strides
+                piece = _Piece(value.arg_number, dim, start, stop, f"p{next(self.counter)}", strides)
+                self.lines.append(piece)
+                self.pieces.append(piece)
+                shape, dtype = tensor_info(value.type)
+                self.piece_values[key] = pointwise.Value(piece.name, dtype, len(shape))
+            else:
+                op = self.deferred[value]
+                if aten.aten_name(op).startswith("aten.arange"):  # (its values come from the kernel's index)
+                    raise PassError.at(op, "an arange cannot compute a concatenation's piece in its kernel")
+                self._emit(op, aten.aten_name(op))
+        return self.piece_values[key]
 
     def _let(self, expr: str, prefix: str = "t") -> str:
         """A name for `expr`, the one it has already when computed before (expressions are pure)."""
@@ -388,7 +448,7 @@ class Writer:
         first = self._strides(stores[0][0])
         order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
         per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
-        per_access |= {p.name: self.layouts[p.arg].strides for p in self.pieces}  # at the piece's strides
+        per_access |= {p.name: p.strides for p in self.pieces}  # at the piece's strides
         dims, strides = merge_dims(
             [self.shape[d] for d in order], {k: tuple(s[d] for d in order) for k, s in per_access.items()}
         )
@@ -427,7 +487,7 @@ class Writer:
     def _load_piece(self, piece: _Piece, offset: str, masked: bool) -> str:
         """The load of a concatenation's piece: its own offset less `start` along its dim, masked to the
         lanes whose index along that dim falls in its range."""
-        shift = piece.start * self.layouts[piece.arg].strides[piece.dim]
+        shift = piece.start * piece.strides[piece.dim]
         # `i * 0`: a piece whose address does not vary (one element) still loads a block, under its mask
         address = f"in{piece.arg} + {offset if offset != '0' else 'i * 0'}{f' - {shift}' if shift else ''}"
         within = [f"k{piece.dim} >= {piece.start}"] if piece.start else []

@@ -21,7 +21,9 @@ of the op's inputs exist there (it moves up into the call). No other op moves, s
 A concatenation (`cat`, class `concat`) joins like a pointwise op computing its result's shape; its
 pieces are kernel inputs, each loaded in its own range (codegen-triton), so the concatenated tensor is
 never written (DenseNet's growing feature lists are read by the batch norm kernel after each `cat`).
-Groups holding one take no reduction, and a reduction's group takes none.
+Groups holding one take no reduction, and a reduction's group takes none. A small pointwise group whose
+values only a `cat`'s pieces read joins the cat's group (after the broadcast merge below): the kernel
+computes those pieces within their ranges (rotary embedding's `cat([-x2, x1])` is one kernel).
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
@@ -139,13 +141,11 @@ class FusePointwise(Pass):
             names = _fresh_names(module)
             for group in sorted(groups, key=lambda g: (g.anchor, g.order)):
                 _outline(group, ops, main, names)
-            for group in groups:
-                for i in reversed(group.members):
-                    ops[i].operation.erase()
-            # The constants (and lists of pieces) the groups read were cloned into their bodies; the originals
-            # may be unused now.
-            for i in sorted(constants, reverse=True):
-                if all(not list(r.uses) for r in ops[i].results):
+            # Last use first: the members, and the constants (and lists of pieces) the groups read, which were
+            # cloned into their bodies and may be unused now (a list of computed pieces reads members).
+            members = {i for g in groups for i in g.members}
+            for i in sorted(members | constants, reverse=True):
+                if i in members or all(not list(r.uses) for r in ops[i].results):
                     ops[i].operation.erase()
 
 
@@ -191,9 +191,42 @@ class _Grouping:
                 elif producer.seal is None:
                     producer.seal = i
         self._recompute_broadcasts()
+        self._compute_pieces()
         self._fuse_prologues()
         self._fuse_products()
         return self.groups
+
+    def _compute_pieces(self) -> None:
+        """Merges each small pointwise group whose values only a concatenation's pieces read into the
+        concatenation's group: its kernel computes them within each piece's range (`cat([-x2, x1])`)."""
+        for cat_group in [g for g in self.groups if g.concatenates]:
+            cats = [i for i in cat_group.members if _class(self.ops[i]) == "concat"]
+            lists = {self.made_by.get(self.ops[i].operands[0]) for i in cats}
+            for piece in {self._group_of(v) for i in cats for v in _tensor_inputs(self.ops[i])} - {
+                None,
+                cat_group,
+            }:
+                readers = {
+                    j
+                    for m in piece.members
+                    for result in self.ops[m].results
+                    for j in self.users.get(result, [])
+                    if self.owner.get(j) is not piece and not _transparent(self.ops[j])
+                }
+                if (
+                    readers <= lists
+                    and piece.reduced is None
+                    and not (piece.concatenates or piece.alone or piece.product)
+                    and len(piece.members) <= self.max_recompute
+                    and len(piece.members) + len(cat_group.members) <= self.max_ops
+                    and not any(aten.aten_name(self.ops[m]).startswith("aten.arange") for m in piece.members)
+                    and all(
+                        self.users.get(self.ops[j].results[0], [])
+                        and all(k in cats for k in self.users[self.ops[j].results[0]])
+                        for j in readers
+                    )
+                ):
+                    self._merge(cat_group, piece)
 
     def _fuse_prologues(self) -> None:
         """Moves the group computing a matvec's row, if nothing else reads its values, into the matvec's
@@ -424,7 +457,7 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
         for value in _tensor_inputs(op):
             if value not in made and value not in inputs:
                 inputs.append(value)
-        outputs += [r for r in op.results if any(not _among(u.owner, members) for u in r.uses)]
+        outputs += [r for r in op.results if any(_outside(u.owner, members) for u in r.uses)]
     if not outputs:
         return
     name = next(names)
@@ -516,6 +549,16 @@ def _eager_layout(value: ir.OpResult) -> ir.Attribute:
     if d.LAYOUTS in op.attributes:
         return ir.ArrayAttr(op.attributes[d.LAYOUTS])[value.result_number]
     return contiguous_layout(value.type).to_attr()
+
+
+def _outside(user: Any, members: list[Any]) -> bool:
+    """Whether `user` reads a value outside the group: it is no member, nor a list of pieces only members
+    read (cloned into the body with them)."""
+    if _among(user, members):
+        return False
+    if user.operation.name == "torch.prim.ListConstruct" and _tensor_list(user.results[0]):
+        return not all(_among(u.owner, members) for u in user.results[0].uses)
+    return True
 
 
 def _among(op: Any, ops: list[Any]) -> bool:

@@ -95,18 +95,24 @@ module {
 
 // -----
 
-// The pieces of a concatenation are the kernel's inputs, not values it computes.
+// A piece of a concatenation computed in the kernel by an arange: its values would come from the index of
+// the whole concatenation, not of the piece.
 module {
-  func.func private @fused_0(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused} {
-    %relu = torch.aten.relu %arg0 : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
-    %list = torch.prim.ListConstruct %relu, %arg1 : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,4],f32>) -> !torch.list<vtensor>
-    %int1 = torch.constant.int 1
-    // expected-error @+1 {{the pieces of a concatenation must be inputs of the kernel}}
-    %0 = torch.aten.cat %list, %int1 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7],f32>
-    return %0 : !torch.vtensor<[2,7],f32>
+  func.func private @fused_0(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[7],f32> attributes {pygraph.fused} {
+    %int3 = torch.constant.int 3
+    %none = torch.constant.none
+    %cpu = torch.constant.device "cpu"
+    %false = torch.constant.bool false
+    %int6 = torch.constant.int 6
+    // expected-error @+1 {{an arange cannot compute a concatenation's piece in its kernel}}
+    %ramp = torch.aten.arange %int3, %int6, %none, %cpu, %false {pygraph.class = "pointwise"} : !torch.int, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[3],f32>
+    %list = torch.prim.ListConstruct %ramp, %arg0 : (!torch.vtensor<[3],f32>, !torch.vtensor<[4],f32>) -> !torch.list<vtensor>
+    %int0 = torch.constant.int 0
+    %0 = torch.aten.cat %list, %int0 : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[7],f32>
+    return %0 : !torch.vtensor<[7],f32>
   }
-  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [3, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4], [4, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>}) {
-    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[7], [1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
     return
   }
 }

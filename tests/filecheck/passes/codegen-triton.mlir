@@ -405,3 +405,29 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A piece computed in the kernel: ReLU of the first piece runs on that piece's load, within its range
+// (columns 0 to 2), and is never written; the second piece is loaded shifted by its start.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_relu_cat"
+// CHECK-SAME:    p0 = tl.load(in0 + d0 * 3 + d1, mask=(k1 < 3) & mask)\0A
+// CHECK-SAME:    v1 = tl.maximum(p0, 0.0, propagate_nan=tl.PropagateNan.ALL)\0A
+// CHECK-SAME:    p2 = tl.load(in1 + d0 * 4 + d1 - 3, mask=(k1 >= 3) & mask)\0A
+// CHECK-SAME:    v3 = tl.where(k1 < 3, v1, p2)\0A
+// CHECK-SAME:    tl.store(out0 + i, v3, mask=mask)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,3],f32>, %arg1: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused} {
+    %relu = torch.aten.relu %arg0 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3],f32> -> !torch.vtensor<[2,3],f32>
+    %list = torch.prim.ListConstruct %relu, %arg1 : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,4],f32>) -> !torch.list<vtensor>
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.cat %list, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7],f32>
+    return %0 : !torch.vtensor<[2,7],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [3, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4], [4, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 7], [7, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

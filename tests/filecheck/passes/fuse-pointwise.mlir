@@ -453,3 +453,33 @@ func.func @rows(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b
   %5 = torch.aten.linear %4, %w, %b {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
   return %5, %4 : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>
 }
+
+// -----
+
+// A piece of a concatenation computed by a pointwise op that only the cat reads (rotary embedding's
+// `cat([-x2, x1])`) joins the cat's group; one whose value is also returned stays a group of its own.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         %[[N:.*]] = torch.aten.neg %arg0
+// CHECK:         %[[L:.*]] = torch.prim.ListConstruct %[[N]], %arg1
+// CHECK:         torch.aten.cat %[[L]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-NEXT:    torch.aten.exp %arg0
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK:         %[[M:.*]] = torch.prim.ListConstruct %arg0, %arg1
+// CHECK:         torch.aten.cat %[[M]]
+// CHECK-LABEL: func.func @pieces
+// CHECK-NEXT:    %[[R:.*]] = call @fused_0(%arg1, %arg0)
+// CHECK-NEXT:    %[[E:.*]] = call @fused_1(%arg0)
+// CHECK-NEXT:    %[[S:.*]] = call @fused_2(%[[E]], %arg1)
+// CHECK-NEXT:    return %[[R]], %[[S]], %[[E]]
+func.func @pieces(%x1: !torch.vtensor<[2,8],f32>, %x2: !torch.vtensor<[2,8],f32>) -> (!torch.vtensor<[2,16],f32>, !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,8],f32>) {
+  %0 = torch.aten.neg %x2 {pygraph.class = "pointwise"} : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %list = torch.prim.ListConstruct %0, %x1 {pygraph.class = "scalar"} : (!torch.vtensor<[2,8],f32>, !torch.vtensor<[2,8],f32>) -> !torch.list<vtensor>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %1 = torch.aten.cat %list, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,16],f32>
+  %2 = torch.aten.exp %x1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,8],f32> -> !torch.vtensor<[2,8],f32>
+  %list2 = torch.prim.ListConstruct %2, %x2 {pygraph.class = "scalar"} : (!torch.vtensor<[2,8],f32>, !torch.vtensor<[2,8],f32>) -> !torch.list<vtensor>
+  %3 = torch.aten.cat %list2, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,16],f32>
+  return %1, %3, %2 : !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,8],f32>
+}
