@@ -294,3 +294,9 @@ def test_gpu_concatenations_match_eager() -> None:
     compiled = pygraph.export_and_compile(model, (a, b, ids, w), target="cuda")
     for got, ref in zip(compiled(a, b, ids, w), model(a, b, ids, w), strict=True):
         assert_matches(got, ref)
+    shapes = [(2, 3, 16), (2, 3, 8), (8,)]
+    inputs = [torch.randn(*s, device="cuda") for s in shapes]
+    compiled = pygraph.export_and_compile(ComputedPieces(), tuple(inputs), target="cuda")
+    assert "k0_neg_cat_mul_add" in ops(compiled)
+    for got, ref in zip(compiled(*inputs), ComputedPieces()(*inputs), strict=True):
+        assert_matches(got, ref)
