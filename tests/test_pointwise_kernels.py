@@ -589,6 +589,7 @@ CASES: dict[str, Case] = {
     "size.1000": Case(lambda a, b: a * b, lambda: (nz(1000), nz(1000))),
     "size.1025": Case(lambda a, b: a * b, lambda: (nz(5, 205), nz(5, 1))),
     "size.0-dim": Case(lambda a, b: a * b, lambda: (nz(), nz())),
+    "size.0": Case(lambda a, b: a * b, lambda: (nz(0, 4), nz(4))),  # one program, every lane masked
 }
 
 
