@@ -277,11 +277,16 @@ def _trunc(x: str) -> str:
     return f"tl.where({x} < 0.0, tl.ceil({x}), tl.floor({x}))"
 
 
+def negate(x: str) -> str:
+    """-x for a float: Triton's unary minus computes 0 - x, which is +0.0 for x = +0.0 (eager: -0.0)."""
+    return f"{x} * -1.0"
+
+
 def _negative_base(k: OpEmitter, magnitude: str, y: str) -> str:
     """pow for a negative base, given |base| ** y: defined for integer exponents only (C's pow)."""
     whole = k.let(f"tl.floor({y}) == {y}")
     odd = k.let(f"{whole} & (tl.floor({y} * 0.5) * 2.0 != {y})")
-    return f'tl.where({whole}, tl.where({odd}, -{magnitude}, {magnitude}), float("nan"))'
+    return f'tl.where({whole}, tl.where({odd}, {negate(magnitude)}, {magnitude}), float("nan"))'
 
 
 def _pow_runtime(k: OpEmitter, x: str, y: str) -> str:
@@ -381,7 +386,7 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
         return special[e]
     t = k.let(f"tl.exp({k.lit(e)} * tl.log(tl.abs({x})))")
     if float(e).is_integer():
-        negative = f"-{t}" if int(e) % 2 else t
+        negative = negate(t) if int(e) % 2 else t
     else:
         negative = 'float("nan")'
     return f"tl.where({x} == 1.0, 1.0, tl.where({x} < 0.0, {negative}, {t}))"
@@ -581,7 +586,7 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar),
     "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor),
     "aten.pow.Scalar": Pointwise(_pow_scalar),
-    "aten.neg.default": _unary(lambda k, x: f"-{x}", "-{x}"),
+    "aten.neg.default": _unary(lambda k, x: negate(x), "-{x}"),
     "aten.abs.default": _unary(lambda k, x: f"tl.abs({x})", "tl.abs({x})"),
     "aten.reciprocal.default": _unary(lambda k, x: div(k, "1.0", x), None),
     "aten.maximum.default": _binary(_max),
