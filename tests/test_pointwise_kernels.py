@@ -353,6 +353,11 @@ CASES: dict[str, Case] = {
     "pow.Tensor_Tensor": Case(lambda x, y, p: (x ** y.round(), p**y), lambda: (nz(*A), nz(*A) * 3, pos(*A))),
     "pow.Scalar": Case(lambda x: (2.0**x, (-2) ** x.round(), 0.5**x), lambda: (nz(*A) * 3,)),
     "neg.abs": Case(lambda x, i: (-x, x.abs(), -i, i.abs()), lambda: (nz(*A), ints(*A))),
+    # float64 divides with `/`, whose operands (sums, differences) need parentheses
+    "div.float64": Case(
+        lambda x, y: (torch.sigmoid(x), F.silu(x), x // y, x**-2),
+        lambda: (nz(*A, dtype=torch.float64) * 10, nz(*A, dtype=torch.float64)),
+    ),
     "neg.zero": Case(lambda x: 1 / -(x * 0), lambda: (nz(*A),)),  # -(+0.0) is -0.0: 1 / it is -inf
     "reciprocal": Case(lambda x, i: (x.reciprocal(), i.reciprocal()), lambda: (nz(*A), ints(*A))),
     "maximum.minimum": Case(

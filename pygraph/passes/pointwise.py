@@ -222,11 +222,16 @@ def _is_literal(expr: str) -> bool:
 # ------------------------------------------------------------------------------------ shared formulas
 
 
+def _operand(expr: str) -> str:
+    """`expr` as an operand of an infix operator: parenthesized unless a name or a literal."""
+    return expr if expr.isidentifier() or _is_literal(expr) else f"({expr})"
+
+
 def div(k: OpEmitter, a: str, b: str) -> str:
     if k.dtype != FLOAT32:
-        return f"({a} / {b})"
+        return f"({_operand(a)} / {_operand(b)})"
     reciprocal = _power_of_two_reciprocal(b)
-    return f"({a} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
+    return f"({_operand(a)} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
 
 
 def _power_of_two_reciprocal(expr: str) -> str | None:
