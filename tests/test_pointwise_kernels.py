@@ -358,6 +358,12 @@ CASES: dict[str, Case] = {
         lambda x, y: (torch.sigmoid(x), F.silu(x), x // y, x**-2),
         lambda: (nz(*A, dtype=torch.float64) * 10, nz(*A, dtype=torch.float64)),
     ),
+    # Python floats that Triton's functions would round to float32 (0.1) are float64 blocks: exact
+    "clamp.float64": Case(
+        lambda x: (torch.clamp(x, -0.1, 0.3), F.hardtanh(x, 0.1, 1.1)),
+        lambda: (nz(*A, dtype=torch.float64),),
+        tolerance={"rtol": 0, "atol": 0},
+    ),
     "neg.zero": Case(lambda x: 1 / -(x * 0), lambda: (nz(*A),)),  # -(+0.0) is -0.0: 1 / it is -inf
     "reciprocal": Case(lambda x, i: (x.reciprocal(), i.reciprocal()), lambda: (nz(*A), ints(*A))),
     "maximum.minimum": Case(

@@ -34,7 +34,9 @@ from ..ir.dtypes import DType
 # Concatenation: not an entry of the table (its pieces are loads at shifted offsets, the kernel writer's
 # business), but fused like one, so a `cat` costs no kernel of its own (DenseNet's growing feature lists).
 CONCAT = "aten.cat.default"
-BOOL, INT8, INT64, FLOAT32 = (dtypes.BY_NAME[n] for n in ("bool", "int8", "int64", "float32"))
+BOOL, INT8, INT64, FLOAT32, FLOAT64 = (
+    dtypes.BY_NAME[n] for n in ("bool", "int8", "int64", "float32", "float64")
+)
 INF = 'float("inf")'
 _NAN = ", propagate_nan=tl.PropagateNan.ALL"
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
@@ -88,6 +90,15 @@ def literal(value: bool | int | float, dtype: DType) -> str:
     if math.isinf(value):
         return INF if value > 0 else f"-{INF}"
     return repr(value)
+
+
+def _float32_rounds(value: float) -> bool:
+    """Whether Triton rounds `value` where a function (`tl.maximum`, libdevice) takes it as a Python
+    float: it makes a float32 constant of any value in float32's normal range."""
+    try:
+        return abs(value) >= 2**-126 and struct.unpack("f", struct.pack("f", value))[0] != value
+    except OverflowError:  # beyond float32: Triton makes it a float64 constant
+        return False
 
 
 def convert(expr: str, source: DType, target: DType) -> str:
@@ -170,7 +181,11 @@ class OpEmitter:
                 expr = convert(v.expr, v.dtype, dtype)
                 self._converted[i, dtype] = expr if expr.isidentifier() else self.let(expr)
             elif isinstance(v, (Value, bool, int, float)):
-                self._converted[i, dtype] = literal(v.const if isinstance(v, Value) else v, dtype)
+                number = v.const if isinstance(v, Value) else v
+                text = literal(number, dtype)
+                if dtype == FLOAT64 and _float32_rounds(float(number)):
+                    text = self.let(f"tl.full([{self.block}], {text}, tl.float64)")
+                self._converted[i, dtype] = text
             else:
                 raise ValueError(f"operand {i} is {v!r}, not a tensor or a number")
         return self._converted[i, dtype]
