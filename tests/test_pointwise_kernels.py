@@ -514,6 +514,19 @@ CASES: dict[str, Case] = {
     ),
     # Triton's interpreter truncates float32 -> bfloat16 (the GPU rounds to nearest even): one ulp off.
     "_to_copy.bf16": Case(lambda x: x.to(torch.bfloat16), lambda: (nz(*A) * 100,), tolerance={"rtol": 8e-3}),
+    # float64 to 16 bits goes through float32 as in eager: 1 + 2**-11 + 2**-40 is a tie there, so 1.0
+    "_to_copy.float64": Case(
+        lambda x: x.half(),
+        lambda: (
+            torch.cat(
+                [nz(33, dtype=torch.float64), torch.tensor([1 + 2**-11 + 2**-40], dtype=torch.float64)]
+            ),
+        ),
+        tolerance={"rtol": 0, "atol": 0},
+    ),
+    "_to_copy.float64.bf16": Case(
+        lambda x: x.bfloat16(), lambda: (nz(*A, dtype=torch.float64) * 100,), tolerance={"rtol": 8e-3}
+    ),
     "copy": Case(lambda x, i: torch.ops.aten.copy.default(x, i), lambda: (nz(*A), ints(*B))),
     "to.dtype": Case(
         lambda x: x.to(torch.float16),

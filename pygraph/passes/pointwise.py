@@ -102,8 +102,13 @@ def _float32_rounds(value: float) -> bool:
 
 
 def convert(expr: str, source: DType, target: DType) -> str:
+    """`expr` of dtype `source` as `target`. float64 becomes float16 or bfloat16 through float32, as in
+    eager (c10's Half and BFloat16 are made from a float), which can differ from rounding once; Triton's
+    interpreter also makes garbage of a direct float64 to bfloat16 conversion."""
     if source == target:
         return expr
+    if source == FLOAT64 and target.is_float and target.itemsize == 2:
+        return convert(convert(expr, source, FLOAT32), FLOAT32, target)
     return f"{expr if expr.isidentifier() else f'({expr})'}.to({tl_type(target)})"
 
 
