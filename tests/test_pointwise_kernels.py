@@ -353,6 +353,18 @@ CASES: dict[str, Case] = {
     "pow.Tensor_Tensor": Case(lambda x, y, p: (x ** y.round(), p**y), lambda: (nz(*A), nz(*A) * 3, pos(*A))),
     "pow.Scalar": Case(lambda x: (2.0**x, (-2) ** x.round(), 0.5**x), lambda: (nz(*A) * 3,)),
     "neg.abs": Case(lambda x, i: (-x, x.abs(), -i, i.abs()), lambda: (nz(*A), ints(*A))),
+    # float64 divides with `/`, whose operands (sums, differences) need parentheses
+    "div.float64": Case(
+        lambda x, y: (torch.sigmoid(x), F.silu(x), x // y, x**-2),
+        lambda: (nz(*A, dtype=torch.float64) * 10, nz(*A, dtype=torch.float64)),
+    ),
+    # Python floats that Triton's functions would round to float32 (0.1) are float64 blocks: exact
+    "clamp.float64": Case(
+        lambda x: (torch.clamp(x, -0.1, 0.3), F.hardtanh(x, 0.1, 1.1)),
+        lambda: (nz(*A, dtype=torch.float64),),
+        tolerance={"rtol": 0, "atol": 0},
+    ),
+    "neg.zero": Case(lambda x: 1 / -(x * 0), lambda: (nz(*A),)),  # -(+0.0) is -0.0: 1 / it is -inf
     "reciprocal": Case(lambda x, i: (x.reciprocal(), i.reciprocal()), lambda: (nz(*A), ints(*A))),
     "maximum.minimum": Case(
         lambda x, y: (torch.maximum(x, y), torch.minimum(x, y), torch.max(x, y), torch.min(x, y)),
@@ -502,6 +514,19 @@ CASES: dict[str, Case] = {
     ),
     # Triton's interpreter truncates float32 -> bfloat16 (the GPU rounds to nearest even): one ulp off.
     "_to_copy.bf16": Case(lambda x: x.to(torch.bfloat16), lambda: (nz(*A) * 100,), tolerance={"rtol": 8e-3}),
+    # float64 to 16 bits goes through float32 as in eager: 1 + 2**-11 + 2**-40 is a tie there, so 1.0
+    "_to_copy.float64": Case(
+        lambda x: x.half(),
+        lambda: (
+            torch.cat(
+                [nz(33, dtype=torch.float64), torch.tensor([1 + 2**-11 + 2**-40], dtype=torch.float64)]
+            ),
+        ),
+        tolerance={"rtol": 0, "atol": 0},
+    ),
+    "_to_copy.float64.bf16": Case(
+        lambda x: x.bfloat16(), lambda: (nz(*A, dtype=torch.float64) * 100,), tolerance={"rtol": 8e-3}
+    ),
     "copy": Case(lambda x, i: torch.ops.aten.copy.default(x, i), lambda: (nz(*A), ints(*B))),
     "to.dtype": Case(
         lambda x: x.to(torch.float16),
@@ -589,6 +614,7 @@ CASES: dict[str, Case] = {
     "size.1000": Case(lambda a, b: a * b, lambda: (nz(1000), nz(1000))),
     "size.1025": Case(lambda a, b: a * b, lambda: (nz(5, 205), nz(5, 1))),
     "size.0-dim": Case(lambda a, b: a * b, lambda: (nz(), nz())),
+    "size.0": Case(lambda a, b: a * b, lambda: (nz(0, 4), nz(4))),  # one program, every lane masked
 }
 
 

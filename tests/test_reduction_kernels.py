@@ -126,6 +126,9 @@ CASES: dict[str, Case] = {
         ),
         lambda: (nz(6, 33) * 10,),
     ),
+    # Empty rows or columns: one program, every lane of every load and store masked.
+    "sum.no_rows": Case(lambda x: (x * 2, x.sum(0)), lambda: (nz(0, 4),)),
+    "sum.no_columns": Case(lambda x: (x.sum(1), x.mean(1)), lambda: (nz(3, 0),)),
     "sum.dtype": Case(lambda x: x.sum(-1, dtype=torch.float32), lambda: (pos(6, 33, dtype=torch.float16),)),
 }
 

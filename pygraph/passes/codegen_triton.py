@@ -6,7 +6,8 @@ function launched on buffers of different layouts gets one kernel per layout, an
 come out identical share one `pygraph.triton_kernel`.
 
 The kernel is 1-D over the iteration space (the fused function's result shape), in row-major order:
-program p handles elements [p * BLOCK, (p + 1) * BLOCK), masked when BLOCK does not divide the count.
+program p handles elements [p * BLOCK, (p + 1) * BLOCK), masked when BLOCK does not divide the count
+(or the count is 0: an empty tensor still gets one program).
 Each buffer is read or written at its own strides (a broadcast input has stride 0), computed from the
 linear index by division and remainder by the sizes of the iteration space's dims, after merging the
 dims every buffer walks contiguously: a buffer laid out like the iteration space is addressed by the
@@ -453,7 +454,7 @@ class Writer:
             [self.shape[d] for d in order], {k: tuple(s[d] for d in order) for k, s in per_access.items()}
         )
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
-        masked = self.numel % self.block != 0
+        masked = needs_mask(self.numel, self.block)
         lines = [f"# {list(self.shape)}: {self.numel} elements, {self.grid} programs of {self.block}"]
         lines += self._dereference()
         lines.append(f"i = {pid} * {self.block} + tl.arange(0, {self.block})")
@@ -602,6 +603,13 @@ def conjunction(*conditions: str | bool) -> str:
     """The conditions that are not empty (or False) joined by `&`, as source; "" if none."""
     kept = [c for c in conditions if c]
     return " & ".join(f"({c})" for c in kept) if len(kept) > 1 else "".join(kept)
+
+
+def needs_mask(count: int, block: int) -> bool:
+    """Whether blocks of `block` lanes covering `count` items need a mask: when `block` does not divide
+    `count`, and when there are none (an empty tensor still gets one program, whose lanes must not
+    touch memory)."""
+    return count % block != 0 or count == 0
 
 
 def zero_masked(mask: str) -> str:
@@ -781,8 +789,9 @@ class RowWriter(Writer):
         return tuple(0 if d in self.reduced else s for d, s in enumerate(strides))
 
     def _per_element(self, a: int) -> bool:
-        """Whether buffer `a` varies along the columns."""
-        return any(self._strides(a)[d] for d in self.reduced if self.shape[d] > 1)
+        """Whether buffer `a` varies along the columns (an empty reduced dim counts: its loads need the
+        column mask, which masks every lane)."""
+        return any(self._strides(a)[d] for d in self.reduced if self.shape[d] != 1)
 
     # ------------------------------------------------------------------------------------ source
 
@@ -840,8 +849,8 @@ class RowWriter(Writer):
                 {a: tuple(s[d] for d in self.reduced) for a, s in strides.items()},
             ),
         )
-        self.row_mask = self.rows % self.xblock != 0
-        self.col_mask = self.cols % self.rblock != 0
+        self.row_mask = needs_mask(self.rows, self.xblock)
+        self.col_mask = needs_mask(self.cols, self.rblock)
         return row_lines
 
     def _whole_rows(self) -> list[str]:

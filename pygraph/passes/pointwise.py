@@ -34,7 +34,9 @@ from ..ir.dtypes import DType
 # Concatenation: not an entry of the table (its pieces are loads at shifted offsets, the kernel writer's
 # business), but fused like one, so a `cat` costs no kernel of its own (DenseNet's growing feature lists).
 CONCAT = "aten.cat.default"
-BOOL, INT8, INT64, FLOAT32 = (dtypes.BY_NAME[n] for n in ("bool", "int8", "int64", "float32"))
+BOOL, INT8, INT64, FLOAT32, FLOAT64 = (
+    dtypes.BY_NAME[n] for n in ("bool", "int8", "int64", "float32", "float64")
+)
 INF = 'float("inf")'
 _NAN = ", propagate_nan=tl.PropagateNan.ALL"
 _FLOAT_MAX = {"float16": 65504.0, "bfloat16": 3.3895313892515355e38, "float32": 3.4028234663852886e38}
@@ -90,9 +92,23 @@ def literal(value: bool | int | float, dtype: DType) -> str:
     return repr(value)
 
 
+def _float32_rounds(value: float) -> bool:
+    """Whether Triton rounds `value` where a function (`tl.maximum`, libdevice) takes it as a Python
+    float: it makes a float32 constant of any value in float32's normal range."""
+    try:
+        return abs(value) >= 2**-126 and struct.unpack("f", struct.pack("f", value))[0] != value
+    except OverflowError:  # beyond float32: Triton makes it a float64 constant
+        return False
+
+
 def convert(expr: str, source: DType, target: DType) -> str:
+    """`expr` of dtype `source` as `target`. float64 becomes float16 or bfloat16 through float32, as in
+    eager (c10's Half and BFloat16 are made from a float), which can differ from rounding once; Triton's
+    interpreter also makes garbage of a direct float64 to bfloat16 conversion."""
     if source == target:
         return expr
+    if source == FLOAT64 and target.is_float and target.itemsize == 2:
+        return convert(convert(expr, source, FLOAT32), FLOAT32, target)
     return f"{expr if expr.isidentifier() else f'({expr})'}.to({tl_type(target)})"
 
 
@@ -170,7 +186,11 @@ class OpEmitter:
                 expr = convert(v.expr, v.dtype, dtype)
                 self._converted[i, dtype] = expr if expr.isidentifier() else self.let(expr)
             elif isinstance(v, (Value, bool, int, float)):
-                self._converted[i, dtype] = literal(v.const if isinstance(v, Value) else v, dtype)
+                number = v.const if isinstance(v, Value) else v
+                text = literal(number, dtype)
+                if dtype == FLOAT64 and _float32_rounds(float(number)):
+                    text = self.let(f"tl.full([{self.block}], {text}, tl.float64)")
+                self._converted[i, dtype] = text
             else:
                 raise ValueError(f"operand {i} is {v!r}, not a tensor or a number")
         return self._converted[i, dtype]
@@ -222,11 +242,16 @@ def _is_literal(expr: str) -> bool:
 # ------------------------------------------------------------------------------------ shared formulas
 
 
+def _operand(expr: str) -> str:
+    """`expr` as an operand of an infix operator: parenthesized unless a name or a literal."""
+    return expr if expr.isidentifier() or _is_literal(expr) else f"({expr})"
+
+
 def div(k: OpEmitter, a: str, b: str) -> str:
     if k.dtype != FLOAT32:
-        return f"({a} / {b})"
+        return f"({_operand(a)} / {_operand(b)})"
     reciprocal = _power_of_two_reciprocal(b)
-    return f"({a} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
+    return f"({_operand(a)} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
 
 
 def _power_of_two_reciprocal(expr: str) -> str | None:
@@ -277,11 +302,16 @@ def _trunc(x: str) -> str:
     return f"tl.where({x} < 0.0, tl.ceil({x}), tl.floor({x}))"
 
 
+def negate(x: str) -> str:
+    """-x for a float: Triton's unary minus computes 0 - x, which is +0.0 for x = +0.0 (eager: -0.0)."""
+    return f"{x} * -1.0"
+
+
 def _negative_base(k: OpEmitter, magnitude: str, y: str) -> str:
     """pow for a negative base, given |base| ** y: defined for integer exponents only (C's pow)."""
     whole = k.let(f"tl.floor({y}) == {y}")
     odd = k.let(f"{whole} & (tl.floor({y} * 0.5) * 2.0 != {y})")
-    return f'tl.where({whole}, tl.where({odd}, -{magnitude}, {magnitude}), float("nan"))'
+    return f'tl.where({whole}, tl.where({odd}, {negate(magnitude)}, {magnitude}), float("nan"))'
 
 
 def _pow_runtime(k: OpEmitter, x: str, y: str) -> str:
@@ -381,7 +411,7 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
         return special[e]
     t = k.let(f"tl.exp({k.lit(e)} * tl.log(tl.abs({x})))")
     if float(e).is_integer():
-        negative = f"-{t}" if int(e) % 2 else t
+        negative = negate(t) if int(e) % 2 else t
     else:
         negative = 'float("nan")'
     return f"tl.where({x} == 1.0, 1.0, tl.where({x} < 0.0, {negative}, {t}))"
@@ -581,7 +611,7 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar),
     "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor),
     "aten.pow.Scalar": Pointwise(_pow_scalar),
-    "aten.neg.default": _unary(lambda k, x: f"-{x}", "-{x}"),
+    "aten.neg.default": _unary(lambda k, x: negate(x), "-{x}"),
     "aten.abs.default": _unary(lambda k, x: f"tl.abs({x})", "tl.abs({x})"),
     "aten.reciprocal.default": _unary(lambda k, x: div(k, "1.0", x), None),
     "aten.maximum.default": _binary(_max),

@@ -431,3 +431,40 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// Empty tensors: a [0, 4] pointwise kernel and a sum over an empty dim still get one program each, whose
+// loads and stores are masked off (every block size divides 0, yet no lane is in range).
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_mul(in0, out0):
+// CHECK-SAME:    mask = i < 0\0A
+// CHECK-SAME:    x0 = tl.load(in0 + i, mask=mask)\0A
+// CHECK-SAME:    tl.store(out0 + i, v0, mask=mask)\0A
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_sum(in0, out0):
+// CHECK-SAME:    cmask = col < 0\0A
+// CHECK-SAME:    x0 = tl.load(in0 + row + col * 4, mask=cmask)\0A
+// CHECK-SAME:    r0 = tl.reduce(tl.where(cmask, x0, 0.0)
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[0,4],f32>) -> !torch.vtensor<[0,4],f32> attributes {pygraph.fused} {
+    %float2 = torch.constant.float 2.000000e+00
+    %0 = torch.aten.mul.Scalar %arg0, %float2 : !torch.vtensor<[0,4],f32>, !torch.float -> !torch.vtensor<[0,4],f32>
+    return %0 : !torch.vtensor<[0,4],f32>
+  }
+  func.func private @fused_1(%arg0: !torch.vtensor<[0,4],f32>) -> !torch.vtensor<[4],f32> attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0
+    %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %0 = torch.aten.sum.dim_IntList %arg0, %dims, %false, %none : !torch.vtensor<[0,4],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[4],f32>
+    return %0 : !torch.vtensor<[4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[0, 4], [4, 1], 0 : i64, f32>}) -> (!pygraph.buf, !pygraph.buf) {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[0, 4], [4, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[4], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %1) {kernel = @fused_1, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
+  }
+}
