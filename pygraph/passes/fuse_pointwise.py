@@ -200,12 +200,12 @@ class _Grouping:
         """Merges each small pointwise group whose values only a concatenation's pieces read into the
         concatenation's group: its kernel computes them within each piece's range (`cat([-x2, x1])`)."""
         for cat_group in [g for g in self.groups if g.concatenates]:
-            cats = [i for i in cat_group.members if _class(self.ops[i]) == "concat"]
-            lists = {self.made_by.get(self.ops[i].operands[0]) for i in cats}
-            for piece in {self._group_of(v) for i in cats for v in _tensor_inputs(self.ops[i])} - {
-                None,
-                cat_group,
-            }:
+            cats = {i for i in cat_group.members if _class(self.ops[i]) == "concat"}
+            # the lists of pieces that only this group's cats read
+            lists = {self.made_by.get(self.ops[i].operands[0]) for i in cats} - {None}
+            lists = {j for j in lists if set(self.users.get(self.ops[j].results[0], [])) <= cats}
+            producers = {self._group_of(v) for i in cats for v in _tensor_inputs(self.ops[i])}
+            for piece in sorted(producers - {None, cat_group}, key=lambda g: g.order):
                 readers = {
                     j
                     for m in piece.members
@@ -220,11 +220,6 @@ class _Grouping:
                     and len(piece.members) <= self.max_recompute
                     and len(piece.members) + len(cat_group.members) <= self.max_ops
                     and not any(aten.aten_name(self.ops[m]).startswith("aten.arange") for m in piece.members)
-                    and all(
-                        self.users.get(self.ops[j].results[0], [])
-                        and all(k in cats for k in self.users[self.ops[j].results[0]])
-                        for j in readers
-                    )
                 ):
                     self._merge(cat_group, piece)
 
