@@ -196,6 +196,16 @@ class _Grouping:
         self._fuse_products()
         return self.groups
 
+    def _outside_readers(self, group: _Group) -> set[int]:
+        """The ops outside `group` that read its values (no-ops aside)."""
+        return {
+            j
+            for m in group.members
+            for result in self.ops[m].results
+            for j in self.users.get(result, [])
+            if self.owner.get(j) is not group and not _transparent(self.ops[j])
+        }
+
     def _compute_pieces(self) -> None:
         """Merges each small pointwise group whose values only a concatenation's pieces read into the
         concatenation's group: its kernel computes them within each piece's range (`cat([-x2, x1])`)."""
@@ -206,13 +216,7 @@ class _Grouping:
             lists = {j for j in lists if set(self.users.get(self.ops[j].results[0], [])) <= cats}
             producers = {self._group_of(v) for i in cats for v in _tensor_inputs(self.ops[i])}
             for piece in sorted(producers - {None, cat_group}, key=lambda g: g.order):
-                readers = {
-                    j
-                    for m in piece.members
-                    for result in self.ops[m].results
-                    for j in self.users.get(result, [])
-                    if self.owner.get(j) is not piece and not _transparent(self.ops[j])
-                }
+                readers = self._outside_readers(piece)
                 if (
                     readers <= lists
                     and piece.reduced is None
@@ -239,13 +243,7 @@ class _Grouping:
                 or producer.members[-1] > i
             ):
                 continue
-            readers = {
-                j
-                for m in producer.members
-                for result in self.ops[m].results
-                for j in self.users.get(result, [])
-                if self.owner.get(j) is not producer and not _transparent(self.ops[j])
-            }
+            readers = self._outside_readers(producer)
             if readers != {i}:
                 continue
             producer.members.append(i)
