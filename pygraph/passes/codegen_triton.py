@@ -55,7 +55,7 @@ from . import pointwise, reductions
 from .base import Pass, PassError, main_function, walk
 
 INT32, INT64 = dtypes.BY_NAME["int32"], dtypes.BY_NAME["int64"]
-_INT32_MAX = 2**31 - 1
+INT32_MAX = 2**31 - 1
 _TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
              "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "int1"}  # fmt: skip
 _HEADER = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n@triton.jit\n"
@@ -235,7 +235,7 @@ class Writer:
             self.num_warps = min(8, max(1, self.block // 256))
         self.grid = max(1, -(-self.numel // self.block))
         # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
-        self.wide = self.grid * self.block > _INT32_MAX or spans_overflow(layouts)
+        self.wide = self.grid * self.block > INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
 
     def _read(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
@@ -544,9 +544,7 @@ class Writer:
 
 def spans_overflow(layouts: list[Layout]) -> bool:
     """Whether an offset within some buffer (at most its span) can exceed 32 bits."""
-    return any(
-        sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > _INT32_MAX for x in layouts
-    )
+    return any(sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > INT32_MAX for x in layouts)
 
 
 def merge_dims(
@@ -694,7 +692,7 @@ class RowWriter(Writer):
         self.xblock, self.rblock, self.num_warps = _row_blocks(self.rows, self.cols, inner, max_rblock)
         self.persistent = self.rblock >= self.cols
         self.grid = max(1, -(-self.rows // self.xblock))
-        self.wide = self.grid * self.xblock * self.cols > _INT32_MAX or spans_overflow(layouts)
+        self.wide = self.grid * self.xblock * self.cols > INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("lin", INT64 if self.wide else INT32, 1)
         self.defined: set[str] = set()
         self.per_element: set[str] = set()  # names of values that vary along the columns

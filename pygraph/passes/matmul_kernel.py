@@ -44,7 +44,17 @@ from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from . import pointwise
-from .codegen_triton import Writer, conjunction, indices, merge_dims, pow2, spans_overflow, term, zero_masked
+from .codegen_triton import (
+    INT32_MAX,
+    Writer,
+    conjunction,
+    indices,
+    merge_dims,
+    pow2,
+    spans_overflow,
+    term,
+    zero_masked,
+)
 from .products import Product, read_product
 
 PRECISIONS = ("ieee", "tf32")  # values of `pygraph.matmul_kernel`: tl.dot's input precision
@@ -55,7 +65,6 @@ MAX_WEIGHT = 1 << 19  # N * K
 FEW_ROWS = 32
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _MIN_PROGRAMS = 90
-_INT32_MAX = 2**31 - 1
 
 
 def read_matmul(op: Any, route: str, precision: str) -> Product | None:
@@ -119,7 +128,7 @@ class MatmulWriter(Writer):
         self.block_m, self.block_n, self.block_k = matmul_blocks(product.m, product.n, product.k)
         self.grid_n = -(-product.n // self.block_n)
         self.grid = -(-product.m // self.block_m) * self.grid_n
-        self.wide = self.numel > _INT32_MAX or spans_overflow(layouts)
+        self.wide = self.numel > INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("i", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
         self.acc = pointwise.Value("acc", dtypes.BY_NAME["float32"], len(self.shape))
         self.epilogue_ops = sum(aten.aten_name(o) not in (None, *aten.RESHAPES) for o in self.body_ops) - 1
