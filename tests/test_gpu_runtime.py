@@ -162,6 +162,45 @@ def test_a_vendor_call_writes_each_calls_fresh_output():
     assert stats["copied_bytes_per_call"] == 0 and stats["host_ops"] == 0
 
 
+def test_a_patched_node_is_updated_only_when_its_addresses_change(monkeypatch):
+    """The same input again, the last result dropped (the allocator hands its block out again): no
+    parameter update. A failed update leaves the node to be updated at the next call, whatever its
+    addresses, so that no call replays a graph holding another call's address."""
+    from pygraph.backend.cuda import driver
+
+    torch.manual_seed(5)
+    model = Logits().cuda().eval()
+    x, other = torch.randn(64, 256, device="cuda"), torch.randn(64, 256, device="cuda")
+    updates, real = [], driver.set_kernel_params
+    monkeypatch.setattr(driver, "set_kernel_params", lambda *a: updates.append(a) or real(*a))
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,))
+        assert {io["mechanism"] for io in compiled.explain().io} == {"patch"}
+        del updates[:]
+        compiled(x)  # the warm-up and the build
+        address = compiled(x).data_ptr()
+        del updates[:]
+        y = compiled(x)
+        assert y.data_ptr() == address and updates == []  # the output's block again: nothing to update
+        assert relative_error(y, model(x)) <= 1e-4
+        z = compiled(other)  # y is alive: a new output address, and a new input
+        assert len(updates) >= 2 and relative_error(z, model(other)) <= 1e-4
+        del y, z
+
+        def fail(*args: object) -> None:
+            raise driver.CudaError(
+                "cuGraphExecKernelNodeSetParams", driver.cu.CUresult.CUDA_ERROR_INVALID_VALUE
+            )
+
+        monkeypatch.setattr(driver, "set_kernel_params", fail)
+        with pytest.raises(driver.CudaError):
+            compiled(x)
+        monkeypatch.setattr(driver, "set_kernel_params", lambda *a: updates.append(a) or real(*a))
+        del updates[:]
+        y = compiled(x)
+        assert updates and relative_error(y, model(x)) <= 1e-4
+
+
 @pytest.mark.usefixtures("vendor_gemv")
 def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     """cuBLAS's kernels were recorded on an aligned, contiguous input; a view 4 bytes into a larger tensor
@@ -287,7 +326,7 @@ def test_launch_floor_is_measured():
     with torch.no_grad():
         compiled = pygraph.export_and_compile(model, (x,))
         compiled(x)
-    launch = compiled._backend.measure_launch_us()
+    launch = compiled._backend.measure_launch_us((x,))
     assert launch is not None and 0 < launch < 1000
 
 

@@ -220,7 +220,7 @@ def measure(
                 stats = fn.stats()
                 r["graph_nodes"] = stats["nodes"]
                 r["copied_bytes"] = stats["copied_bytes_per_call"]
-                r["launch_us"] = round(fn._backend.measure_launch_us() or 0.0, 2) or None
+                r["launch_us"] = round(fn._backend.measure_launch_us(inputs[0]) or 0.0, 2) or None
                 for item in fn.explain().io:  # profiled: each input's and output's mechanism, measured
                     if item["kind"] in ("input", "output") and item["measured"]:
                         log(

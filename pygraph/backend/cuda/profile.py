@@ -63,7 +63,7 @@ def profile_segments(
         try:
             time_us = _time_per_call_us(runtime, inputs)
             if eager is None:
-                io.append(runtime.measure_io())
+                io.append(runtime.measure_io(inputs))
             return time_us
         finally:
             # The runtime's runners are closures over it: only the collector frees its arena and pool,

@@ -71,6 +71,8 @@ from .graph import (
 
 Runner = Callable[[], None]
 
+_NOTHING: tuple[()] = ()  # what the runtime holds of a call between calls
+
 
 @dataclass
 class SegmentGraph:
@@ -139,6 +141,7 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).append(root)
         for position, roots in self._transient.items():
             self._freed_after.setdefault(position, []).extend(roots)
+        self._index = index
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
         # Outputs a vendor call writes ("patch" on a call's result): until a graph's inlined recording
@@ -150,7 +153,9 @@ class CudaRuntime:
             if o.io == "patch" and plan.buffers[o.buffer].kind != "output"
         }
         self._fresh_outputs()
-        self._outputs_now: list[torch.Tensor | None] = []  # the call's fresh outputs, while it runs
+        # the call's inputs and fresh outputs, while it runs
+        self._call_inputs: Sequence[torch.Tensor] = _NOTHING
+        self._outputs_now: Sequence[torch.Tensor | None] = _NOTHING
         # the buffers of outputs returned as they are, on storage each call places anew (`_returned_roots`)
         self._returned = [b for root in self._returned_roots() for b in self.family[root]]
         self._graphs: list[SegmentGraph] = []
@@ -179,36 +184,33 @@ class CudaRuntime:
             self._state_key = key
 
     def __call__(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        if self._state_key is None:
+        """One call: this call's inputs and fresh outputs bound, the program replayed (the first call runs
+        node by node, then builds the graphs), the outputs returned; the runtime keeps nothing of the call.
+        The hot path: one level of calls below this one, no per-node work."""
+        if torch._C._cuda_getDevice() != self._index:  # a device switch, paid only where needed
+            with torch.cuda.device(self.device):
+                return self(inputs)
+        if not self._built and self._state_key is None:
             raise RuntimeError("bind_state() must come before the first call")
-        if torch._C._cuda_getDevice() == self.device.index:  # the common case: no device switch to pay
-            return self._call(inputs)
-        with torch.cuda.device(self.device):
-            return self._call(inputs)
-
-    def _call(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         # The caller's current stream, read without making a torch Stream object.
-        raw = torch._C._cuda_getCurrentRawStream(self.device.index)
+        raw = torch._C._cuda_getCurrentRawStream(self._index)
         stream = self._streams.get(raw)
         if stream is None:
             stream = self._streams[raw] = cu.CUstream(raw)
         self._stream = stream
         given = self._bind_inputs(inputs)
-        self._outputs_now = outputs = self._bind_outputs()
+        outputs = self._outputs_now = self._bind_outputs()
         if self._built:
             for run in self._program:
                 run()
-        else:  # the warm-up: each runner list is a placer, then one runner per node
-            for s, runners in enumerate(self._runners):
-                for n, run in enumerate(runners):
-                    run()
-                    self._free(self._freed_after.get((s, n - 1), ()))
+        else:
+            self._warm_up()
         for i, staging in self._written:
             inputs[i].copy_(staging)
         for i in self._contiguity_copies:
             if self._writes_input[i]:
                 inputs[i].copy_(given[i])
-        results = self._results(outputs)
+        results = outputs if self._all_fresh else self._results(outputs)
         if not self._built:  # after taking the results: recording points library results at new storage
             self._build()
             self._built = True
@@ -216,9 +218,17 @@ class CudaRuntime:
         self._drop_call()
         return results
 
+    def _warm_up(self) -> None:
+        """The first call: each runner list is a placer, then one runner per node; results freed after
+        their last use, as the graphs built next will need them."""
+        for s, runners in enumerate(self._runners):
+            for n, run in enumerate(runners):
+                run()
+                self._free(self._freed_after.get((s, n - 1), ()))
+
     def _drop_call(self) -> None:
-        """Drops the runtime's references to what a call returns: its fresh tensors, eager results."""
-        self._outputs_now = []
+        """Drops the runtime's references to a call: its inputs, its fresh tensors, eager results."""
+        self._call_inputs = self._outputs_now = _NOTHING
         tensors = self.tensors
         for b in self._returned:
             tensors[b] = None
@@ -275,8 +285,8 @@ class CudaRuntime:
         return outputs
 
     def _results(self, fresh: list[torch.Tensor | None]) -> list[torch.Tensor]:
-        if self._all_fresh:  # the common case: every output written by the graph into a fresh tensor
-            return fresh
+        """The outputs where some are not written into fresh tensors (a vendor call's own result, a copy);
+        where all are (`_all_fresh`), the call returns the fresh tensors as they are."""
         results, k = [], 0
         for i, out in enumerate(self.plan.outputs):
             vendor = self._vendor_outputs.get(i, "fresh")
@@ -322,16 +332,19 @@ class CudaRuntime:
         stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
         return stats
 
-    def measure_io(self, repeats: int = 100) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
+    def measure_io(
+        self, inputs: Sequence[torch.Tensor], repeats: int = 100
+    ) -> tuple[list[dict[str, float]], list[dict[str, float]]]:
         """Per input and per output, what reaching it costs per call on this GPU, as the runtime does it:
         host time of its parameter updates, of its runtime copy or of the vendor calls run outside the
         graph for it; GPU time of the nodes that exist only for it (copy kernels, the runtime's copies); a
         share of the table's writer (host update and GPU node) for each buffer reached through the table.
-        Call it after a call built the graphs (`profile.profile_segments` does): it repeats work that call
-        did, on that call's inputs, and copy kernels whose sources were freed since read zeros, into outputs
-        of its own (bound as a call's, and dropped after: the runtime keeps no call's outputs)."""
+        Call it after a call built the graphs (`profile.profile_segments` does): it repeats work of a call
+        on `inputs`, and copy kernels whose sources were freed since read zeros, into outputs of its own
+        (all bound as a call's, and dropped after: the runtime keeps nothing of a call)."""
         if not self._built:
             raise RuntimeError("measure_io() needs a call first: it measures the graphs that call built")
+        self._bind_inputs(inputs)
         self._outputs_now = self._bind_outputs()
         self._eager_table()  # placed, and in the table, for the kernels launched below
         plan = self.plan
@@ -431,13 +444,13 @@ class CudaRuntime:
             return lambda: self._tensor(root).clone()
         return None
 
-    def measure_launch_us(self, calls: int = 50) -> float | None:
+    def measure_launch_us(self, inputs: Sequence[torch.Tensor], calls: int = 50) -> float | None:
         """Median host time of a bare `cuGraphLaunch` of the first graph, the GPU idle before each (the
-        floor of a replay from Python). It makes a call and replays it, into that call's outputs (held
-        meanwhile: the runtime keeps no call's outputs)."""
+        floor of a replay from Python). It makes a call on `inputs` and replays it, into that call's
+        outputs (held meanwhile: the runtime keeps nothing of a call)."""
         if not self._graphs:
             return None
-        held = self(self._call_inputs)
+        held = self(inputs)
         graph_exec, times = self._graphs[0].graph_exec, []
         for _ in range(calls):
             torch.cuda.synchronize(self.device)
@@ -813,20 +826,27 @@ class CudaRuntime:
         self._next_free = i
 
     def _launcher(self, graph: SegmentGraph) -> Runner:
-        graph_exec, stream = graph.graph_exec, lambda: self._stream
-        updates = [(p.node, p.params, p.places) for p in graph.patches]
-        if graph.writer is not None:
-            updates.append((graph.writer, self._writer_node_params(), []))
-        if not updates:
-            return lambda: driver.launch_graph(graph_exec, stream())
+        """The graph's launch: the table's writer updated, and each patched node whose addresses differ
+        from the ones it holds (an address the allocator hands out again, as a fresh output's often is,
+        costs no update)."""
+        graph_exec = graph.graph_exec
+        patches = [(p.node, p.params, p.places) for p in graph.patches]
+        writer = None if graph.writer is None else (graph.writer, self._writer_node_params())
         addresses = self._addresses
 
         def launch() -> None:
-            for node, params, places in updates:
+            for node, params, places in patches:
+                changed = False
                 for place, key, delta in places:
-                    place.value = addresses[key] + delta
-                driver.set_kernel_params(graph_exec, node, params)
-            driver.launch_graph(graph_exec, stream())
+                    address = addresses[key] + delta
+                    if place.value != address:
+                        place.value = address
+                        changed = True
+                if changed:
+                    _update(graph_exec, node, params, places)
+            if writer is not None:
+                driver.set_kernel_params(graph_exec, *writer)
+            driver.launch_graph(graph_exec, self._stream)
 
         return launch
 
@@ -1001,6 +1021,23 @@ def _bytes(t: torch.Tensor) -> torch.Tensor:
     return out.set_(
         t.untyped_storage(), t.storage_offset() * t.element_size(), (t.numel() * t.element_size(),), (1,)
     )
+
+
+def _update(
+    graph_exec: cu.CUgraphExec,
+    node: cu.CUgraphNode,
+    params: cu.CUDA_KERNEL_NODE_PARAMS,
+    places: list[tuple[ctypes.c_uint64, int, int]],
+) -> None:
+    """A patched node's parameters into the executable graph. Its places then hold what the node holds,
+    which the launcher compares with each call's addresses; a failed update clears them, so that the
+    next call updates the node whatever its addresses."""
+    try:
+        driver.set_kernel_params(graph_exec, node, params)
+    except BaseException:
+        for place, _, _ in places:
+            place.value = 0
+        raise
 
 
 def _host_us(fn: Callable[[], Any], repeats: int) -> float:
