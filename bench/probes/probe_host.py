@@ -77,6 +77,13 @@ def main() -> None:
         times["wrapper checks (compiled minus backend)"] = times["compiled(x)"] - times["backend(inputs)"]
         for name in pieces:
             print(f"{name:40s} {times[name]:7.2f} us")
+        # the benchmark profiles each system: are driver calls slower once torch.profiler has run?
+        with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
+            for x in inputs:
+                compiled(*x)
+            torch.cuda.synchronize()
+        for name in ("compiled(x)", "launch only"):
+            print(f"{name + ', after torch.profiler':40s} {median_us(pieces[name]):7.2f} us")
 
 
 if __name__ == "__main__":

@@ -207,9 +207,10 @@ class CudaRuntime:
             self._warm_up()
         for i, staging in self._written:
             inputs[i].copy_(staging)
-        for i in self._contiguity_copies:
-            if self._writes_input[i]:
-                inputs[i].copy_(given[i])
+        if given is not inputs:  # inputs copied into the plan's layout: the model's writes go back
+            for i, x in enumerate(inputs):
+                if given[i] is not x and self._writes_input[i]:
+                    x.copy_(given[i])
         results = outputs if self._all_fresh else self._results(outputs)
         if not self._built:  # after taking the results: recording points library results at new storage
             self._build()
@@ -233,28 +234,26 @@ class CudaRuntime:
         for b in self._returned:
             tensors[b] = None
 
-    def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> list[torch.Tensor]:
-        """Stages staged inputs; puts the addresses of the others in the table (copying an input whose
-        strides differ from the plan's into the plan's layout first: kernels are specialized to it)."""
-        given = list(inputs)
-        self._contiguity_copies = []
+    def _bind_inputs(self, inputs: Sequence[torch.Tensor]) -> Sequence[torch.Tensor]:
+        """Stages staged inputs; puts the addresses of the others in the table or where patched nodes take
+        them. Returns the inputs, or a list where an input whose strides or alignment differ from the
+        plan's is replaced by a copy in the plan's layout (kernels are specialized to it)."""
         for i, staging in self._staged:
-            staging.copy_(given[i])
+            staging.copy_(inputs[i])
         for i, slot in self._valued:
-            self.slot_values[1 + slot] = scalar_bits(given[i])
+            self.slot_values[1 + slot] = scalar_bits(inputs[i])
         if self.rng:
             drawn = seed_and_offset(self.device, self.plan.random_numbers)
             for arg, value in zip(self.rng, drawn, strict=True):
                 self.slot_values[1 + arg.slot] = value % (1 << 64)
-        align = self._align
-        for i, slot, key, layout in self._slotted:
+        given, align = inputs, self._align
+        for i, slot, key, strides, layout in self._slotted:
             x = given[i]
             address = x.data_ptr()
-            if (x.stride() != layout.strides and not _has_layout(x, layout)) or address % align[i]:
-                copy = empty(layout.with_offset(0), self.device)  # the allocator aligns it
-                copy.copy_(x)
-                self._contiguity_copies.append(i)
-                given[i] = x = copy
+            if (x.stride() != strides and not _has_layout(x, layout)) or address % align[i]:
+                given = list(given)
+                given[i] = x = empty(layout.with_offset(0), self.device)  # the allocator aligns it
+                x.copy_(inputs[i])
                 address = x.data_ptr()
             if slot >= 0:
                 self.slot_values[1 + slot] = address
@@ -509,8 +508,8 @@ class CudaRuntime:
                 self._place(buf.id, home)
         written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
         self._staged: list[tuple[int, torch.Tensor]] = []
-        # input index, slot (or -1: patched), key of its address (patched) or -1, layout
-        self._slotted: list[tuple[int, int, int, Layout]] = []
+        # input index, slot (or -1: patched), key of its address (patched) or -1, strides, layout
+        self._slotted: list[tuple[int, int, int, tuple[int, ...], Layout]] = []
         self._align: dict[int, int] = {}  # input index -> the alignment its address needs (bytes)
         patched = [a.buffer for a in self.inputs if a.io == "patch"]
         patched += [plan.root(o.buffer).id for o in plan.outputs if o.io == "patch"]
@@ -532,7 +531,7 @@ class CudaRuntime:
                 self._place(arg.buffer, self.table, 8 * arg.slot)
                 self._valued.append((i, arg.slot))
             else:
-                self._slotted.append((i, arg.slot, self._keys.get(arg.buffer, -1), layout))
+                self._slotted.append((i, arg.slot, self._keys.get(arg.buffer, -1), layout.strides, layout))
                 self._align[i] = 16 if layout.offset * layout.dtype.itemsize % 16 == 0 else 1
         for arg in self.rng:
             self._place(arg.buffer, self.table, 8 * arg.slot)
@@ -606,7 +605,7 @@ class CudaRuntime:
 
     def _place_call_roots(self, outputs: list[torch.Tensor]) -> None:
         """Eager steps read inputs reached through the table and outputs as tensors: place this call's."""
-        for i, _, key, _ in self._slotted:
+        for i, _, key, _, _ in self._slotted:
             self._place(self.inputs[i].buffer, self._patch_staging.get(key, self._call_inputs[i]))
         for buffer, out in zip(self._fresh_buffers, outputs, strict=True):
             if self.plan.buffers[buffer].kind == "output":  # (a vendor call places its own result)
