@@ -366,7 +366,7 @@ class _Grouping:
         if any(info is None or -1 in info[0] for info in results):
             return None
         if _class(op) == "concat":
-            return _concat_space(op)
+            return concat_space(op)
         if any(_constant_ops(v) is None for v in scalars):
             return None
         name = aten.aten_name(op)
@@ -522,7 +522,7 @@ def _tensor_list(value: ir.Value) -> list[Any] | None:
     return [producer] if producer.operands and all(is_tensor(v.type) for v in producer.operands) else None
 
 
-def _concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:
+def concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:
     """A `cat`'s iteration space (its result's shape) when a kernel can compute it: pieces (one is a
     copy, as in DenseNet's first layer) that are none empty, all of the result's rank and static, along
     a constant dim."""
