@@ -329,6 +329,42 @@ def test_unbatched_convolution_bias_runs_along_its_channels() -> None:
     assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
+class ExpandedMasks(nn.Module):
+    """Boolean masks combined on [B, 1, 1, S] and read through `expand(B, H, S, S)`: by `where` before a
+    softmax, and as an additive mask."""
+
+    def forward(
+        self, scores: torch.Tensor, a: torch.Tensor, b: torch.Tensor, pad: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, heads, n, _ = scores.shape
+        mask = a[:, None, None, :] & b[:, None, None, :]
+        probs = torch.where(mask.expand(batch, heads, n, n), scores, float("-inf")).softmax(-1)
+        additive = (~(pad[:, None, None, :] | a[:, None, None, :])).float() * -1e4
+        return probs, scores * 0.5 + additive.expand(batch, heads, n, n)
+
+
+def test_masks_read_through_an_expand_are_recomputed_in_their_readers_kernel() -> None:
+    torch.manual_seed(0)
+    model = ExpandedMasks()
+
+    def inputs() -> tuple[torch.Tensor, ...]:  # odd sizes, scores transposed (not contiguous)
+        scores = torch.randn(3, 2, 7, 7).transpose(-1, -2)
+        a, b, pad = (torch.rand(3, 7) > 0.4 for _ in range(3))
+        a[:, 0] = b[:, 0] = True  # no row fully masked
+        return scores, a, b, pad
+
+    compiled = pygraph.export_and_compile(model, inputs())  # 3 kernels before: the masks' and the reader's
+    assert [k for k in ops(compiled) if not k.startswith("aten.")] == [
+        "k0_and_where_softmax_or_bitwise_not_to_copy_mul_add"
+    ]
+    for _ in range(2):
+        args = inputs()
+        for got, ref in zip(compiled(*args), model(*args), strict=True):
+            assert relative_error(got, ref) <= 1e-5
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.usefixtures("no_tf32")
