@@ -15,6 +15,7 @@ from torch import nn
 
 import pygraph
 from pygraph.ir.plan import Node, Segment
+from pygraph.knobs import knobs
 
 pytestmark = [
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),  # masked-off lanes, interpreted
@@ -37,6 +38,10 @@ def library_ops(compiled: pygraph.CompiledModel) -> list[str]:
 
 def assert_matches(got: torch.Tensor, ref: torch.Tensor) -> None:
     torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5 * ref.abs().max().item())
+
+
+def relative_error(got: torch.Tensor, ref: torch.Tensor) -> float:
+    return ((got - ref).abs().max() / ref.abs().max()).item()
 
 
 class MLP(nn.Module):
@@ -273,6 +278,89 @@ def test_pieces_computed_by_pointwise_ops_run_in_the_cat_kernel() -> None:
         inputs = [torch.randn(*s) for s in shapes]
         for got, ref in zip(compiled(*inputs), model(*inputs), strict=True):
             assert_matches(got, ref)
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
+class PatchEmbedding(nn.Module):
+    """ViT's patch embedding (timm's and Hugging Face's): a strided convolution, flatten(2), transpose(1, 2),
+    the class token concatenated in front, the position embedding added."""
+
+    def __init__(self, dim: int = 10, patch: int = 4, patches: int = 6) -> None:
+        super().__init__()
+        self.proj = nn.Conv2d(3, dim, patch, stride=patch)
+        self.cls = nn.Parameter(torch.randn(1, 1, dim))
+        self.pos = nn.Parameter(torch.randn(1, patches + 1, dim))
+
+    def forward(self, img: torch.Tensor) -> torch.Tensor:
+        x = self.proj(img).flatten(2).transpose(1, 2)
+        return torch.cat([self.cls.expand(x.shape[0], -1, -1), x], dim=1) + self.pos
+
+
+@pytest.mark.parametrize("layouts", ["off", "on"])
+def test_patch_embedding_bias_is_added_in_the_cat_kernel(layouts: str) -> None:
+    """split-bias follows the flatten and transpose to the cat: the convolution has no bias (on a GPU,
+    ATen adds one with a kernel of its own) and the cat's kernel adds it to its piece."""
+    torch.manual_seed(0)
+    model = PatchEmbedding().eval()
+
+    def image() -> torch.Tensor:  # 11 x 13 pixels (the last row and column of patches cut), NHWC strides
+        return torch.randn(3, 11, 13, 3).permute(0, 3, 1, 2)
+
+    with knobs.scope(gpu_layouts=layouts):
+        compiled = pygraph.export_and_compile(model, (image(),))
+    (conv,) = [n for n in nodes(compiled) if n.op == "aten.conv2d.default"]
+    assert conv.aten_args[2] is None
+    assert [k for k in ops(compiled) if not k.startswith("aten.")] == [
+        "k0_add_cat"
+    ]  # (bias add, cat, position add)
+    for _ in range(2):
+        img = image()
+        assert relative_error(compiled(img), model(img)) <= 1e-5
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
+def test_unbatched_convolution_bias_runs_along_its_channels() -> None:
+    torch.manual_seed(0)
+    model, x = nn.Sequential(nn.Conv2d(3, 4, 3), nn.ReLU()).eval(), torch.randn(3, 6, 7)
+    compiled = pygraph.export_and_compile(model, (x,))
+    assert [n.aten_args[2] for n in nodes(compiled) if n.op == "aten.conv2d.default"] == [None]
+    assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+class ExpandedMasks(nn.Module):
+    """Boolean masks combined on [B, 1, 1, S] and read through `expand(B, H, S, S)`: by `where` before a
+    softmax, and as an additive mask."""
+
+    def forward(
+        self, scores: torch.Tensor, a: torch.Tensor, b: torch.Tensor, pad: torch.Tensor
+    ) -> tuple[torch.Tensor, torch.Tensor]:
+        batch, heads, n, _ = scores.shape
+        mask = a[:, None, None, :] & b[:, None, None, :]
+        probs = torch.where(mask.expand(batch, heads, n, n), scores, float("-inf")).softmax(-1)
+        additive = (~(pad[:, None, None, :] | a[:, None, None, :])).float() * -1e4
+        return probs, scores * 0.5 + additive.expand(batch, heads, n, n)
+
+
+def test_masks_read_through_an_expand_are_recomputed_in_their_readers_kernel() -> None:
+    torch.manual_seed(0)
+    model = ExpandedMasks()
+
+    def inputs() -> tuple[torch.Tensor, ...]:  # odd sizes, scores transposed (not contiguous)
+        scores = torch.randn(3, 2, 7, 7).transpose(-1, -2)
+        a, b, pad = (torch.rand(3, 7) > 0.4 for _ in range(3))
+        a[:, 0] = b[:, 0] = True  # no row fully masked
+        return scores, a, b, pad
+
+    compiled = pygraph.export_and_compile(model, inputs())  # 3 kernels before: the masks' and the reader's
+    assert [k for k in ops(compiled) if not k.startswith("aten.")] == [
+        "k0_and_where_softmax_or_bitwise_not_to_copy_mul_add"
+    ]
+    for _ in range(2):
+        args = inputs()
+        for got, ref in zip(compiled(*args), model(*args), strict=True):
+            assert relative_error(got, ref) <= 1e-5
     for kernel in compiled.plan.kernels.values():
         compile_for_h100(kernel)
 

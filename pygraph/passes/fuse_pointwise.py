@@ -25,7 +25,11 @@ Groups holding one take no reduction, and a reduction's group takes none. A smal
 values only a `cat`'s pieces read joins the cat's group (after the broadcast merge below): the kernel
 computes those pieces within their ranges (rotary embedding's `cat([-x2, x1])` is one kernel).
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
-to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element.
+to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element. Its
+values may reach that group's pointwise ops through views that only broadcast them (an attention mask's
+`(a & b).expand(B, H, S, S)` read by `where`): the views join the group too, but its function has none,
+its ops reading the viewed values themselves (a kernel computing them per element broadcasts them).
+No-ops checking the recomputed values (export's metadata asserts after `.to(dtype)`) are dropped with them.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
 computes that op and nothing else; but a product of one row takes, last, the group computing its row when
@@ -58,6 +62,8 @@ from .matvec_kernel import read_matvec
 _CONSTANTS = ("torch.constant.", "torch.prim.ListConstruct", "torch.prim.NumToTensor.Scalar")
 # Users that do not need a value materialized at their position (they move after the call instead).
 _TRANSPARENT = ("torch.bind_symbolic_shape",)
+# Views that may only broadcast their source (`_broadcast_view`), which a kernel computing it per element does.
+_BROADCAST_VIEWS = aten.RESHAPES | {"aten.expand.default", "aten.unsqueeze.default"}
 # The classes fused into kernels, and the tables that say how a kernel computes each op.
 _TABLES: dict[str, Any] = {
     "pointwise": pointwise.POINTWISE,
@@ -77,6 +83,9 @@ class _Group:
     concatenates: bool = False  # holds a `cat` (whose pieces only a pointwise kernel loads)
     alone: bool = False  # an op of a kernel template: no other op joins
     product: bool = False  # holds a `matmul` product, which its kernel computes before the other ops
+    # Members its function leaves out: views broadcasting recomputed values (their readers read the values)
+    # and no-ops checking them (lower-to-plan drops no-ops).
+    left_out: set[int] = dataclasses.field(default_factory=set)
 
     @property
     def row_shape(self) -> tuple[int, ...] | None:
@@ -294,7 +303,9 @@ class _Grouping:
     def _recompute_broadcasts(self) -> None:
         """Merges each small pointwise group whose values only one other group reads, at a shape they
         broadcast to, into that group: the kernel recomputes them per element (a group's call comes
-        after the calls whose values it reads, so the merged ops still find their inputs)."""
+        after the calls whose values it reads, so the merged ops still find their inputs). Values read
+        through broadcast views must be read by pointwise ops (a reduction's or cat's operand sets the
+        shape it walks); the views, and no-ops reading the values, join the group `left_out`."""
         for small in list(self.groups):
             if (
                 small.reduced is not None
@@ -303,11 +314,12 @@ class _Grouping:
                 or len(small.members) > self.max_recompute
             ):
                 continue
+            passed: list[int] = []
             readers = {
                 self.owner.get(j)
                 for i in small.members
                 for result in self.ops[i].results
-                for j in self.users.get(result, [])
+                for j in self._through_broadcasts(result, passed)
             } - {small}
             if len(readers) != 1 or None in readers:
                 continue
@@ -315,9 +327,33 @@ class _Grouping:
             if (
                 not big.alone
                 and _broadcasts(small.shape, big.shape)
-                and len(small.members) + len(big.members) <= self.max_ops
+                and all(
+                    j in passed or _class(self.ops[j]) == "pointwise"
+                    for k in passed
+                    for result in self.ops[k].results
+                    for j in self.users.get(result, [])
+                )
+                and len(small.members) + len(big.members) + len(passed) <= self.max_ops
             ):
                 self._merge(big, small)
+                for j in passed:
+                    self.owner[j] = big
+                    big.no_ops.pop(j, None)
+                big.members = sorted(big.members + passed)
+                big.left_out.update(passed)
+
+    def _through_broadcasts(self, value: ir.Value, passed: list[int]) -> Iterator[int]:
+        """The ops reading `value`, directly or through broadcast views, less no-ops (it adds the views and
+        no-ops to `passed`)."""
+        for j in self.users.get(value, []):
+            if j in passed:
+                continue
+            if _class(self.ops[j]) == "nop" or _broadcast_view(self.ops[j]):
+                passed.append(j)
+                for result in self.ops[j].results:
+                    yield from self._through_broadcasts(result, passed)
+            else:
+                yield j
 
     def _group_of(self, value: ir.Value) -> _Group | None:
         return self.owner.get(self.made_by.get(value, -1))
@@ -366,7 +402,7 @@ class _Grouping:
         if any(info is None or -1 in info[0] for info in results):
             return None
         if _class(op) == "concat":
-            return _concat_space(op)
+            return concat_space(op)
         if any(_constant_ops(v) is None for v in scalars):
             return None
         name = aten.aten_name(op)
@@ -420,6 +456,7 @@ class _Grouping:
         target.members = sorted(target.members + other.members)
         target.no_ops |= other.no_ops
         target.concatenates |= other.concatenates
+        target.left_out |= other.left_out
         if other.reduced is not None:
             target.reduced = other.reduced
         self.groups.remove(other)
@@ -430,6 +467,24 @@ def _broadcasts(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:
     if small == shape or len(small) > len(shape):
         return False
     return all(a in (1, b) for a, b in zip(small, shape[len(shape) - len(small) :], strict=True))
+
+
+def _broadcast_view(op: Any) -> bool:
+    """Whether `op` is a view of its source broadcast to its shape: an `expand`, or a reshape adding or
+    dropping leading 1s (not of a 0-d source, which promotes as a number where the view does not)."""
+    name = aten.aten_name(op)
+    if name not in _BROADCAST_VIEWS:
+        return False
+    (source, _), (result, _) = (tensor_info(v.type) for v in (op.operands[0], op.results[0]))
+    if not source:
+        return False
+    if name == "aten.expand.default":
+        return source == result or _broadcasts(tuple(source), tuple(result))
+    return _without_leading_ones(source) == _without_leading_ones(result)
+
+
+def _without_leading_ones(shape: list[int]) -> list[int]:
+    return shape[next((k for k, n in enumerate(shape) if n != 1), len(shape)) :]
 
 
 def _compatible(target: _Group, other: _Group, reduced: tuple[int, ...] | None) -> bool:
@@ -462,7 +517,10 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
         block = fn.add_entry_block()
     mapping: dict[ir.Value, ir.Value] = dict(zip(inputs, block.arguments, strict=True))
     with ir.InsertionPoint(block):
-        for op in members:
+        for i, op in zip(group.members, members, strict=True):
+            if i in group.left_out:  # a no-op, or a view whose readers read its source (broadcast)
+                mapping.update((r, mapping[op.operands[0]]) for r in op.results)
+                continue
             for value in op.operands:
                 for constant in _constant_ops(value) or _tensor_list(value) or []:
                     if constant.results[0] not in mapping:
@@ -522,7 +580,7 @@ def _tensor_list(value: ir.Value) -> list[Any] | None:
     return [producer] if producer.operands and all(is_tensor(v.type) for v in producer.operands) else None
 
 
-def _concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:
+def concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:
     """A `cat`'s iteration space (its result's shape) when a kernel can compute it: pieces (one is a
     copy, as in DenseNet's first layer) that are none empty, all of the result's rank and static, along
     a constant dim."""

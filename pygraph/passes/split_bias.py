@@ -3,10 +3,13 @@
 `conv2d(x, w, b, ...)` becomes `conv2d(x, w, None, ...)` followed by `add(y, b.view(C, 1, 1))`;
 `addmm(b, x, w)` becomes `mm(x, w)`, and with `matmuls` also `linear(x, w, b)` becomes `linear(x, w, None)`
 (each still exactly one ATen op), followed by `add(y, b)`. The add is a pointwise op, so fuse-pointwise puts
-it in the kernel of the ops that read the result (batch norm, ReLU, a residual add, layer norm). A
-split happens only when every op reading the result (through reshapes that keep the last dim, as
-`view(addmm(...))` in GPT-2) is a pointwise op of the result's shape, or a reduction of it: then the
-add joins their kernel; otherwise a bias add of its own would cost a kernel.
+it in the kernel of the ops that read the result (batch norm, ReLU, a residual add, layer norm). The add
+follows the chain of views that alone read the result and keep the bias's dim whole (reshapes,
+transposes, permutes: GPT-2's `view(addmm(...))`, ViT's `conv2d(...).flatten(2).transpose(1, 2)`), the
+bias viewed to run along that dim there. A split happens only when every op reading the chain's end is a
+pointwise op of its shape or a reduction of it, or when its one reader is the list of pieces of a
+concatenation that a kernel computes (ViT's `cat([cls, patches])`: fuse-pointwise computes the piece in
+the cat's kernel); otherwise a bias add of its own would cost a kernel.
 
 Why convolutions and addmm but not linear by default (measured on an H200, torch 2.11, TF32): ATen adds a
 convolution's bias with a kernel of its own after cuDNN's (4 kernels with the bias, 3 without), so the
@@ -33,9 +36,12 @@ from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import tensor_info
 from .base import Pass, PassError, main_function
+from .fuse_pointwise import concat_space
 from .pointwise import constant_value
 
 _CONVOLUTIONS = ("aten.conv1d.default", "aten.conv2d.default", "aten.conv3d.default")
+# Views the bias add may follow (those that keep the bias's dim whole).
+_VIEWS = aten.RESHAPES | {"aten.transpose.int", "aten.permute.default"}
 
 
 @dataclasses.dataclass
@@ -66,9 +72,9 @@ class SplitBias(Pass):
                     continue
                 if tensor_info(bias.type) is None:
                     continue  # no bias (None)
-                end = _fed_value(op.results[0], convolution=name in _CONVOLUTIONS)
-                if end is not None and _only_kernels_read(end):
-                    _split(op, name, bias, end)
+                end, dim = _fed_value(op.results[0], _bias_dim(op, name))
+                if _only_kernels_read(end):
+                    _split(op, name, bias, end, dim)
 
     def _splits_linear(self, op: Any) -> bool:
         if self.matmuls:
@@ -80,29 +86,59 @@ class SplitBias(Pass):
         return rows >= self.min_rows and outputs <= inputs
 
 
-def _fed_value(value: ir.Value, convolution: bool) -> ir.Value | None:
-    """The value the bias add follows: `value`, or the end of its chain of single-use reshapes that keep
-    the last dim (a matmul's bias broadcasts along it). None when no kernel could take the add."""
-    while not convolution:
-        uses = [u.owner for u in value.uses]
-        if len(uses) != 1 or aten.aten_name(uses[0]) not in aten.RESHAPES:
-            break
-        after = uses[0].results[0]
-        if tensor_info(after.type)[0][-1:] != tensor_info(value.type)[0][-1:]:
-            break
-        value = after
-    return value
+def _bias_dim(op: Any, name: str) -> int:
+    """The dim of `op`'s result the bias runs along: the channels of a convolution (dim 0 when unbatched),
+    else the last."""
+    rank = len(tensor_info(op.results[0].type)[0])
+    return rank - int(name[len("aten.conv")]) - 1 if name in _CONVOLUTIONS else rank - 1
+
+
+def _fed_value(value: ir.Value, dim: int) -> tuple[ir.Value, int]:
+    """The value the bias add follows and the dim of it the bias runs along: the end of `value`'s chain of
+    single-use views that keep dim `dim` whole."""
+    while len(uses := [u.owner for u in value.uses]) == 1 and (moved := _moved_dim(uses[0], dim)) is not None:
+        value, dim = uses[0].results[0], moved
+    return value, dim
+
+
+def _moved_dim(op: Any, dim: int) -> int | None:
+    """Where dim `dim` of `op`'s source is in its result, if `op` is a reshape, transpose or permute that
+    keeps the dim whole (a reshape keeps it where the result has a dim of its size over the same number
+    of elements after it), else None."""
+    name = aten.aten_name(op)
+    if name not in _VIEWS:
+        return None
+    (source, _), (result, _) = (tensor_info(v.type) for v in (op.operands[0], op.results[0]))
+    args = [constant_value(v) for v in op.operands[1:]]
+    if name in aten.RESHAPES:
+        after = source[dim + 1 :]
+        kept = (
+            k
+            for k, size in enumerate(result)
+            if size == source[dim]
+            and -1 not in (*after, *result[k:])
+            and math.prod(result[k + 1 :]) == math.prod(after)
+        )
+        return next(kept, None)
+    if name == "aten.transpose.int" and all(isinstance(a, int) for a in args):
+        a, b = (n % len(source) for n in args)
+        return b if dim == a else a if dim == b else dim
+    if name == "aten.permute.default" and isinstance(args[0], list):
+        return [n % len(source) for n in args[0]].index(dim)
+    return None
 
 
 def _only_kernels_read(value: ir.Value) -> bool:
     """Whether every op reading `value` is fusible with an add of its shape: a pointwise op of that
-    shape, or a reduction of it (no-ops such as metadata asserts do not count)."""
+    shape, or a reduction of it, or, alone, a list of pieces whose concatenation a kernel computes (no-ops
+    such as metadata asserts do not count)."""
     shape = tensor_info(value.type)[0]
     readers = [u.owner for u in value.uses if _class(u.owner) != "nop"]
+    if len(readers) == 1 and readers[0].operation.name == "torch.prim.ListConstruct":
+        cats = [u.owner for u in readers[0].results[0].uses]
+        return len(cats) == 1 and _checked_class(cats[0]) == "concat" and concat_space(cats[0]) is not None
     for op in readers:
-        if aten.aten_name(op) is not None and _class(op) is None:
-            raise PassError.at(op, f"'{op.operation.name}' has no {d.CLASS}: run classify-ops first")
-        cls = _class(op)
+        cls = _checked_class(op)
         if cls == "pointwise" and all(tensor_info(r.type) is not None for r in op.results):
             if any(tensor_info(r.type)[0] != shape for r in op.results):
                 return False
@@ -111,7 +147,7 @@ def _only_kernels_read(value: ir.Value) -> bool:
     return bool(readers)
 
 
-def _split(op: Any, name: str, bias: ir.Value, end: ir.Value) -> None:
+def _split(op: Any, name: str, bias: ir.Value, end: ir.Value, dim: int) -> None:
     loc = op.location
     if name == "aten.addmm.default":
         with ir.InsertionPoint(op), loc:
@@ -128,9 +164,9 @@ def _split(op: Any, name: str, bias: ir.Value, end: ir.Value) -> None:
         op.operands[2] = none.results[0]
     owner = end.owner
     with ir.InsertionPoint.after(owner), loc:
-        if name in _CONVOLUTIONS:  # the bias is per channel, dim 1: view it as [C, 1, ...]
-            channels = tensor_info(bias.type)[0][0]
-            bias = _view(bias, [channels] + [1] * (len(tensor_info(end.type)[0]) - 2))
+        trailing = len(tensor_info(end.type)[0]) - 1 - dim
+        if trailing:  # the bias runs along `dim`: view it as [C, 1, ...]
+            bias = _view(bias, tensor_info(bias.type)[0] + [1] * trailing)
         one = _create("torch.constant.int", [], [ir.Type.parse("!torch.int")], "scalar", value=attrs.i64(1))
         add = _create("torch.aten.add.Tensor", [end, bias, one.results[0]], [end.type], "pointwise")
     _copy_layouts(owner, add, end.result_number)
@@ -161,6 +197,13 @@ def _copy_layouts(source: Any, target: Any, index: int = 0) -> None:
     """The eager layout of `source`'s result `index` becomes `target`'s (same shape, same storage)."""
     if d.LAYOUTS in source.attributes:
         target.attributes[d.LAYOUTS] = ir.ArrayAttr.get([ir.ArrayAttr(source.attributes[d.LAYOUTS])[index]])
+
+
+def _checked_class(op: Any) -> str | None:
+    """`op`'s class; an error for an ATen op without one."""
+    if aten.aten_name(op) is not None and _class(op) is None:
+        raise PassError.at(op, f"'{op.operation.name}' has no {d.CLASS}: run classify-ops first")
+    return _class(op)
 
 
 def _class(op: Any) -> str | None:

@@ -293,6 +293,91 @@ func.func @main(%s: !torch.vtensor<[1,4,1,1],f32>, %b: !torch.vtensor<[4,1,1],f3
 
 // -----
 
+// An attention mask combined on [2, 1, 1, 5] and read through an expand by `where` on [2, 3, 5, 5], and a
+// bias scaled on [1, 5], reshaped to [1, 1, 1, 5] (leading 1s) and expanded into an add: each small group
+// is recomputed in its reader's kernel, whose function reads the small values where the views were. The
+// metadata assert on the scaled bias (a no-op) goes with it.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[2,1,1,5],i1>, %arg1: !torch.vtensor<[2,1,1,5],i1>, %arg2: !torch.vtensor<[2,3,5,5],f32>) -> !torch.vtensor<[2,3,5,5],f32>
+// CHECK-NEXT:    %[[AND:.*]] = torch.aten.__and__.Tensor %arg0, %arg1
+// CHECK-NEXT:    torch.constant.float
+// CHECK-NEXT:    torch.aten.where.ScalarOther %[[AND]], %arg2
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      %arg0: !torch.vtensor<[1,5],f32>, %arg1: !torch.vtensor<[2,3,5,5],f32>) -> !torch.vtensor<[2,3,5,5],f32>
+// CHECK-NEXT:    torch.constant.int 2
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.mul.Scalar %arg0
+// CHECK-NEXT:    torch.constant.int 1
+// CHECK-NEXT:    torch.aten.add.Tensor %arg1, %[[M]]
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    call @fused_1(%arg3, %arg4)
+// CHECK-NEXT:    return
+func.func @main(%a: !torch.vtensor<[2,1,1,5],i1>, %b: !torch.vtensor<[2,1,1,5],i1>, %s: !torch.vtensor<[2,3,5,5],f32>, %bias: !torch.vtensor<[1,5],f32>, %x: !torch.vtensor<[2,3,5,5],f32>) -> (!torch.vtensor<[2,3,5,5],f32>, !torch.vtensor<[2,3,5,5],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %int3 = torch.constant.int 3 {pygraph.class = "scalar"}
+  %int5 = torch.constant.int 5 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %ninf = torch.constant.float 0xFFF0000000000000 {pygraph.class = "scalar"}
+  %sizes = torch.prim.ListConstruct %int2, %int3, %int5, %int5 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %0 = torch.aten.__and__.Tensor %a, %b {pygraph.class = "pointwise"} : !torch.vtensor<[2,1,1,5],i1>, !torch.vtensor<[2,1,1,5],i1> -> !torch.vtensor<[2,1,1,5],i1>
+  %1 = torch.aten.expand %0, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[2,1,1,5],i1>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,5,5],i1>
+  %2 = torch.aten.where.ScalarOther %1, %s, %ninf {pygraph.class = "pointwise"} : !torch.vtensor<[2,3,5,5],i1>, !torch.vtensor<[2,3,5,5],f32>, !torch.float -> !torch.vtensor<[2,3,5,5],f32>
+  %3 = torch.aten.mul.Scalar %bias, %int2 {pygraph.class = "pointwise"} : !torch.vtensor<[1,5],f32>, !torch.int -> !torch.vtensor<[1,5],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %int6 = torch.constant.int 6 {pygraph.class = "scalar"}
+  %cpu = torch.constant.device "cpu" {pygraph.class = "scalar"}
+  torch.aten._assert_tensor_metadata %3, %none, %none, %int6, %cpu, %none {pygraph.class = "nop"} : !torch.vtensor<[1,5],f32>, !torch.none, !torch.none, !torch.int, !torch.Device, !torch.none
+  %shape = torch.prim.ListConstruct %int1, %int1, %int1, %int5 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %4 = torch.aten.view %3, %shape {pygraph.class = "view"} : !torch.vtensor<[1,5],f32>, !torch.list<int> -> !torch.vtensor<[1,1,1,5],f32>
+  %5 = torch.aten.expand %4, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[1,1,1,5],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,5,5],f32>
+  %6 = torch.aten.add.Tensor %x, %5, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3,5,5],f32>, !torch.vtensor<[2,3,5,5],f32>, !torch.int -> !torch.vtensor<[2,3,5,5],f32>
+  return %2, %6 : !torch.vtensor<[2,3,5,5],f32>, !torch.vtensor<[2,3,5,5],f32>
+}
+
+// -----
+
+// Left as two kernels each: an expanded value read by a reduction (the sum's operand sets the shape its
+// kernel walks), one also read by a library op, and one unsqueezed in the middle (not a broadcast: [2, 5]
+// against [2, 3, 5] would align the 2 with the 3).
+// CHECK-LABEL: func.func @main
+// CHECK:         %[[NEG:.*]] = call @fused_0(%arg0)
+// CHECK-NEXT:    %[[N:.*]] = torch.aten.expand %[[NEG]]
+// CHECK-NEXT:    call @fused_1(%[[N]])
+// CHECK-NEXT:    %[[EXP:.*]] = call @fused_2(%arg1)
+// CHECK-NEXT:    %[[E:.*]] = torch.aten.expand %[[EXP]]
+// CHECK-NEXT:    call @fused_3(%arg3, %[[E]])
+// CHECK-NEXT:    torch.aten.bmm %[[E]]
+// CHECK-NEXT:    %[[SIG:.*]] = call @fused_4(%arg2)
+// CHECK-NEXT:    %[[U:.*]] = torch.aten.unsqueeze %[[SIG]]
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.expand %[[U]]
+// CHECK-NEXT:    call @fused_5(%arg4, %[[S]])
+func.func @main(%a: !torch.vtensor<[2,1,5],f32>, %e: !torch.vtensor<[2,1,5],f32>, %c: !torch.vtensor<[2,5],f32>, %x: !torch.vtensor<[2,3,5],f32>, %y: !torch.vtensor<[2,3,5],f32>) -> (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %int3 = torch.constant.int 3 {pygraph.class = "scalar"}
+  %int5 = torch.constant.int 5 {pygraph.class = "scalar"}
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %sizes = torch.prim.ListConstruct %int2, %int3, %int5 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %last = torch.prim.ListConstruct %int-1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %0 = torch.aten.neg %a {pygraph.class = "pointwise"} : !torch.vtensor<[2,1,5],f32> -> !torch.vtensor<[2,1,5],f32>
+  %1 = torch.aten.expand %0, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[2,1,5],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,5],f32>
+  %2 = torch.aten.sum.dim_IntList %1, %last, %false, %none {pygraph.class = "reduction"} : !torch.vtensor<[2,3,5],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[2,3],f32>
+  %3 = torch.aten.exp %e {pygraph.class = "pointwise"} : !torch.vtensor<[2,1,5],f32> -> !torch.vtensor<[2,1,5],f32>
+  %4 = torch.aten.expand %3, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[2,1,5],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,5],f32>
+  %5 = torch.aten.mul.Tensor %x, %4 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32> -> !torch.vtensor<[2,3,5],f32>
+  %6 = torch.aten.bmm %4, %x {pygraph.class = "library"} : !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32> -> !torch.vtensor<[2,3,5],f32>
+  %7 = torch.aten.sigmoid %c {pygraph.class = "pointwise"} : !torch.vtensor<[2,5],f32> -> !torch.vtensor<[2,5],f32>
+  %8 = torch.aten.unsqueeze %7, %int1 {pygraph.class = "view"} : !torch.vtensor<[2,5],f32>, !torch.int -> !torch.vtensor<[2,1,5],f32>
+  %9 = torch.aten.expand %8, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[2,1,5],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[2,3,5],f32>
+  %10 = torch.aten.sub.Tensor %y, %9, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32>, !torch.int -> !torch.vtensor<[2,3,5],f32>
+  return %2, %5, %6, %10 : !torch.vtensor<[2,3],f32>, !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32>, !torch.vtensor<[2,3,5],f32>
+}
+
+// -----
+
 // A concatenation joins the group of its consumers (batch norm's scale and shift, then relu in DenseNet):
 // its pieces are the kernel's inputs and their list is cloned into the body, so the concatenated tensor
 // is never written; the list left in @main is erased with the cat.
