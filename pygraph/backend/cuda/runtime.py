@@ -304,7 +304,8 @@ class CudaRuntime:
         """The plan's figures, with `nodes` and `graphs` read back from the instantiated graphs once built.
 
         `copied_bytes_per_call` adds what this runtime moves beyond the plan's own figure: inputs the plan
-        writes, copied back, and eager results copied to their home in a graph's reach.
+        writes, copied back, eager results copied to their home in a graph's reach, and the table written
+        from the host before each eager step that reads it.
         """
         if not self._built:
             return plan_stats(self.plan, self.captures)
@@ -326,6 +327,16 @@ class CudaRuntime:
             self.plan.buffers[self.plan.outputs[i].buffer].layout.nbytes()
             for i, mode in self._vendor_outputs.items()
             if mode == "copy"
+        )
+        # eager steps whose kernels read the table write it from the host first (a graph's own node does)
+        extra += (
+            8
+            * self.plan.table_slots
+            * sum(
+                not is_graphed(step)
+                and self._reads_table([step.node] if isinstance(step, HostStep) else step.nodes)
+                for step in self.plan.steps
+            )
         )
         stats["copied_bytes_per_call"] += extra
         stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
