@@ -527,6 +527,18 @@ def is_graphed(step: Segment | HostStep) -> bool:
     return isinstance(step, Segment) and step.mode == "graph"
 
 
+def reads_table(plan: Plan, step: Segment | HostStep) -> bool:
+    """Whether a step's nodes read the per-call table: a kernel that loads addresses from it, or a node
+    reading a scalar carried in a slot."""
+    valued = {a.buffer for a in plan.arguments if a.io == "value"}
+    nodes = [step.node] if isinstance(step, HostStep) else step.nodes
+    return any(
+        (node.kind == "kernel" and any(e.startswith("**") for e in plan.kernels[node.kernel].signature))
+        or any(plan.root(b).id in valued for b in node.reads)
+        for node in nodes
+    )
+
+
 def last_uses(plan: Plan) -> dict[int, tuple[int, int]]:
     """Each root's last use in a call: the position (step, node) of the last node touching it."""
     last: dict[int, tuple[int, int]] = {}

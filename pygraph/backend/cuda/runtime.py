@@ -50,6 +50,7 @@ from ...ir.plan import (
     is_graphed,
     last_uses,
     pooled_results,
+    reads_table,
 )
 from ..aten_call import AtenCall
 from ..random import seed_and_offset
@@ -304,8 +305,7 @@ class CudaRuntime:
         """The plan's figures, with `nodes` and `graphs` read back from the instantiated graphs once built.
 
         `copied_bytes_per_call` adds what this runtime moves beyond the plan's own figure: inputs the plan
-        writes, copied back, eager results copied to their home in a graph's reach, and the table written
-        from the host before each eager step that reads it.
+        writes, copied back, and eager results copied to their home in a graph's reach.
         """
         if not self._built:
             return plan_stats(self.plan, self.captures)
@@ -327,16 +327,6 @@ class CudaRuntime:
             self.plan.buffers[self.plan.outputs[i].buffer].layout.nbytes()
             for i, mode in self._vendor_outputs.items()
             if mode == "copy"
-        )
-        # eager steps whose kernels read the table write it from the host first (a graph's own node does)
-        extra += (
-            8
-            * self.plan.table_slots
-            * sum(
-                not is_graphed(step)
-                and self._reads_table([step.node] if isinstance(step, HostStep) else step.nodes)
-                for step in self.plan.steps
-            )
         )
         stats["copied_bytes_per_call"] += extra
         stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
@@ -531,7 +521,6 @@ class CudaRuntime:
         self._input_index = {a.buffer: i for i, a in enumerate(self.inputs)}
         self.staging_reasons: list[str] = []  # patched inputs staged because a recording could not be patched
         self._valued: list[tuple[int, int]] = []  # input index, slot: host scalars carried in the table
-        self._valued_buffers = {a.buffer for a in plan.arguments if a.io == "value"}
         for i, arg in enumerate(self.inputs):
             layout = plan.buffers[arg.buffer].layout
             if arg.io == "stage":
@@ -663,8 +652,7 @@ class CudaRuntime:
     # ---------------------------------------------------------------------------------- eager runners
 
     def _step_runners(self, step: Segment | HostStep) -> list[Runner]:
-        nodes = [step.node] if isinstance(step, HostStep) else step.nodes
-        runners: list[Runner] = [self._eager_table if self._reads_table(nodes) else self._eager_place]
+        runners: list[Runner] = [self._eager_table if reads_table(self.plan, step) else self._eager_place]
         if isinstance(step, HostStep):
             return [*runners, self._aten(step.node, side=False)]
         graphed = step.mode == "graph"
@@ -680,15 +668,6 @@ class CudaRuntime:
             else:
                 raise PlanError(f"{node.location}: the CUDA runtime has no '{node.kind}' node")
         return runners
-
-    def _reads_table(self, nodes: list[Node]) -> bool:
-        """Whether eager work reads the table: a kernel that loads addresses from it, or a value slot."""
-        for node in nodes:
-            if node.kind == "kernel" and any(self._through_table[node.kernel]):
-                return True
-            if any(self.plan.root(b).id in self._valued_buffers for b in node.reads):
-                return True
-        return False
 
     def _eager_place(self) -> None:
         """Before eager work that does not read the table: this call's inputs and outputs as tensors."""
