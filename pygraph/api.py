@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import gc
 import itertools
+import warnings
+from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -11,7 +13,15 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .frontend import DerivedState, ImportedProgram, export_program, hoist_derived_state, import_program
+from .frontend import (
+    DerivedState,
+    DynamicDim,
+    ImportedProgram,
+    dynamic_dims,
+    export_program,
+    hoist_derived_state,
+    import_program,
+)
 from .ir.context import make_context, parse, print_module
 from .ir.explain import Explanation, explain_plan, source_location
 from .ir.plan import Plan, read_plan
@@ -92,6 +102,13 @@ def export_and_compile(
     cost_key = _cost_key(target, model)
     module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
     compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
+    compiled._dynamic = dynamic_dims(program)
+    compiled._variant_options = {
+        "target": target,
+        "freeze": freeze,
+        "static_outputs": static_outputs,
+        "profile": profile,
+    }
     if profile:
         compiled._profile(example_inputs, cost_key)
     return compiled
@@ -234,6 +251,10 @@ class CompiledModel:
         # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
         # (the model's tensor, its version when copied, the copy the graphs read).
         self._placed: dict[str, tuple[torch.Tensor, int, torch.Tensor]] = {}
+        # Dims `dynamic_shapes` declared, and how `_other_shapes` compiles a variant for other sizes of them.
+        self._dynamic: dict[tuple[int, int], DynamicDim] = {}
+        self._variant_options: dict[str, Any] = {}
+        self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
         if target == "cuda":
             from .backend.cuda.runtime import CudaRuntime
 
@@ -263,11 +284,11 @@ class CompiledModel:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
         self._bind_state(derive=False)
 
-    def __call__(self, *inputs: torch.Tensor) -> Any:
+    def __call__(self, *args: Any) -> Any:
         """The hot path: cheap checks of the inputs, state rebound only after an event that may have moved
-        it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor."""
-        if self._numbers:
-            inputs = self._numbers_as_tensors(inputs)
+        it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor.
+        Inputs of other shapes go to `_other_shapes`."""
+        inputs = self._numbers_as_tensors(args) if self._numbers else args
         if len(inputs) != len(self._expected):
             self._explain_bad_inputs(inputs)
         for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=True):  # a loop: no generator
@@ -277,7 +298,7 @@ class CompiledModel:
                 and x.dtype == dtype
                 and (x.is_cuda if cuda else x.is_cpu)
             ):
-                self._explain_bad_inputs(inputs)
+                return self._other_shapes(args, inputs)
         if self._mutated_inputs and len(inputs) > 1:
             self._refuse_aliased_inputs(inputs)
         if self._epoch != _StateWatch.epoch:
@@ -368,11 +389,13 @@ class CompiledModel:
         return known[2]
 
     def _explain_bad_inputs(self, inputs: tuple[Any, ...]) -> None:
+        """Raises naming the first input, and what of it, that the plan does not take; sizes of dims
+        declared dynamic are `_other_shapes`'s to judge."""
         if len(inputs) != len(self._inputs):
             raise TypeError(
                 f"the compiled model takes {len(self._inputs)} inputs ({', '.join(self._input_names)}), got {len(inputs)}"
             )
-        for spec, value in zip(self._inputs, inputs, strict=True):
+        for i, (spec, value) in enumerate(zip(self._inputs, inputs, strict=True)):
             layout = self.plan.buffers[spec.buffer].layout
             if not isinstance(value, torch.Tensor):
                 raise TypeError(f"input '{spec.name}' must be a tensor, got {type(value).__name__}")
@@ -388,12 +411,46 @@ class CompiledModel:
                     f"input '{spec.name}' has {value.dim()} dims, expected {layout.rank} (shape {list(layout.shape)})"
                 )
             for dim, (got, want) in enumerate(zip(value.shape, layout.shape, strict=True)):
-                if got != want:
+                if got != want and (i, dim) not in self._dynamic:
                     raise ValueError(
                         f"dimension {dim} of input '{spec.name}' is {got}, the compiled graphs were built for {want}; "
-                        "graphs for new shapes are not supported yet"
+                        "declare it in dynamic_shapes to compile graphs for other sizes"
                     )
-        raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
+
+    def _other_shapes(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
+        """Inputs the plan does not take. Where only dims declared in `dynamic_shapes` differ, within the
+        ranges export kept for them and equal where they share a symbol, a variant compiled for these
+        shapes runs them (kept for later calls; past PYGRAPH_MAX_VARIANTS, the least recently used is
+        dropped, with a warning). Anything else raises an error naming the input and what differs."""
+        self._explain_bad_inputs(inputs)
+        sizes: dict[str, tuple[int, str]] = {}
+        for (i, dim), spec in self._dynamic.items():
+            got, where = inputs[i].shape[dim], f"dimension {dim} of input '{self._inputs[i].name}'"
+            if got < spec.lower or (spec.upper is not None and got > spec.upper):
+                upper = "inf" if spec.upper is None else spec.upper
+                raise ValueError(
+                    f"{where} is {got}, outside the range [{spec.lower}, {upper}] of dynamic_shapes"
+                )
+            seen = sizes.setdefault(spec.symbol, (got, where))
+            if seen[0] != got:
+                raise ValueError(
+                    f"{where} is {got} and {seen[1]} is {seen[0]}: dynamic_shapes made them one dim"
+                )
+        key = tuple(tuple(x.shape) for x in inputs)
+        if key == tuple(tuple(shape) for shape, _, _ in self._expected):
+            raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
+        variant = self._variants.pop(key, None)
+        if variant is None:
+            if len(self._variants) >= knobs.max_variants:
+                dropped, _ = self._variants.popitem(last=False)
+                warnings.warn(
+                    f"{type(self.model).__name__}: more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input "
+                    f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
+                    stacklevel=3,
+                )
+            variant = export_and_compile(self.model, args, **self._variant_options)
+        self._variants[key] = variant  # the most recently used last
+        return variant(*args)
 
     def _state(self, role: str, name: str) -> torch.Tensor:
         if role == "parameter":

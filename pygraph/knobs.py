@@ -57,6 +57,12 @@ class Knobs:
         Path("~/.cache/pygraph").expanduser(),
         "generated kernel sources and cubins, cost cache",
     )
+    max_variants = _IntKnob(
+        "PYGRAPH_MAX_VARIANTS",
+        8,
+        "input shapes (dims declared in dynamic_shapes) a compiled model keeps graphs for beside its "
+        "example's; past it the least recently used are dropped",
+    )
     verify = _IntKnob(
         "PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass"
     )

@@ -165,7 +165,7 @@ def test_input_errors_name_the_argument(model_and_input):
         compiled(x[None])
     with pytest.raises(
         ValueError,
-        match=r"dimension 0 of input 'x' is 5, the compiled graphs were built for 4; graphs for new shapes are not supported yet",
+        match=r"dimension 0 of input 'x' is 5, the compiled graphs were built for 4; declare it in dynamic_shapes",
     ):
         compiled(torch.randn(5, 32))
 
@@ -179,15 +179,46 @@ def test_non_tensor_input_is_refused():
         pygraph.export_and_compile(Scale(), (torch.randn(2), [2.0]))
 
 
-def test_dynamic_shapes_are_accepted_and_specialized():
+def test_a_declared_dynamic_dim_gets_graphs_per_size():
+    torch.manual_seed(0)
     model = MLP().eval()
     batch = torch.export.Dim("batch", min=1, max=64)
     compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),), dynamic_shapes={"x": {0: batch}})
     assert "torch.symbolic_int" in compiled.ir("torch")
-    x = torch.randn(4, 32)
-    torch.testing.assert_close(compiled(x), model(x), rtol=1e-4, atol=1e-5)
-    with pytest.raises(ValueError, match="graphs for new shapes are not supported yet"):
-        compiled(torch.randn(8, 32))
+    for size in (4, 8, 1, 8, 4):
+        x = torch.randn(size, 32)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+    assert sorted(compiled._variants) == [((1, 32),), ((8, 32),)]  # compiled once each, kept
+    with pytest.raises(ValueError, match=r"dimension 0 of input 'x' is 65, outside the range \[1, 64\]"):
+        compiled(torch.randn(65, 32))
+    with pytest.raises(ValueError, match=r"dimension 1 of input 'x' is 16, .* declare it in dynamic_shapes"):
+        compiled(torch.randn(8, 16))
+    with pytest.raises(TypeError, match=r"input 'x' has dtype torch.float64"):
+        compiled(torch.randn(8, 32, dtype=torch.float64))
+
+
+class Scaled(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor, scale: float) -> torch.Tensor:
+        return (x * scale + y).softmax(-1)
+
+
+def test_variants_keep_shared_dims_equal_and_the_most_recent_shapes():
+    torch.manual_seed(0)
+    model, seq = Scaled(), torch.export.Dim("seq", min=2, max=512)
+    compiled = pygraph.export_and_compile(
+        model,
+        (torch.randn(3, 8), torch.randn(3, 8), 0.5),
+        dynamic_shapes={"x": {1: seq}, "y": {1: seq}, "scale": None},
+    )
+    with pytest.raises(ValueError, match=r"dimension 1 of input 'y' is 9 and dimension 1 of input 'x' is 10"):
+        compiled(torch.randn(3, 10), torch.randn(3, 9), 0.5)
+    with knobs.scope(max_variants=2):
+        for size, scale in ((16, 2.0), (24, 0.25), (16, 1.5)):
+            x, y = torch.randn(3, size), torch.randn(3, size)
+            assert relative_error(compiled(x, y, scale), model(x, y, scale)) <= 1e-6
+        with pytest.warns(UserWarning, match=r"graphs for \(\(3, 24\), \(3, 24\), \(\)\) are dropped"):
+            compiled(torch.randn(3, 32), torch.randn(3, 32), 1.0)
+    assert list(compiled._variants) == [((3, 16), (3, 16), ()), ((3, 32), (3, 32), ())]
 
 
 @torch.library.custom_op("pygraph_test::twice", mutates_args=())

@@ -500,3 +500,18 @@ def test_static_outputs_are_the_graphs_own_buffers(make):
             assert relative_error(y, model(x)) <= 1e-4
             addresses.add(y.data_ptr())
     assert len(addresses) == 1
+
+
+def test_sizes_of_a_dynamic_dim_alternate_on_the_gpu():
+    """Each batch size replays its own graphs; calls of different sizes queued without synchronising."""
+    torch.manual_seed(11)
+    model = Block().cuda().eval()
+    batch = torch.export.Dim("batch", min=1, max=256)
+    inputs = [torch.randn(n, 256, device="cuda") for n in (32, 7, 128, 32, 7, 128)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (inputs[0],), dynamic_shapes={"x": {0: batch}})
+        outputs = [compiled(x) for x in inputs]
+        torch.cuda.synchronize()
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+    assert len(compiled._variants) == 2 and all(v.stats()["graphs"] >= 1 for v in compiled._variants.values())

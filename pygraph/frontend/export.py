@@ -4,9 +4,11 @@ from __future__ import annotations
 
 import inspect
 import warnings
+from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
 from .attention import route_attentions
@@ -69,6 +71,37 @@ def export_program(
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     return program
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """A dim of a user input that `dynamic_shapes` declared: its symbol (dims sharing one must be equal)
+    and the range export kept for it (`upper` None: unbounded)."""
+
+    symbol: str
+    lower: int
+    upper: int | None
+
+
+def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int], DynamicDim]:
+    """The dims of the user inputs whose size export kept symbolic, by (input index, dim). A dim given by
+    an expression of symbols (a derived `Dim`) is unbounded and shares no symbol with other dims."""
+    nodes = {node.name: node for node in program.graph.nodes}
+    user_inputs = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    dims = {}
+    for i, spec in enumerate(user_inputs):
+        value = nodes[spec.arg.name].meta.get("val")
+        for dim, size in enumerate(getattr(value, "shape", ())):
+            if not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            bounds = program.range_constraints.get(expr) if expr.is_Symbol else None
+            if bounds is None:
+                dims[i, dim] = DynamicDim(f"{expr} (input {i} dim {dim})", 0, None)
+                continue
+            upper = bounds.upper
+            dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
+    return dims
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
