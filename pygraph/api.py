@@ -418,10 +418,23 @@ class CompiledModel:
                     )
 
     def _other_shapes(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
-        """Inputs the plan does not take. Where only dims declared in `dynamic_shapes` differ, within the
-        ranges export kept for them and equal where they share a symbol, a variant compiled for these
-        shapes runs them (kept for later calls; past PYGRAPH_MAX_VARIANTS, the least recently used is
-        dropped, with a warning). Anything else raises an error naming the input and what differs."""
+        """Inputs the plan does not take: the variant compiled for their shapes, if any (its own checks
+        judge the rest), else `_new_variant`'s."""
+        key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._new_variant(args, inputs, key)
+        else:
+            self._variants.move_to_end(key)  # the most recently used last
+        return variant(*args)
+
+    def _new_variant(
+        self, args: tuple[Any, ...], inputs: tuple[Any, ...], key: tuple[tuple[int, ...], ...]
+    ) -> CompiledModel:
+        """A variant compiled for inputs where only dims declared in `dynamic_shapes` differ, within the
+        ranges export kept for them and equal where they share a symbol; kept for later calls (past
+        PYGRAPH_MAX_VARIANTS, the least recently used is dropped, with a warning). Anything else raises an
+        error naming the input and what differs."""
         self._explain_bad_inputs(inputs)
         sizes: dict[str, tuple[int, str]] = {}
         for (i, dim), spec in self._dynamic.items():
@@ -436,21 +449,17 @@ class CompiledModel:
                 raise ValueError(
                     f"{where} is {got} and {seen[1]} is {seen[0]}: dynamic_shapes made them one dim"
                 )
-        key = tuple(tuple(x.shape) for x in inputs)
         if key == tuple(tuple(shape) for shape, _, _ in self._expected):
             raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
-        variant = self._variants.pop(key, None)
-        if variant is None:
-            if len(self._variants) >= knobs.max_variants:
-                dropped, _ = self._variants.popitem(last=False)
-                warnings.warn(
-                    f"{type(self.model).__name__}: more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input "
-                    f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
-                    stacklevel=3,
-                )
-            variant = export_and_compile(self.model, args, **self._variant_options)
-        self._variants[key] = variant  # the most recently used last
-        return variant(*args)
+        if len(self._variants) >= knobs.max_variants:
+            dropped, _ = self._variants.popitem(last=False)
+            warnings.warn(
+                f"{type(self.model).__name__}: more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input "
+                f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
+                stacklevel=4,
+            )
+        variant = self._variants[key] = export_and_compile(self.model, args, **self._variant_options)
+        return variant
 
     def _state(self, role: str, name: str) -> torch.Tensor:
         if role == "parameter":
