@@ -74,3 +74,37 @@ def test_source_location_names_an_installed_models_own_file():
         source_location(text)
         == "/venv/lib/site-packages/transformers/models/beit/modeling_beit.py:204 (node meshgrid)"
     )
+
+
+class Einsums(nn.Module):
+    """XLNet's relative attention scores and projections, a batched outer product, a diagonal and a total."""
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, w: torch.Tensor, m: torch.Tensor
+    ) -> tuple[torch.Tensor, ...]:
+        scores = torch.einsum("ibnd,jbnd->bnij", q + 1.0, k)
+        projected = torch.einsum("ibh,hnd->ibnd", q.flatten(2), w)
+        outer = torch.einsum("bi,bj->bij", m, m.flip(1))
+        return (
+            scores.softmax(-1),
+            projected,
+            outer,
+            torch.einsum("ii->i", m[:, :5] @ m[:, :5].t()),
+            torch.einsum("ij->", m),
+        )
+
+
+def test_einsum_becomes_views_and_a_batched_product():
+    torch.manual_seed(0)
+    model = Einsums()
+    draw = lambda: (
+        torch.randn(7, 2, 3, 5),
+        torch.randn(9, 2, 3, 5),
+        torch.randn(15, 3, 5),
+        torch.randn(5, 6),
+    )  # noqa: E731
+    compiled = pygraph.export_and_compile(model, draw(), target="emulator")
+    assert "einsum" not in compiled.ir("torch") and "aten.bmm" in compiled.ir("torch")
+    for _ in range(2):
+        inputs = draw()
+        assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-6

@@ -38,6 +38,10 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
     aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
     aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
+    aten.einsum.default: (
+        "becomes permutes, reshapes and one bmm: the operand copies ATen's einsum makes inside are then "
+        "kernels fused with the ops around them, the product alone a vendor call"
+    ),
     aten.nonzero_numpy.default: (
         "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
         "(torch's own unbinds nonzero's result into a list, which a host op cannot hold)"
@@ -117,10 +121,11 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
     only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows."""
     context = make_context()
+    composites = torch.export.default_decompositions()  # composite ops decomposed by their own definition
     table: dict[torch._ops.OperatorBase, Callable] = {
-        op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
+        op: _OWN.get(op) or decomposition_table.get(op) or composites[op] for op in EXPLICIT
     }
-    for op, decomposition in torch.export.default_decompositions().items():
+    for op, decomposition in composites.items():
         if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
             continue
         if not context.is_registered_operation(_torch_dialect_name(op)) or _returns_tensor_list(op):
