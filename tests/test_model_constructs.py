@@ -1,6 +1,7 @@
 """Constructs met in models outside the benchmark (a sweep of small Hugging Face models), each in a
 hand-written module compiled for the emulator and compared with eager."""
 
+import pytest
 import torch
 from torch import nn
 
@@ -97,14 +98,43 @@ class Einsums(nn.Module):
 def test_einsum_becomes_views_and_a_batched_product():
     torch.manual_seed(0)
     model = Einsums()
-    draw = lambda: (
-        torch.randn(7, 2, 3, 5),
-        torch.randn(9, 2, 3, 5),
-        torch.randn(15, 3, 5),
-        torch.randn(5, 6),
-    )  # noqa: E731
+
+    def draw() -> tuple[torch.Tensor, ...]:
+        return torch.randn(7, 2, 3, 5), torch.randn(9, 2, 3, 5), torch.randn(15, 3, 5), torch.randn(5, 6)
+
     compiled = pygraph.export_and_compile(model, draw(), target="emulator")
     assert "einsum" not in compiled.ir("torch") and "aten.bmm" in compiled.ir("torch")
     for _ in range(2):
         inputs = draw()
         assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-6
+
+
+class ShiftedScores(nn.Module):
+    """Transformer-XL's relative shift: scores indexed by an `arange` (a slice), and ranges that stay
+    gathers (descending, past the dim: eager raises there)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        b, q, k = x.shape
+        shifted = x.reshape(b, k, q)[:, 1:].reshape(b, q, k - 1)
+        kept = torch.index_select(shifted, 2, torch.arange(1, k - 1, 2, device=x.device))
+        backwards = torch.index_select(x, 1, torch.arange(x.shape[1] - 1, -1, -1, device=x.device))
+        return kept.softmax(-1), backwards * 2
+
+
+def test_indexing_by_an_arange_is_a_slice():
+    torch.manual_seed(0)
+    model = ShiftedScores()
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 9, 10),), target="emulator")
+    assert compiled.ir("torch").count("torch.aten.index_select") == 1  # the descending one stays a gather
+    for _ in range(2):
+        x = torch.randn(3, 9, 10)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+    with pytest.raises(
+        Exception, match=r"(?i)index|bounds"
+    ):  # an error for a range past the dim, not a slice
+        pygraph.export_and_compile(PastTheEnd(), (torch.randn(3, 4),), target="emulator")(torch.randn(3, 4))
+
+
+class PastTheEnd(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.index_select(x, 1, torch.arange(2, 6, device=x.device))

@@ -11,6 +11,7 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
+from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
@@ -38,7 +39,7 @@ def export_program(
 
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
-    views and pointwise ops (`pooling.py`), 2-D convolutions on a GPU read NHWC inputs and weights
+    views and pointwise ops (`pooling.py`), indexing by an `arange` a slice (`arange_indexing.py`), 2-D convolutions on a GPU read NHWC inputs and weights
     (`channels_last.py`) and their means over few channels' pixels are summed in two steps
     (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`),
     attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
@@ -65,6 +66,7 @@ def export_program(
         raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
     layouts = output_layouts(program)
     pooling_as_views(program)
+    arange_indexing_as_slices(program)
     convolutions_channels_last(program, devices)
     split_spatial_means(program, devices)
     route_attentions(program, devices)
