@@ -74,3 +74,22 @@ def test_source_location_names_an_installed_models_own_file():
         source_location(text)
         == "/venv/lib/site-packages/transformers/models/beit/modeling_beit.py:204 (node meshgrid)"
     )
+
+
+class StepsConcatenated(nn.Module):
+    """An unrolled RNN's `cat(steps)`: pieces of size 1 along the cat dim, the last computed only for it (so
+    fuse-pointwise recomputes it in the cat's kernel as a broadcast value)."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.cat([a, (b + 1).tanh(), a * 2], 0)
+
+
+def test_concatenated_pieces_of_size_one_computed_in_the_kernel():
+    model = StepsConcatenated()
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(1, 2, 16), torch.randn(1, 2, 16)), target="emulator"
+    )
+    for _ in range(2):
+        a, b = torch.randn(1, 2, 16), torch.randn(1, 2, 16)
+        assert relative_error(compiled(a, b), model(a, b)) <= 1e-6
+
