@@ -93,3 +93,13 @@ def test_concatenated_pieces_of_size_one_computed_in_the_kernel():
         a, b = torch.randn(1, 2, 16), torch.randn(1, 2, 16)
         assert relative_error(compiled(a, b), model(a, b)) <= 1e-6
 
+
+def test_rnn_cells_split_their_gates_into_views():
+    """LSTMCell and GRUCell chunk their gates with `unsafe_split` (a list of tensors): it becomes split."""
+    torch.manual_seed(0)
+    for cell in (nn.LSTMCell(8, 16), nn.GRUCell(8, 16), nn.RNN(8, 16, batch_first=True)):
+        compiled = pygraph.export_and_compile(cell, (torch.randn(3, 8),), target="emulator")
+        assert "unsafe_split" not in compiled.ir("torch")
+        for _ in range(2):
+            x = torch.randn(3, 8)
+            assert relative_error(compiled(x), cell(x)) <= 1e-5

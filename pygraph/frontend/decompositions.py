@@ -37,6 +37,10 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
     aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
     aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
+    aten.unsafe_split.Tensor: (
+        "becomes split, a list of views pygraph knows (LSTMCell, GRUCell; torch's own clones every piece)"
+    ),
+    aten.unsafe_split_with_sizes.default: "becomes split_with_sizes, a list of views pygraph knows",
     aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
     aten.nonzero_numpy.default: (
         "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
@@ -53,6 +57,15 @@ def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
     for dim in sorted({d % max(x.dim(), 1) for d in dims}, reverse=True):
         x = aten.squeeze.dim(x, dim)
     return x
+
+
+def _unsafe_split(x: torch.Tensor, split_size: int, dim: int = 0) -> list[torch.Tensor]:
+    """`unsafe_` only drops autograd's view tracking: the pieces are the views split gives."""
+    return list(aten.split.Tensor(x, split_size, dim))
+
+
+def _unsafe_split_with_sizes(x: torch.Tensor, split_sizes: list[int], dim: int = 0) -> list[torch.Tensor]:
+    return list(aten.split_with_sizes.default(x, split_sizes, dim))
 
 
 def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
@@ -89,6 +102,8 @@ def _batch_norm_inference(
 
 _OWN = {
     aten.squeeze.dims: _squeeze_dims,
+    aten.unsafe_split.Tensor: _unsafe_split,
+    aten.unsafe_split_with_sizes.default: _unsafe_split_with_sizes,
     aten.nonzero_numpy.default: _nonzero_numpy,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
 }  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
