@@ -103,3 +103,30 @@ def test_rnn_cells_split_their_gates_into_views():
         for _ in range(2):
             x = torch.randn(3, 8)
             assert relative_error(compiled(x), cell(x)) <= 1e-5
+
+
+class CachesOnFirstCall(nn.Module):
+    """Computes a table on its first call and keeps it as a plain attribute (Llama's longrope keeps its
+    long frequencies so): tracing must not leave its fake tensor there for later eager calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("frequencies", torch.ones(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        long_frequencies = getattr(self, "long_frequencies", None)
+        if long_frequencies is None:
+            self.long_frequencies = long_frequencies = torch.arange(4.0) * 0.5 + 1
+        self.frequencies.copy_(torch.where(x.sum() > -100, long_frequencies, self.frequencies))
+        return x * self.frequencies
+
+
+def test_tracing_leaves_the_models_attributes_as_they_were():
+    model = nn.Sequential(nn.Linear(4, 4), CachesOnFirstCall())
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 4),), target="emulator")
+    assert not hasattr(model[1], "long_frequencies")
+    for _ in range(2):
+        x = torch.randn(3, 4)
+        ref = model(x)
+        assert type(model[1].long_frequencies) is torch.Tensor
+        assert relative_error(compiled(x), ref) <= 1e-6

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
+from collections.abc import Iterator
 from typing import Any
 
 import torch
@@ -47,7 +49,7 @@ def export_program(
     names = _argument_names(model, len(example_inputs))
     example_inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
-        with warnings.catch_warnings():  # torch's own pytree deprecation, raised inside export
+        with _attributes_kept(model), warnings.catch_warnings():  # (torch's pytree deprecation, in export)
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
             if freeze:
@@ -69,6 +71,24 @@ def export_program(
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     return program
+
+
+@contextlib.contextmanager
+def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
+    """Undoes what tracing assigned to the modules' plain attributes. Non-strict export runs `forward` as
+    Python, so a model that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would
+    keep a fake tensor from tracing, which its later eager calls compute with; parameters, buffers and
+    submodules live in their own dicts and are left to export."""
+    saved = [(module, dict(module.__dict__)) for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, attributes in saved:
+            for name in [n for n in module.__dict__ if n not in attributes]:
+                del module.__dict__[name]
+            for name, value in attributes.items():
+                if module.__dict__.get(name) is not value:
+                    module.__dict__[name] = value
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
