@@ -130,3 +130,30 @@ def test_tracing_leaves_the_models_attributes_as_they_were():
         ref = model(x)
         assert type(model[1].long_frequencies) is torch.Tensor
         assert relative_error(compiled(x), ref) <= 1e-6
+
+
+class CheckedPiece(nn.Module):
+    """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
+    matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        piece = (a + b).type(torch.float32)
+        row = nn.functional.gelu(c[0, :1]).type(torch.float32)
+        return torch.cat([piece, c[..., :3]], -1) + c, self.linear(row)
+
+
+def test_values_only_a_metadata_check_reads_are_no_kernel_outputs():
+    torch.manual_seed(0)
+    model = CheckedPiece()
+
+    def inputs() -> tuple[torch.Tensor, ...]:
+        return torch.randn(1, 4, 5), torch.randn(4, 1, 5), torch.randn(4, 4, 8)
+
+    compiled = pygraph.export_and_compile(model, inputs(), target="emulator")
+    for _ in range(2):
+        args = inputs()
+        assert relative_error(compiled(*args), model(*args)) <= 1e-6
