@@ -1,10 +1,12 @@
 """Constructs met in models outside the benchmark (a sweep of small Hugging Face models), each in a
 hand-written module compiled for the emulator and compared with eager."""
 
+import pytest
 import torch
 from torch import nn
 
 import pygraph
+from pygraph.frontend import UnsupportedError
 from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
 
@@ -157,3 +159,22 @@ def test_values_only_a_metadata_check_reads_are_no_kernel_outputs():
     for _ in range(2):
         args = inputs()
         assert relative_error(compiled(*args), model(*args)) <= 1e-6
+
+
+class RescalesItsWeight(nn.Module):
+    """Writes its own parameter in place on the first call (RWKV rescales its layers so in eval mode)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.linear.weight.div_(2)
+        return self.linear(x)
+
+
+def test_a_write_to_a_parameter_is_refused_by_node_and_line():
+    with torch.no_grad(), pytest.raises(UnsupportedError) as error:
+        pygraph.export_and_compile(RescalesItsWeight(), (torch.randn(2, 4),), target="emulator")
+    message = str(error.value)
+    assert "test_model_constructs.py:" in message and "'linear.weight'" in message and "node 'div" in message
