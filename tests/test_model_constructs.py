@@ -123,8 +123,40 @@ class CachesOnFirstCall(nn.Module):
         return x * self.frequencies
 
 
+class CachesInItsDict(nn.Module):
+    """Fills a cache it holds on its first eval call (LeViT's attention biases), in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(4))
+        self.cache: dict[str, torch.Tensor] = {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if "bias" not in self.cache:
+            self.cache["bias"] = self.bias * 2
+        return x + self.cache["bias"]
+
+
+class HooksOnce(nn.Module):
+    """Installs a forward hook on its first call and marks that with a new attribute (transformers' output
+    capturing): a second hook would count twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = nn.Linear(4, 4)
+        self.seen: list[torch.Tensor] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not getattr(self, "hooked", False):
+            self.inner.register_forward_hook(lambda module, args, out: self.seen.append(out))
+            self.hooked = True
+        self.seen.clear()
+        y = self.inner(x)
+        return y + len(self.seen)
+
+
 def test_tracing_leaves_the_models_attributes_as_they_were():
-    model = nn.Sequential(nn.Linear(4, 4), CachesOnFirstCall())
+    model = nn.Sequential(nn.Linear(4, 4), CachesOnFirstCall(), CachesInItsDict(), HooksOnce())
     compiled = pygraph.export_and_compile(model, (torch.randn(3, 4),), target="emulator")
     assert not hasattr(model[1], "long_frequencies")
     for _ in range(2):

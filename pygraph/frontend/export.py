@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 
 from ..knobs import knobs
 from .attention import route_attentions
@@ -75,20 +76,20 @@ def export_program(
 
 @contextlib.contextmanager
 def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
-    """Undoes what tracing assigned to the modules' plain attributes. Non-strict export runs `forward` as
-    Python, so a model that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would
-    keep a fake tensor from tracing, which its later eager calls compute with; parameters, buffers and
-    submodules live in their own dicts and are left to export."""
-    saved = [(module, dict(module.__dict__)) for module in model.modules()]
+    """Removes the attributes holding fake tensors that tracing added to the modules. Non-strict export
+    runs `forward` as Python and restores the attributes a module had, but keeps those it added: a model
+    that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would keep the fake tensor
+    from tracing, which its later eager calls compute with. Other added attributes stay (transformers marks
+    the hooks it installed once so)."""
+    before = [(module, set(module.__dict__)) for module in model.modules()]
     try:
         yield
     finally:
-        for module, attributes in saved:
-            for name in [n for n in module.__dict__ if n not in attributes]:
-                del module.__dict__[name]
-            for name, value in attributes.items():
-                if module.__dict__.get(name) is not value:
-                    module.__dict__[name] = value
+        for module, names in before:
+            for name in [n for n in module.__dict__ if n not in names]:
+                leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
+                if any(isinstance(leaf, FakeTensor) for leaf in leaves):
+                    del module.__dict__[name]
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
