@@ -1,6 +1,9 @@
 """Constructs met in models outside the benchmark (a sweep of small Hugging Face models), each in a
 hand-written module compiled for the emulator and compared with eager."""
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 from torch import nn
@@ -9,6 +12,15 @@ import pygraph
 from pygraph.frontend import UnsupportedError
 from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
+
+
+class Fn(nn.Module):
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.fn(*inputs)
 
 
 class RelativePositions(nn.Module):
@@ -210,3 +222,44 @@ def test_a_write_to_a_parameter_is_refused_by_node_and_line():
         pygraph.export_and_compile(RescalesItsWeight(), (torch.randn(2, 4),), target="emulator")
     message = str(error.value)
     assert "test_model_constructs.py:" in message and "'linear.weight'" in message and "node 'div" in message
+
+
+class NormedHeads(nn.Module):
+    """Gemma3's RMSNorm of query and key heads ends in `type_as(x)`, which returns its input itself; a
+    one-operand `einsum` returns a view (here a permutation and a diagonal). As library calls their
+    results aliased bytes that memory planning gave the next kernel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16)
+        self.weight = nn.Parameter(torch.randn(4))
+
+    def norm(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * (1.0 + self.weight)).type_as(x)
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        q = self.norm(self.q(h).view(2, 5, 4, 4).transpose(1, 2))
+        k = self.norm(self.k(h).view(2, 5, 4, 4).transpose(1, 2))
+        scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        return torch.einsum("bhqk->bqhk", scores * 2) + 1, torch.einsum("bhii->bhi", scores[..., :4, :4] + 1)
+
+
+def test_ops_that_return_their_input_are_no_library_calls():
+    torch.manual_seed(0)
+    model = NormedHeads()
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 5, 16),), target="emulator")
+    assert "type_as" not in compiled.ir("plan") and "einsum" not in compiled.ir("plan")
+    for _ in range(2):
+        h = torch.randn(2, 5, 16)
+        assert relative_error(compiled(h), model(h)) <= 1e-5
+
+
+def test_diagonal_is_a_view():
+    model = Fn(lambda x: (x.diagonal(1, -2, -1) * 2, x.diagonal(-1, 0, 2) + 1, torch.diagonal(x[0]).exp()))
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 4, 5),), target="emulator")
+    assert "aten.diagonal" not in compiled.ir("plan")
+    for _ in range(2):
+        x = torch.randn(3, 4, 5)
+        assert relative_error(compiled(x), model(x)) <= 1e-6

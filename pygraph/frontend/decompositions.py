@@ -109,6 +109,19 @@ _OWN = {
 }  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
 
 
+# Composites that torch-mlir has an op for but whose ATen kernel may return its input (or a view of it)
+# without saying so in its schema: as library calls their results would alias memory the plan reuses.
+# Decomposed, they become the copy or the views they are (`_to_copy`, `permute`, `diagonal`, `bmm`, ...).
+RETURN_INPUTS = frozenset(
+    {
+        aten.type_as.default,  # the input itself when the dtypes agree (Gemma3's RMSNorm of q and k)
+        aten._cast_Float.default,
+        aten._cast_Long.default,
+        aten.einsum.default,  # a one-operand einsum is a permutation or diagonal view of it
+    }
+)
+
+
 def _is_composite(op: torch._ops.OpOverload) -> bool:
     return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")
 
@@ -130,7 +143,8 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     aten.greater, aten.concat, aten.divide and composites such as aten.diff, aten.kron, aten.tensordot,
     each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
     aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
-    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows."""
+    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows.
+    So are the composites of RETURN_INPUTS."""
     context = make_context()
     table: dict[torch._ops.OperatorBase, Callable] = {
         op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
@@ -138,7 +152,11 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     for op, decomposition in torch.export.default_decompositions().items():
         if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
             continue
-        if not context.is_registered_operation(_torch_dialect_name(op)) or _returns_tensor_list(op):
+        if (
+            not context.is_registered_operation(_torch_dialect_name(op))
+            or _returns_tensor_list(op)
+            or op in RETURN_INPUTS
+        ):
             table[op] = decomposition
     return table
 

@@ -29,6 +29,7 @@ VIEW_OPS = frozenset(
         "aten.squeeze.dims",
         "aten.slice.Tensor",
         "aten.select.int",
+        "aten.diagonal.default",
         "aten.narrow.default",
         "aten.alias.default",
         "aten.detach.default",
