@@ -256,10 +256,19 @@ def test_ops_that_return_their_input_are_no_library_calls():
         assert relative_error(compiled(h), model(h)) <= 1e-5
 
 
-def test_diagonal_is_a_view():
-    model = Fn(lambda x: (x.diagonal(1, -2, -1) * 2, x.diagonal(-1, 0, 2) + 1, torch.diagonal(x[0]).exp()))
+def test_diagonal_and_unfold_are_views():
+    """Both returned a view of their input as library calls (the emulator refuses that now)."""
+    model = Fn(
+        lambda x: (
+            x.diagonal(1, -2, -1) * 2,
+            x.diagonal(-1, 0, 2) + 1,
+            torch.diagonal(x[0]).exp(),
+            x.unfold(2, 3, 2).sum(-1),
+            x.transpose(0, 1).unfold(1, 2, 1) * 3,
+        )
+    )
     compiled = pygraph.export_and_compile(model, (torch.randn(3, 4, 5),), target="emulator")
-    assert "aten.diagonal" not in compiled.ir("plan")
+    assert "aten.diagonal" not in compiled.ir("plan") and "aten.unfold" not in compiled.ir("plan")
     for _ in range(2):
         x = torch.randn(3, 4, 5)
         assert relative_error(compiled(x), model(x)) <= 1e-6

@@ -30,6 +30,7 @@ VIEW_OPS = frozenset(
         "aten.slice.Tensor",
         "aten.select.int",
         "aten.diagonal.default",
+        "aten.unfold.default",
         "aten.narrow.default",
         "aten.alias.default",
         "aten.detach.default",

@@ -298,6 +298,12 @@ def view_layouts(
         return [src.slice(dim, start, end, step)]
     if name == "aten.select.int":
         return [src.select(args[0], args[1])]
+    if name == "aten.unfold.default":  # windows of `size` every `step` along `dim`, as a new last dim
+        dim, size, step = args[0] % max(src.rank, 1), args[1], args[2]
+        shape, strides = list(src.shape), list(src.strides)
+        if src.rank:
+            shape[dim], strides[dim] = (src.shape[dim] - size) // step + 1, src.strides[dim] * step
+        return [src.as_strided([*shape, size], [*strides, src.strides[dim] if src.rank else 1], None)]
     if name == "aten.diagonal.default":
         offset, dim1, dim2 = args
         first, second = dim1 % src.rank, dim2 % src.rank
