@@ -1,13 +1,26 @@
 """Constructs met in models outside the benchmark (a sweep of small Hugging Face models), each in a
 hand-written module compiled for the emulator and compared with eager."""
 
+from collections.abc import Callable
+from typing import Any
+
 import pytest
 import torch
 from torch import nn
 
 import pygraph
+from pygraph.frontend import UnsupportedError
 from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
+
+
+class Fn(nn.Module):
+    def __init__(self, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.fn(*inputs)
 
 
 class RelativePositions(nn.Module):
@@ -138,3 +151,187 @@ def test_indexing_by_an_arange_is_a_slice():
 class PastTheEnd(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return torch.index_select(x, 1, torch.arange(2, 6, device=x.device))
+
+
+class StepsConcatenated(nn.Module):
+    """An unrolled RNN's `cat(steps)`: pieces of size 1 along the cat dim, the last computed only for it (so
+    fuse-pointwise recomputes it in the cat's kernel as a broadcast value)."""
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+        return torch.cat([a, (b + 1).tanh(), a * 2], 0)
+
+
+def test_concatenated_pieces_of_size_one_computed_in_the_kernel():
+    model = StepsConcatenated()
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(1, 2, 16), torch.randn(1, 2, 16)), target="emulator"
+    )
+    for _ in range(2):
+        a, b = torch.randn(1, 2, 16), torch.randn(1, 2, 16)
+        assert relative_error(compiled(a, b), model(a, b)) <= 1e-6
+
+
+def test_rnn_cells_split_their_gates_into_views():
+    """LSTMCell and GRUCell chunk their gates with `unsafe_split` (a list of tensors): it becomes split."""
+    torch.manual_seed(0)
+    for cell in (nn.LSTMCell(8, 16), nn.GRUCell(8, 16), nn.RNN(8, 16, batch_first=True)):
+        compiled = pygraph.export_and_compile(cell, (torch.randn(3, 8),), target="emulator")
+        assert "unsafe_split" not in compiled.ir("torch")
+        for _ in range(2):
+            x = torch.randn(3, 8)
+            assert relative_error(compiled(x), cell(x)) <= 1e-5
+
+
+class CachesOnFirstCall(nn.Module):
+    """Computes a table on its first call and keeps it as a plain attribute (Llama's longrope keeps its
+    long frequencies so): tracing must not leave its fake tensor there for later eager calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("frequencies", torch.ones(4))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        long_frequencies = getattr(self, "long_frequencies", None)
+        if long_frequencies is None:
+            self.long_frequencies = long_frequencies = torch.arange(4.0) * 0.5 + 1
+        self.frequencies.copy_(torch.where(x.sum() > -100, long_frequencies, self.frequencies))
+        return x * self.frequencies
+
+
+class CachesInItsDict(nn.Module):
+    """Fills a cache it holds on its first eval call (LeViT's attention biases), in place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bias = nn.Parameter(torch.randn(4))
+        self.cache: dict[str, torch.Tensor] = {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if "bias" not in self.cache:
+            self.cache["bias"] = self.bias * 2
+        return x + self.cache["bias"]
+
+
+class HooksOnce(nn.Module):
+    """Installs a forward hook on its first call and marks that with a new attribute (transformers' output
+    capturing): a second hook would count twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.inner = nn.Linear(4, 4)
+        self.seen: list[torch.Tensor] = []
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if not getattr(self, "hooked", False):
+            self.inner.register_forward_hook(lambda module, args, out: self.seen.append(out))
+            self.hooked = True
+        self.seen.clear()
+        y = self.inner(x)
+        return y + len(self.seen)
+
+
+def test_tracing_leaves_the_models_attributes_as_they_were():
+    model = nn.Sequential(nn.Linear(4, 4), CachesOnFirstCall(), CachesInItsDict(), HooksOnce())
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 4),), target="emulator")
+    assert not hasattr(model[1], "long_frequencies")
+    for _ in range(2):
+        x = torch.randn(3, 4)
+        ref = model(x)
+        assert type(model[1].long_frequencies) is torch.Tensor
+        assert relative_error(compiled(x), ref) <= 1e-6
+
+
+class CheckedPiece(nn.Module):
+    """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
+    matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, a: torch.Tensor, b: torch.Tensor, c: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        piece = (a + b).type(torch.float32)
+        row = nn.functional.gelu(c[0, :1]).type(torch.float32)
+        return torch.cat([piece, c[..., :3]], -1) + c, self.linear(row)
+
+
+def test_values_only_a_metadata_check_reads_are_no_kernel_outputs():
+    torch.manual_seed(0)
+    model = CheckedPiece()
+
+    def inputs() -> tuple[torch.Tensor, ...]:
+        return torch.randn(1, 4, 5), torch.randn(4, 1, 5), torch.randn(4, 4, 8)
+
+    compiled = pygraph.export_and_compile(model, inputs(), target="emulator")
+    for _ in range(2):
+        args = inputs()
+        assert relative_error(compiled(*args), model(*args)) <= 1e-6
+
+
+class RescalesItsWeight(nn.Module):
+    """Writes its own parameter in place on the first call (RWKV rescales its layers so in eval mode)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.linear.weight.div_(2)
+        return self.linear(x)
+
+
+def test_a_write_to_a_parameter_is_refused_by_node_and_line():
+    with torch.no_grad(), pytest.raises(UnsupportedError) as error:
+        pygraph.export_and_compile(RescalesItsWeight(), (torch.randn(2, 4),), target="emulator")
+    message = str(error.value)
+    assert "test_model_constructs.py:" in message and "'linear.weight'" in message and "node 'div" in message
+
+
+class NormedHeads(nn.Module):
+    """Gemma3's RMSNorm of query and key heads ends in `type_as(x)`, which returns its input itself; a
+    one-operand `einsum` returns a view (here a permutation and a diagonal). As library calls their
+    results aliased bytes that memory planning gave the next kernel."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.q = nn.Linear(16, 16)
+        self.k = nn.Linear(16, 16)
+        self.weight = nn.Parameter(torch.randn(4))
+
+    def norm(self, x: torch.Tensor) -> torch.Tensor:
+        y = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6)
+        return (y * (1.0 + self.weight)).type_as(x)
+
+    def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        q = self.norm(self.q(h).view(2, 5, 4, 4).transpose(1, 2))
+        k = self.norm(self.k(h).view(2, 5, 4, 4).transpose(1, 2))
+        scores = torch.einsum("bhqd,bhkd->bhqk", q, k)
+        return torch.einsum("bhqk->bqhk", scores * 2) + 1, torch.einsum("bhii->bhi", scores[..., :4, :4] + 1)
+
+
+def test_ops_that_return_their_input_are_no_library_calls():
+    torch.manual_seed(0)
+    model = NormedHeads()
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 5, 16),), target="emulator")
+    assert "type_as" not in compiled.ir("plan") and "einsum" not in compiled.ir("plan")
+    for _ in range(2):
+        h = torch.randn(2, 5, 16)
+        assert relative_error(compiled(h), model(h)) <= 1e-5
+
+
+def test_diagonal_and_unfold_are_views():
+    """Both returned a view of their input as library calls (the emulator refuses that now)."""
+    model = Fn(
+        lambda x: (
+            x.diagonal(1, -2, -1) * 2,
+            x.diagonal(-1, 0, 2) + 1,
+            torch.diagonal(x[0]).exp(),
+            x.unfold(2, 3, 2).sum(-1),
+            x.transpose(0, 1).unfold(1, 2, 1) * 3,
+        )
+    )
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 4, 5),), target="emulator")
+    assert "aten.diagonal" not in compiled.ir("plan") and "aten.unfold" not in compiled.ir("plan")
+    for _ in range(2):
+        x = torch.randn(3, 4, 5)
+        assert relative_error(compiled(x), model(x)) <= 1e-6

@@ -37,11 +37,11 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
     aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
     aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
-    aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
-    aten.einsum.default: (
-        "becomes permutes, reshapes and one bmm: the operand copies ATen's einsum makes inside are then "
-        "kernels fused with the ops around them, the product alone a vendor call"
+    aten.unsafe_split.Tensor: (
+        "becomes split, a list of views pygraph knows (LSTMCell, GRUCell; torch's own clones every piece)"
     ),
+    aten.unsafe_split_with_sizes.default: "becomes split_with_sizes, a list of views pygraph knows",
+    aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
     aten.nonzero_numpy.default: (
         "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
         "(torch's own unbinds nonzero's result into a list, which a host op cannot hold)"
@@ -57,6 +57,15 @@ def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
     for dim in sorted({d % max(x.dim(), 1) for d in dims}, reverse=True):
         x = aten.squeeze.dim(x, dim)
     return x
+
+
+def _unsafe_split(x: torch.Tensor, split_size: int, dim: int = 0) -> list[torch.Tensor]:
+    """`unsafe_` only drops autograd's view tracking: the pieces are the views split gives."""
+    return list(aten.split.Tensor(x, split_size, dim))
+
+
+def _unsafe_split_with_sizes(x: torch.Tensor, split_sizes: list[int], dim: int = 0) -> list[torch.Tensor]:
+    return list(aten.split_with_sizes.default(x, split_sizes, dim))
 
 
 def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
@@ -93,9 +102,27 @@ def _batch_norm_inference(
 
 _OWN = {
     aten.squeeze.dims: _squeeze_dims,
+    aten.unsafe_split.Tensor: _unsafe_split,
+    aten.unsafe_split_with_sizes.default: _unsafe_split_with_sizes,
     aten.nonzero_numpy.default: _nonzero_numpy,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
 }  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
+
+
+# Composites that torch-mlir has an op for but whose ATen kernel may return its input (or a view of it)
+# without saying so in its schema: as library calls their results would alias memory the plan reuses.
+# Decomposed, they become the copy or the views they are (`_to_copy`, `permute`, `diagonal`, `bmm`, ...).
+RETURN_INPUTS = frozenset(
+    {
+        aten.type_as.default,  # the input itself when the dtypes agree (Gemma3's RMSNorm of q and k)
+        aten._cast_Float.default,
+        aten._cast_Long.default,
+        # a one-operand einsum is a permutation or diagonal view of it; decomposed, any einsum is also
+        # permutes, reshapes and one bmm, its operand copies then kernels fused with the ops around them
+        # (ATen's einsum makes them inside the vendor call: XLNet 48 copy kernels per call)
+        aten.einsum.default,
+    }
+)
 
 
 def _is_composite(op: torch._ops.OpOverload) -> bool:
@@ -119,16 +146,21 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     aten.greater, aten.concat, aten.divide and composites such as aten.diff, aten.kron, aten.tensordot,
     each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
     aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
-    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows."""
+    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows.
+    So are the composites of RETURN_INPUTS."""
     context = make_context()
     composites = torch.export.default_decompositions()  # composite ops decomposed by their own definition
     table: dict[torch._ops.OperatorBase, Callable] = {
-        op: _OWN.get(op) or decomposition_table.get(op) or composites[op] for op in EXPLICIT
+        op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
     }
     for op, decomposition in composites.items():
         if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
             continue
-        if not context.is_registered_operation(_torch_dialect_name(op)) or _returns_tensor_list(op):
+        if (
+            not context.is_registered_operation(_torch_dialect_name(op))
+            or _returns_tensor_list(op)
+            or op in RETURN_INPUTS
+        ):
             table[op] = decomposition
     return table
 

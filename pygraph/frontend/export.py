@@ -2,12 +2,15 @@
 
 from __future__ import annotations
 
+import contextlib
 import inspect
 import warnings
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
@@ -50,7 +53,7 @@ def export_program(
     names = _argument_names(model, len(example_inputs))
     example_inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
-        with warnings.catch_warnings():  # torch's own pytree deprecation, raised inside export
+        with _attributes_kept(model), warnings.catch_warnings():  # (torch's pytree deprecation, in export)
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
             if freeze:
@@ -104,6 +107,24 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
             upper = bounds.upper
             dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
     return dims
+
+
+@contextlib.contextmanager
+def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
+    """Removes the attributes holding fake tensors that tracing added to the modules. Non-strict export
+    runs `forward` as Python and restores the attributes a module had, but keeps those it added: a model
+    that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would keep the fake tensor
+    from tracing, which its later eager calls compute with. Other added attributes stay (transformers marks
+    the hooks it installed once so)."""
+    before = [(module, set(module.__dict__)) for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, names in before:
+            for name in [n for n in module.__dict__ if n not in names]:
+                leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
+                if any(isinstance(leaf, FakeTensor) for leaf in leaves):
+                    del module.__dict__[name]
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:

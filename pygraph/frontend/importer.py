@@ -226,6 +226,13 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
         ):
             raise UnsupportedError(f"input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
     for i, spec in enumerate(ep.graph_signature.output_specs):
+        if spec.kind == OutputKind.PARAMETER_MUTATION:
+            node = nodes.get(getattr(spec.arg, "name", ""))
+            what = _describe(node) if node is not None else f"output {i}"
+            raise UnsupportedError(
+                f"{what} is written into the parameter '{spec.target}' in place: pygraph compiles writes to "
+                "inputs and buffers only (a tensor the model writes is a buffer)"
+            )
         if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
             raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
         if not isinstance(spec.arg, TensorArgument):

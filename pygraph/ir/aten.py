@@ -29,6 +29,8 @@ VIEW_OPS = frozenset(
         "aten.squeeze.dims",
         "aten.slice.Tensor",
         "aten.select.int",
+        "aten.diagonal.default",
+        "aten.unfold.default",
         "aten.narrow.default",
         "aten.alias.default",
         "aten.detach.default",

@@ -298,6 +298,21 @@ def view_layouts(
         return [src.slice(dim, start, end, step)]
     if name == "aten.select.int":
         return [src.select(args[0], args[1])]
+    if name == "aten.unfold.default":  # windows of `size` every `step` along `dim`, as a new last dim
+        dim, size, step = args[0] % max(src.rank, 1), args[1], args[2]
+        shape, strides = list(src.shape), list(src.strides)
+        if src.rank:
+            shape[dim], strides[dim] = (src.shape[dim] - size) // step + 1, src.strides[dim] * step
+        return [src.as_strided([*shape, size], [*strides, src.strides[dim] if src.rank else 1], None)]
+    if name == "aten.diagonal.default":
+        offset, dim1, dim2 = args
+        first, second = dim1 % src.rank, dim2 % src.rank
+        length = max(0, min(src.shape[first] + min(offset, 0), src.shape[second] - max(offset, 0)))
+        start = src.offset + (offset * src.strides[second] if offset >= 0 else -offset * src.strides[first])
+        kept = [i for i in range(src.rank) if i not in (first, second)]
+        shape = [src.shape[i] for i in kept] + [length]
+        strides = [src.strides[i] for i in kept] + [src.strides[first] + src.strides[second]]
+        return [src.as_strided(shape, strides, start if length else src.offset)]
     if name == "aten.narrow.default":
         dim, start, length = args
         start = start % src.shape[dim] if start < 0 else start

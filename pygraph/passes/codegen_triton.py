@@ -373,7 +373,14 @@ class Writer:
             self.lines.append(_DimIndex(dim))
         choices, start = [], 0
         for value in pieces:
-            if not isinstance(value, ir.BlockArgument) and value not in self.deferred:
+            # A piece computed in the kernel at full size is one of size 1 along `dim` (its shape broadcasts
+            # to the kernel's, so fuse-pointwise may recompute it there): its value at any index along
+            # `dim` is the piece's one element, so it serves as is (an RNN's last step in `cat(steps)`).
+            if (
+                not isinstance(value, ir.BlockArgument)
+                and value not in self.deferred
+                and value not in self.values
+            ):
                 raise PassError.at(
                     op, "the pieces of a concatenation must be inputs of the kernel or computed in it"
                 )

@@ -14,7 +14,8 @@ kernel); reductions (`reductions.REDUCTIONS`) read that shape, so layer norm aft
 add, or softmax after a scale, is one kernel. A value of another shape (a reduction without keepdim)
 leaves the group. Reductions the generator cannot compute (integer results, dims known only at run
 time) or should not (rows longer than `max-row`) become `library` ops. An op joins the groups that
-produce its operands or read the same inputs, merging them. A group's outputs are its values used outside it, and its call must define them before
+produce its operands or read the same inputs, merging them. A group's outputs are its values used outside it
+(a value that only export's metadata checks, class `nop`, read there is none: the checks go), and its call must define them before
 their first outside use: once an op outside the group (other than a no-op) uses one of its values, the
 group is *sealed*, its call goes no later than just before that op, and a later op joins it only if all
 of the op's inputs exist there (it moves up into the call). No other op moves, so groups form no cycles.
@@ -505,7 +506,17 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
         for value in _tensor_inputs(op):
             if value not in made and value not in inputs:
                 inputs.append(value)
-        outputs += [r for r in op.results if any(_outside(u.owner, members) for u in r.uses)]
+        outputs += [
+            r for r in op.results if any(_outside(u.owner, members) and not _check(u.owner) for u in r.uses)
+        ]
+    checks: list[Any] = []
+    for user in [u.owner for v in made if v not in outputs for u in v.uses]:
+        if _check(user) and not _among(user, checks):
+            checks.append(user)
+    for check in checks:
+        if any(check.operation == op.operation for op in group.no_ops.values()):
+            group.no_ops = {i: op for i, op in group.no_ops.items() if op.operation != check.operation}
+        check.operation.erase()
     if not outputs:
         return
     name = next(names)
@@ -610,6 +621,14 @@ def _outside(user: Any, members: list[Any]) -> bool:
     if user.operation.name == "torch.prim.ListConstruct" and _tensor_list(user.results[0]):
         return not all(_among(u.owner, members) for u in user.results[0].uses)
     return True
+
+
+def _check(op: Any) -> bool:
+    """Whether `op` is a no-op that nothing reads (export's checks of metadata, `_assert_tensor_metadata`):
+    a value that only such ops read outside its group is no output of the kernel (writing it would cost
+    memory traffic, and a computed piece of a `cat` or a matrix-vector kernel's row cannot be one); the
+    checks go instead."""
+    return _class(op) == "nop" and all(not list(r.uses) for r in op.results)
 
 
 def _among(op: Any, ops: list[Any]) -> bool:

@@ -434,6 +434,32 @@ module {
 
 // -----
 
+// A piece of size 1 along the cat's dim computed at the kernel's size (its shape broadcasts to the kernel's:
+// fuse-pointwise recomputes such a group there, as an unrolled RNN's last step): the broadcast value is
+// the piece, taken where its range starts.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_relu_cat"
+// CHECK-SAME:    x0 = tl.load(in0 + d1, mask=mask)\0A
+// CHECK-SAME:    v0 = tl.maximum(x0, 0.0, propagate_nan=tl.PropagateNan.ALL)\0A
+// CHECK-SAME:    p1 = tl.load(in1 + i, mask=(k0 < 2) & mask)\0A
+// CHECK-SAME:    v2 = tl.where(k0 < 2, p1, v0)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,4],f32>, %arg1: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[3,4],f32> attributes {pygraph.fused} {
+    %relu = torch.aten.relu %arg0 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4],f32> -> !torch.vtensor<[1,4],f32>
+    %list = torch.prim.ListConstruct %arg1, %relu : (!torch.vtensor<[2,4],f32>, !torch.vtensor<[1,4],f32>) -> !torch.list<vtensor>
+    %int0 = torch.constant.int 0
+    %0 = torch.aten.cat %list, %int0 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[3,4],f32>
+    return %0 : !torch.vtensor<[3,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 4], [4, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 4], [4, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[3, 4], [4, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
+
+// -----
+
 // Empty tensors: a [0, 4] pointwise kernel and a sum over an empty dim still get one program each, whose
 // loads and stores are masked off (every block size divides 0, yet no lane is in range).
 // CHECK-LABEL: "pygraph.triton_kernel"()

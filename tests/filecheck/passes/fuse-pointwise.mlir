@@ -63,6 +63,30 @@ func.func @main(%x: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4,4],f32>) ->
 
 // -----
 
+// A value that only a metadata assert reads outside its group is no output: the assert goes. Here the
+// piece of a cat computed in the cat's kernel (LongT5's position bias after `.type(dtype)`), which the
+// kernel could not write (its shape is the piece's, not the kernel's).
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> !torch.vtensor<[2,7],f32> attributes {pygraph.fused}
+// CHECK:         torch.aten.add.Tensor
+// CHECK:         torch.aten.cat
+// CHECK-LABEL: func.func @main
+// CHECK-NOT:     _assert_tensor_metadata
+// CHECK:         %[[R:.*]] = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    return %[[R]]
+func.func @main(%x: !torch.vtensor<[2,3],f32>, %y: !torch.vtensor<[1,3],f32>, %z: !torch.vtensor<[2,4],f32>) -> !torch.vtensor<[2,7],f32> {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %s = torch.aten.add.Tensor %x, %y, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3],f32>, !torch.vtensor<[1,3],f32>, !torch.int -> !torch.vtensor<[2,3],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  torch.operator "torch.aten._assert_tensor_metadata"(%s, %none) {pygraph.class = "nop"} : (!torch.vtensor<[2,3],f32>, !torch.none) -> ()
+  %list = torch.prim.ListConstruct %s, %z {pygraph.class = "scalar"} : (!torch.vtensor<[2,3],f32>, !torch.vtensor<[2,4],f32>) -> !torch.list<vtensor>
+  %int1_0 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %cat = torch.aten.cat %list, %int1_0 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,7],f32>
+  return %cat : !torch.vtensor<[2,7],f32>
+}
+
+// -----
+
 // Groups need one iteration space: the [4] op cannot join the [2,4] group that feeds it through a view.
 // An op making a tensor on another device than the model's is left to ATen (class "library").
 // A tensor made from a constant (NumToTensor) is cloned into the body, not passed in.

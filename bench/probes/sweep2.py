@@ -1,0 +1,1584 @@
+"""Second generality sweep: random-weight tiny Hugging Face models and hand-written constructs, compiled for
+the emulator and compared with eager over two calls of fresh random inputs (masks padded where a model takes
+one). `python bench/probes/sweep2.py [NAME_PREFIX ...]`; one line per case (bench/results/sweep2-cpu.log)."""
+
+from __future__ import annotations
+
+import sys
+import time
+import traceback
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.nn.functional as F
+from torch import nn
+
+import pygraph
+from pygraph.metrics import relative_error
+
+Inputs = Callable[[int], tuple[Any, ...]]
+CASES: dict[str, Callable[[], tuple[nn.Module, Inputs]]] = {}
+
+
+def case(
+    name: str,
+) -> Callable[[Callable[[], tuple[nn.Module, Inputs]]], Callable[[], tuple[nn.Module, Inputs]]]:
+    def register(build: Callable[[], tuple[nn.Module, Inputs]]) -> Callable[[], tuple[nn.Module, Inputs]]:
+        CASES[name] = build
+        return build
+
+    return register
+
+
+class Wrap(nn.Module):
+    """Calls `fn(model, *inputs)`, which returns tensors only."""
+
+    def __init__(self, model: nn.Module, fn: Callable[..., Any]) -> None:
+        super().__init__()
+        self.model = model
+        self.fn = fn
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.fn(self.model, *inputs)
+
+
+def gen(seed: int) -> torch.Generator:
+    return torch.Generator().manual_seed(seed)
+
+
+def text(seed: int, vocab: int = 100, batch: int = 2, seq: int = 8, left: bool = False) -> tuple[Any, ...]:
+    """Token ids and a mask: row 0 whole, row 1 padded by 1 to 3 positions (left or right)."""
+    g = gen(seed)
+    ids = torch.randint(3, vocab, (batch, seq), generator=g)
+    mask = torch.ones(batch, seq, dtype=torch.long)
+    pad = 1 + seed % 3
+    if left:
+        mask[1, :pad] = 0
+    else:
+        mask[1, seq - pad :] = 0
+    return ids, mask
+
+
+def randn(seed: int, *shape: int) -> torch.Tensor:
+    return torch.randn(*shape, generator=gen(seed))
+
+
+def hidden(out: Any) -> Any:
+    return out.last_hidden_state
+
+
+# ---------------------------------------------------------------- Hugging Face models
+
+ENC = dict(hidden_size=32, num_hidden_layers=2, num_attention_heads=4, intermediate_size=64, vocab_size=100)
+
+
+def encoder(cls_name: str, config_name: str, seq: int = 8, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = getattr(transformers, config_name)(**{**ENC, **overrides})
+    model = getattr(transformers, cls_name)(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).last_hidden_state), (
+        lambda s: text(s, seq=seq)
+    )
+
+
+def decoder(
+    cls_name: str, config_name: str, seq: int = 8, with_logits: bool = True, **overrides: Any
+) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    base = dict(ENC, num_key_value_heads=2)
+    config = getattr(transformers, config_name)(**{**base, **overrides})
+    model = getattr(transformers, cls_name)(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, seq=seq, left=True)
+    )
+
+
+def vision(cls_name: str, config_name: str, size: int = 32, **config: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**config))
+
+    def run(m: nn.Module, x: torch.Tensor) -> Any:
+        out = m(pixel_values=x)
+        return (
+            out.last_hidden_state
+            if getattr(out, "pooler_output", None) is None
+            else (
+                out.last_hidden_state,
+                out.pooler_output,
+            )
+        )
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 3, size, size),)
+
+
+def logits(cls_name: str, config_name: str, size: int = 32, **config: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**config))
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, size, size),)
+
+
+VIT = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    intermediate_size=64,
+    image_size=32,
+    patch_size=8,
+)
+
+
+@case("hf/clip_text")
+def _clip_text() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.CLIPTextConfig(**ENC, max_position_embeddings=16)
+    model = transformers.CLIPTextModel(config)
+    return Wrap(model, lambda m, ids, mask: tuple(m(input_ids=ids, attention_mask=mask)[:2])), lambda s: text(
+        s
+    )
+
+
+@case("hf/clip_vision")
+def _clip_vision() -> tuple[nn.Module, Inputs]:
+    return vision("CLIPVisionModel", "CLIPVisionConfig", **VIT)
+
+
+@case("hf/clip_full")
+def _clip_full() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.CLIPConfig(
+        text_config=dict(ENC, max_position_embeddings=16), vision_config=VIT, projection_dim=16
+    )
+    model = transformers.CLIPModel(config)
+
+    def run(m: nn.Module, ids: torch.Tensor, mask: torch.Tensor, x: torch.Tensor) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, pixel_values=x)
+        return out.logits_per_image, out.text_embeds, out.image_embeds
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/siglip_text")
+def _siglip_text() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.SiglipTextConfig(**ENC, max_position_embeddings=16)
+    model = transformers.SiglipTextModel(config)
+    return Wrap(model, lambda m, ids: tuple(m(input_ids=ids)[:2])), lambda s: text(s)[:1]
+
+
+@case("hf/siglip_vision")
+def _siglip_vision() -> tuple[nn.Module, Inputs]:
+    return vision("SiglipVisionModel", "SiglipVisionConfig", **VIT)
+
+
+@case("hf/wav2vec2")
+def _wav2vec2() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.Wav2Vec2Config(
+        **{k: v for k, v in ENC.items() if k != "vocab_size"},
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        do_stable_layer_norm=False,
+    )
+    model = transformers.Wav2Vec2Model(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        mask = torch.ones(2, 400, dtype=torch.long)
+        mask[1, 300 + 10 * s :] = 0
+        return randn(s, 2, 400), mask
+
+    return Wrap(model, lambda m, x, mask: m(input_values=x, attention_mask=mask).last_hidden_state), inputs
+
+
+@case("hf/wav2vec2_stable_ln")
+def _wav2vec2_stable() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.Wav2Vec2Config(
+        **{k: v for k, v in ENC.items() if k != "vocab_size"},
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        do_stable_layer_norm=True,
+        feat_extract_norm="layer",
+    )
+    model = transformers.Wav2Vec2Model(config)
+    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+
+
+@case("hf/hubert")
+def _hubert() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.HubertConfig(
+        **{k: v for k, v in ENC.items() if k != "vocab_size"},
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+    )
+    model = transformers.HubertModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+
+
+SEQ2SEQ = dict(
+    d_model=32,
+    encoder_layers=2,
+    decoder_layers=2,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    vocab_size=100,
+    max_position_embeddings=32,
+)
+
+
+def seq2seq(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = getattr(transformers, config_name)(**{**SEQ2SEQ, **overrides})
+    model = getattr(transformers, cls_name)(config)
+
+    def run(
+        m: nn.Module, ids: torch.Tensor, mask: torch.Tensor, dec: torch.Tensor, dec_mask: torch.Tensor
+    ) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=dec_mask)
+        return out.logits if hasattr(out, "logits") else out.last_hidden_state
+
+    return Wrap(model, run), lambda s: (*text(s), *text(s + 7, seq=5))
+
+
+@case("hf/whisper")
+def _whisper() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.WhisperConfig(
+        **{k: v for k, v in SEQ2SEQ.items() if k != "max_position_embeddings"},
+        num_mel_bins=16,
+        max_source_positions=16,
+        max_target_positions=32,
+        pad_token_id=1,
+        decoder_start_token_id=2,
+    )
+    model = transformers.WhisperForConditionalGeneration(config)
+
+    def run(m: nn.Module, x: torch.Tensor, dec: torch.Tensor) -> Any:
+        return m(input_features=x, decoder_input_ids=dec, use_cache=False).logits
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 16, 32), text(s, seq=5)[0])
+
+
+@case("hf/mbart")
+def _mbart() -> tuple[nn.Module, Inputs]:
+    return seq2seq("MBartForConditionalGeneration", "MBartConfig")
+
+
+@case("hf/marian")
+def _marian() -> tuple[nn.Module, Inputs]:
+    return seq2seq("MarianMTModel", "MarianConfig", decoder_vocab_size=100, pad_token_id=1)
+
+
+@case("hf/led")
+def _led() -> tuple[nn.Module, Inputs]:
+    return seq2seq(
+        "LEDForConditionalGeneration",
+        "LEDConfig",
+        attention_window=4,
+        max_encoder_position_embeddings=32,
+        max_decoder_position_embeddings=32,
+    )
+
+
+@case("hf/prophetnet")
+def _prophetnet() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.ProphetNetConfig(
+        hidden_size=32,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        num_encoder_layers=2,
+        num_decoder_layers=2,
+        num_encoder_attention_heads=4,
+        num_decoder_attention_heads=4,
+        vocab_size=100,
+        max_position_embeddings=32,
+        ngram=2,
+        num_buckets=8,
+        relative_max_distance=16,
+    )
+    model = transformers.ProphetNetForConditionalGeneration(config)
+
+    def run(m: nn.Module, ids: torch.Tensor, mask: torch.Tensor, dec: torch.Tensor) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, decoder_input_ids=dec, use_cache=False)
+        return out.logits, out.logits_ngram
+
+    return Wrap(model, run), lambda s: (*text(s), text(s + 7, seq=5)[0])
+
+
+@case("hf/longt5_local")
+def _longt5_local() -> tuple[nn.Module, Inputs]:
+    return _longt5("local")
+
+
+@case("hf/longt5_tglobal")
+def _longt5_tglobal() -> tuple[nn.Module, Inputs]:
+    return _longt5("transient-global")
+
+
+def _longt5(kind: str) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.LongT5Config(
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        vocab_size=100,
+        encoder_attention_type=kind,
+        local_radius=4,
+        global_block_size=4,
+    )
+    model = transformers.LongT5ForConditionalGeneration(config)
+
+    def run(m: nn.Module, ids: torch.Tensor, mask: torch.Tensor, dec: torch.Tensor) -> Any:
+        return m(input_ids=ids, attention_mask=mask, decoder_input_ids=dec, use_cache=False).logits
+
+    return Wrap(model, run), lambda s: (*text(s, seq=16), text(s + 7, seq=5)[0])
+
+
+@case("hf/xlm_roberta")
+def _xlmr() -> tuple[nn.Module, Inputs]:
+    return encoder("XLMRobertaModel", "XLMRobertaConfig", max_position_embeddings=32)
+
+
+@case("hf/mpnet")
+def _mpnet() -> tuple[nn.Module, Inputs]:
+    return encoder("MPNetModel", "MPNetConfig", max_position_embeddings=32)
+
+
+@case("hf/funnel")
+def _funnel() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.FunnelConfig(
+        vocab_size=100, block_sizes=[1, 1], d_model=32, n_head=4, d_head=8, d_inner=64, num_decoder_layers=1
+    )
+    model = transformers.FunnelModel(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).last_hidden_state), (
+        lambda s: text(s)
+    )
+
+
+@case("hf/longformer")
+def _longformer() -> tuple[nn.Module, Inputs]:
+    return encoder(
+        "LongformerModel", "LongformerConfig", seq=16, attention_window=4, max_position_embeddings=40
+    )
+
+
+@case("hf/bigbird_full")
+def _bigbird_full() -> tuple[nn.Module, Inputs]:
+    return encoder(
+        "BigBirdModel", "BigBirdConfig", attention_type="original_full", max_position_embeddings=64
+    )
+
+
+@case("hf/bigbird_sparse")
+def _bigbird_sparse() -> tuple[nn.Module, Inputs]:
+    return encoder(
+        "BigBirdModel",
+        "BigBirdConfig",
+        seq=48,
+        attention_type="block_sparse",
+        block_size=4,
+        num_random_blocks=2,
+        max_position_embeddings=64,
+    )
+
+
+@case("hf/perceiver_mlm")
+def _perceiver() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.PerceiverConfig(
+        num_latents=8,
+        d_latents=32,
+        d_model=16,
+        num_blocks=1,
+        num_self_attends_per_block=2,
+        num_self_attention_heads=4,
+        num_cross_attention_heads=2,
+        vocab_size=100,
+        max_position_embeddings=16,
+    )
+    model = transformers.PerceiverForMaskedLM(config)
+    return Wrap(model, lambda m, ids, mask: m(inputs=ids, attention_mask=mask).logits), lambda s: text(
+        s, seq=16
+    )
+
+
+@case("hf/deit")
+def _deit() -> tuple[nn.Module, Inputs]:
+    return vision("DeiTModel", "DeiTConfig", **VIT)
+
+
+@case("hf/deit_distilled")
+def _deit_distilled() -> tuple[nn.Module, Inputs]:
+    return logits("DeiTForImageClassificationWithTeacher", "DeiTConfig", **VIT, num_labels=5)
+
+
+@case("hf/data2vec_text")
+def _d2v_text() -> tuple[nn.Module, Inputs]:
+    return encoder("Data2VecTextModel", "Data2VecTextConfig", max_position_embeddings=32)
+
+
+@case("hf/data2vec_vision")
+def _d2v_vision() -> tuple[nn.Module, Inputs]:
+    return vision("Data2VecVisionModel", "Data2VecVisionConfig", **VIT, use_relative_position_bias=True)
+
+
+@case("hf/convbert")
+def _convbert() -> tuple[nn.Module, Inputs]:
+    return encoder("ConvBertModel", "ConvBertConfig", embedding_size=32, conv_kernel_size=3)
+
+
+@case("hf/squeezebert")
+def _squeezebert() -> tuple[nn.Module, Inputs]:
+    return encoder(
+        "SqueezeBertModel",
+        "SqueezeBertConfig",
+        embedding_size=32,
+        q_groups=2,
+        k_groups=2,
+        v_groups=2,
+        post_attention_groups=2,
+        intermediate_groups=4,
+        output_groups=4,
+    )
+
+
+@case("hf/rembert")
+def _rembert() -> tuple[nn.Module, Inputs]:
+    return encoder("RemBertModel", "RemBertConfig", input_embedding_size=16, output_embedding_size=16)
+
+
+@case("hf/splinter")
+def _splinter() -> tuple[nn.Module, Inputs]:
+    return encoder("SplinterModel", "SplinterConfig")
+
+
+@case("hf/nystromformer")
+def _nystrom() -> tuple[nn.Module, Inputs]:
+    """Without a mask: transformers 5's 4-d mask does not broadcast to the landmarks' scores in eager."""
+    model, inputs = encoder(
+        "NystromformerModel",
+        "NystromformerConfig",
+        seq=16,
+        num_landmarks=4,
+        segment_means_seq_len=16,
+        conv_kernel_size=3,
+    )
+    return Wrap(model.model, lambda m, ids: m(input_ids=ids).last_hidden_state), lambda s: inputs(s)[:1]
+
+
+@case("hf/yoso")
+def _yoso() -> tuple[nn.Module, Inputs]:
+    return encoder("YosoModel", "YosoConfig", use_expectation=True, max_position_embeddings=32)
+
+
+@case("hf/regnet")
+def _regnet() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.RegNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16], depths=[1, 2], groups_width=4, num_labels=5
+    )
+    model = transformers.RegNetForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/efficientnet")
+def _efficientnet() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.EfficientNetConfig(
+        image_size=32, width_coefficient=0.1, depth_coefficient=0.1, hidden_dim=128, num_labels=5
+    )
+    model = transformers.EfficientNetForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/mobilenet_v2")
+def _mobilenet_v2() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.MobileNetV2Config(image_size=32, depth_multiplier=0.25, num_labels=5)
+    model = transformers.MobileNetV2ForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/mobilenet_v2_tf_padding")
+def _mobilenet_v2_tf() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.MobileNetV2Config(
+        image_size=33, depth_multiplier=0.25, num_labels=5, tf_padding=True
+    )
+    model = transformers.MobileNetV2ForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 33, 33),)
+
+
+@case("hf/levit")
+def _levit() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.LevitConfig(
+        image_size=64,
+        hidden_sizes=[16, 24, 32],
+        num_attention_heads=[1, 2, 2],
+        depths=[1, 1, 1],
+        key_dim=[8, 8, 8],
+        num_labels=5,
+    )
+    model = transformers.LevitForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 64, 64),)
+
+
+@case("hf/cvt")
+def _cvt() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.CvtConfig(
+        embed_dim=[16, 32],
+        num_heads=[1, 2],
+        depth=[1, 2],
+        patch_sizes=[7, 3],
+        patch_stride=[4, 2],
+        patch_padding=[2, 1],
+        mlp_ratio=[2.0, 2.0],
+        attention_drop_rate=[0.0, 0.0],
+        drop_rate=[0.0, 0.0],
+        drop_path_rate=[0.0, 0.0],
+        qkv_bias=[True, True],
+        cls_token=[False, True],
+        qkv_projection_method=["dw_bn", "dw_bn"],
+        kernel_qkv=[3, 3],
+        padding_kv=[1, 1],
+        stride_kv=[2, 2],
+        padding_q=[1, 1],
+        stride_q=[1, 1],
+        num_labels=5,
+    )
+    model = transformers.CvtForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/poolformer")
+def _poolformer() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.PoolFormerConfig(
+        hidden_sizes=[8, 16, 24, 32], depths=[1, 1, 1, 1], num_labels=5, pool_size=3
+    )
+    model = transformers.PoolFormerForImageClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 64, 64),)
+
+
+@case("hf/glpn")
+def _glpn() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.GLPNConfig(
+        hidden_sizes=[8, 16, 24, 32],
+        depths=[1, 1, 1, 1],
+        num_attention_heads=[1, 1, 2, 2],
+        decoder_hidden_size=16,
+        sr_ratios=[4, 2, 1, 1],
+        mlp_ratios=[2, 2, 2, 2],
+    )
+    model = transformers.GLPNForDepthEstimation(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).predicted_depth), lambda s: (randn(s, 2, 3, 64, 64),)
+
+
+@case("hf/dpt")
+def _dpt() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.DPTConfig(
+        **VIT,
+        backbone_out_indices=[0, 1],
+        neck_hidden_sizes=[8, 16],
+        reassemble_factors=[4, 2],
+        fusion_hidden_size=16,
+        head_in_index=-1,
+    )
+    model = transformers.DPTForDepthEstimation(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).predicted_depth), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/mamba")
+def _mamba() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.MambaConfig(
+        vocab_size=100, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2, conv_kernel=4
+    )
+    model = transformers.MambaForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/rwkv")
+def _rwkv() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.RwkvConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        attention_hidden_size=32,
+        intermediate_size=64,
+        context_length=16,
+    )
+    model = transformers.RwkvForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/rwkv_no_rescale")
+def _rwkv_no_rescale() -> tuple[nn.Module, Inputs]:
+    """RWKV without its in-place rescaling of the weights (a parameter write, refused)."""
+    import transformers
+
+    config = transformers.RwkvConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        attention_hidden_size=32,
+        intermediate_size=64,
+        context_length=16,
+        rescale_every=0,
+    )
+    model = transformers.RwkvForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/recurrent_gemma")
+def _recurrent_gemma() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.RecurrentGemmaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        num_key_value_heads=1,
+        head_dim=8,
+        lru_width=32,
+        attention_window_size=16,
+        conv1d_width=4,
+        block_types=["recurrent", "attention"],
+    )
+    model = transformers.RecurrentGemmaForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/jamba")
+def _jamba() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.JambaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        num_experts=4,
+        num_experts_per_tok=2,
+        expert_layer_period=2,
+        expert_layer_offset=1,
+        attn_layer_period=2,
+        attn_layer_offset=1,
+        mamba_d_state=8,
+        mamba_d_conv=4,
+        mamba_expand=2,
+        use_mamba_kernels=False,
+    )
+    model = transformers.JambaForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/olmo")
+def _olmo() -> tuple[nn.Module, Inputs]:
+    return decoder("OlmoForCausalLM", "OlmoConfig", clip_qkv=2.0)
+
+
+@case("hf/stablelm")
+def _stablelm() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "StableLmForCausalLM",
+        "StableLmConfig",
+        partial_rotary_factor=0.25,
+        use_qkv_bias=True,
+        qk_layernorm=True,
+    )
+
+
+@case("hf/starcoder2")
+def _starcoder2() -> tuple[nn.Module, Inputs]:
+    return decoder("Starcoder2ForCausalLM", "Starcoder2Config", sliding_window=4)
+
+
+@case("hf/cohere")
+def _cohere() -> tuple[nn.Module, Inputs]:
+    return decoder("CohereForCausalLM", "CohereConfig", use_qk_norm=True, logit_scale=0.5)
+
+
+@case("hf/granite")
+def _granite() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "GraniteForCausalLM",
+        "GraniteConfig",
+        embedding_multiplier=2.0,
+        residual_multiplier=0.5,
+        attention_multiplier=0.3,
+        logits_scaling=4.0,
+    )
+
+
+def _llama_rope(parameters: dict[str, Any]) -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "LlamaForCausalLM",
+        "LlamaConfig",
+        seq=12,
+        max_position_embeddings=8,
+        rope_parameters={"rope_theta": 10000.0, **parameters},
+    )
+
+
+@case("hf/llama_rope_linear")
+def _rope_linear() -> tuple[nn.Module, Inputs]:
+    return _llama_rope({"rope_type": "linear", "factor": 2.0})
+
+
+@case("hf/llama_rope_dynamic")
+def _rope_dynamic() -> tuple[nn.Module, Inputs]:
+    return _llama_rope({"rope_type": "dynamic", "factor": 2.0})
+
+
+@case("hf/llama_rope_yarn")
+def _rope_yarn() -> tuple[nn.Module, Inputs]:
+    return _llama_rope({"rope_type": "yarn", "factor": 4.0, "original_max_position_embeddings": 8})
+
+
+@case("hf/llama_rope_llama3")
+def _rope_llama3() -> tuple[nn.Module, Inputs]:
+    return _llama_rope(
+        {
+            "rope_type": "llama3",
+            "factor": 8.0,
+            "low_freq_factor": 1.0,
+            "high_freq_factor": 4.0,
+            "original_max_position_embeddings": 8,
+        }
+    )
+
+
+@case("hf/llama_rope_longrope")
+def _rope_longrope() -> tuple[nn.Module, Inputs]:
+    return _llama_rope(
+        {
+            "rope_type": "longrope",
+            "short_factor": [1.0] * 4,
+            "long_factor": [2.0] * 4,
+            "original_max_position_embeddings": 8,
+        }
+    )
+
+
+@case("hf/gpt2_cache")
+def _gpt2_cache() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.GPT2Config(n_embd=32, n_layer=2, n_head=4, vocab_size=100, n_positions=32)
+    model = transformers.GPT2LMHeadModel(config)
+
+    def run(m: nn.Module, ids: torch.Tensor, mask: torch.Tensor) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, use_cache=True)
+        cache = out.past_key_values
+        return out.logits, *(t for layer in cache.layers for t in (layer.keys, layer.values))
+
+    return Wrap(model, run), lambda s: text(s, left=True)
+
+
+@case("hf/llama_static_cache_step")
+def _static_cache() -> tuple[nn.Module, Inputs]:
+    """One decode step into a StaticCache held as buffers (transformers' export recipe): written in place."""
+    import transformers
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    config = transformers.LlamaConfig(**ENC, num_key_value_heads=2, max_position_embeddings=32)
+    model = transformers.LlamaForCausalLM(config)
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    step = TorchExportableModuleWithStaticCache(model, batch_size=2, max_cache_len=16)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        return text(s, seq=1)[0], torch.tensor([3 + s])
+
+    return Wrap(step, lambda m, ids, position: m(input_ids=ids, cache_position=position)), inputs
+
+
+@case("hf/qwen3")
+def _qwen3() -> tuple[nn.Module, Inputs]:
+    return decoder("Qwen3ForCausalLM", "Qwen3Config", head_dim=8)
+
+
+@case("hf/qwen3_moe")
+def _qwen3_moe() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "Qwen3MoeForCausalLM",
+        "Qwen3MoeConfig",
+        head_dim=8,
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        decoder_sparse_step=1,
+    )
+
+
+@case("hf/gemma3_text")
+def _gemma3() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "Gemma3ForCausalLM",
+        "Gemma3TextConfig",
+        head_dim=8,
+        sliding_window=4,
+        num_hidden_layers=3,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention"],
+        final_logit_softcapping=30.0,
+        attn_logit_softcapping=50.0,
+    )
+
+
+@case("hf/deepseek_v3")
+def _deepseek_v3() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "DeepseekV3ForCausalLM",
+        "DeepseekV3Config",
+        num_key_value_heads=4,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_group=2,
+        topk_group=1,
+        moe_intermediate_size=16,
+        first_k_dense_replace=1,
+    )
+
+
+@case("hf/olmo2")
+def _olmo2() -> tuple[nn.Module, Inputs]:
+    return decoder("Olmo2ForCausalLM", "Olmo2Config")
+
+
+@case("hf/nemotron")
+def _nemotron() -> tuple[nn.Module, Inputs]:
+    return decoder("NemotronForCausalLM", "NemotronConfig", partial_rotary_factor=0.5, head_dim=8)
+
+
+@case("hf/granite_moe")
+def _granite_moe() -> tuple[nn.Module, Inputs]:
+    return decoder("GraniteMoeForCausalLM", "GraniteMoeConfig", num_local_experts=4, num_experts_per_tok=2)
+
+
+@case("hf/persimmon")
+def _persimmon() -> tuple[nn.Module, Inputs]:
+    return decoder("PersimmonForCausalLM", "PersimmonConfig", partial_rotary_factor=0.5, qk_layernorm=True)
+
+
+@case("hf/glm4")
+def _glm4() -> tuple[nn.Module, Inputs]:
+    return decoder("Glm4ForCausalLM", "Glm4Config", head_dim=8, partial_rotary_factor=0.5, pad_token_id=0)
+
+
+@case("hf/mpt")
+def _mpt() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.MptConfig(
+        d_model=32, n_heads=4, n_layers=2, expansion_ratio=2, vocab_size=100, max_seq_len=32
+    )
+    model = transformers.MptForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s)
+    )
+
+
+@case("hf/modernbert")
+def _modernbert() -> tuple[nn.Module, Inputs]:
+    return encoder(
+        "ModernBertModel",
+        "ModernBertConfig",
+        seq=12,
+        global_attn_every_n_layers=2,
+        local_attention=4,
+        max_position_embeddings=32,
+        num_hidden_layers=3,
+        pad_token_id=0,
+    )
+
+
+@case("hf/mamba2")
+def _mamba2() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.Mamba2Config(
+        vocab_size=100,
+        hidden_size=32,
+        state_size=8,
+        num_hidden_layers=2,
+        expand=2,
+        conv_kernel=4,
+        num_heads=8,
+        head_dim=8,
+        n_groups=1,
+        chunk_size=4,
+    )
+    model = transformers.Mamba2ForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/falcon_mamba")
+def _falcon_mamba() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.FalconMambaConfig(
+        vocab_size=100, hidden_size=32, state_size=8, num_hidden_layers=2, expand=2, conv_kernel=4
+    )
+    model = transformers.FalconMambaForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: text(s)[:1]
+
+
+@case("hf/wavlm")
+def _wavlm() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.WavLMConfig(
+        **{k: v for k, v in ENC.items() if k != "vocab_size"},
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        num_buckets=16,
+        max_bucket_distance=32,
+    )
+    model = transformers.WavLMModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+
+
+@case("hf/convnextv2")
+def _convnextv2() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "ConvNextV2ForImageClassification",
+        "ConvNextV2Config",
+        hidden_sizes=[8, 16],
+        depths=[1, 1],
+        num_stages=2,
+        num_labels=5,
+    )
+
+
+@case("hf/swinv2")
+def _swinv2() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "Swinv2ForImageClassification",
+        "Swinv2Config",
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        num_labels=5,
+    )
+
+
+# ---------------------------------------------------------------- hand-written constructs
+
+
+class Fn(nn.Module):
+    def __init__(self, fn: Callable[..., Any], *modules: nn.Module) -> None:
+        super().__init__()
+        self.fn = fn
+        self.mods = nn.ModuleList(modules)
+
+    def forward(self, *inputs: Any) -> Any:
+        return self.fn(self.mods, *inputs)
+
+
+def construct(name: str, fn: Callable[..., Any], inputs: Inputs, *modules: nn.Module) -> None:
+    CASES[f"op/{name}"] = lambda: (Fn(fn, *modules), inputs)
+
+
+def mha_inputs(batch_first: bool) -> Inputs:
+    def make(s: int) -> tuple[Any, ...]:
+        q = randn(s, 2, 5, 16) if batch_first else randn(s, 5, 2, 16)
+        kv = randn(s + 100, 2, 7, 16) if batch_first else randn(s + 100, 7, 2, 16)
+        pad = torch.zeros(2, 7, dtype=torch.bool)
+        pad[1, 7 - 1 - s % 3 :] = True
+        return q, kv, pad
+
+    return make
+
+
+for _bf in (True, False):
+    construct(
+        f"mha_bf{_bf}_padmask_weights",
+        lambda m, q, kv, pad: m[0](q, kv, kv, key_padding_mask=pad, need_weights=True),
+        mha_inputs(_bf),
+        nn.MultiheadAttention(16, 4, batch_first=_bf),
+    )
+    construct(
+        f"mha_bf{_bf}_noweights_avg_false",
+        lambda m, q, kv, pad: m[0](
+            q, kv, kv, key_padding_mask=pad, need_weights=True, average_attn_weights=False
+        ),
+        mha_inputs(_bf),
+        nn.MultiheadAttention(16, 4, batch_first=_bf),
+    )
+    construct(
+        f"mha_bf{_bf}_self_causal",
+        lambda m, q, kv, pad: m[0](
+            q, q, q, attn_mask=nn.Transformer.generate_square_subsequent_mask(5), need_weights=False
+        )[0],
+        mha_inputs(_bf),
+        nn.MultiheadAttention(16, 4, batch_first=_bf),
+    )
+construct(
+    "mha_kdim_vdim_bias_kv",
+    lambda m, q, kv, pad: m[0](q, kv[..., :12], kv[..., :10], key_padding_mask=pad)[0],
+    mha_inputs(True),
+    nn.MultiheadAttention(16, 4, batch_first=True, kdim=12, vdim=10, add_bias_kv=False),
+)
+construct(
+    "mha_add_bias_kv_zero_attn",
+    lambda m, q, kv, pad: m[0](q, kv, kv)[0],
+    mha_inputs(False),
+    nn.MultiheadAttention(16, 4, add_bias_kv=True, add_zero_attn=True),
+)
+
+for _nf in (True, False):
+    construct(
+        f"transformer_encoder_layer_norm_first{_nf}",
+        lambda m, q, kv, pad: m[0](kv, src_key_padding_mask=pad),
+        mha_inputs(True),
+        nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True, norm_first=_nf),
+    )
+    construct(
+        f"transformer_decoder_layer_norm_first{_nf}",
+        lambda m, q, kv, pad: m[0](
+            q,
+            kv,
+            tgt_mask=nn.Transformer.generate_square_subsequent_mask(5),
+            memory_key_padding_mask=pad,
+            tgt_is_causal=True,
+        ),
+        mha_inputs(True),
+        nn.TransformerDecoderLayer(
+            16, 4, 32, dropout=0.0, batch_first=True, norm_first=_nf, activation="gelu"
+        ),
+    )
+construct(
+    "transformer_encoder_stack",
+    lambda m, q, kv, pad: m[0](kv, src_key_padding_mask=pad),
+    mha_inputs(True),
+    nn.TransformerEncoder(
+        nn.TransformerEncoderLayer(16, 4, 32, dropout=0.0, batch_first=True), 2, enable_nested_tensor=False
+    ),
+)
+construct(
+    "transformer_full",
+    lambda m, q, kv, pad: m[0](kv, q, src_key_padding_mask=pad, memory_key_padding_mask=pad),
+    mha_inputs(True),
+    nn.Transformer(16, 2, 1, 1, 32, dropout=0.0, batch_first=True),
+)
+
+construct("lstm", lambda m, x: m[0](x)[0], lambda s: (randn(s, 2, 5, 8),), nn.LSTM(8, 16, batch_first=True))
+construct(
+    "lstm_2layer_bidir_state",
+    lambda m, x: (lambda o: (o[0], o[1][0], o[1][1]))(m[0](x)),
+    lambda s: (randn(s, 5, 2, 8),),
+    nn.LSTM(8, 16, num_layers=2, bidirectional=True),
+)
+construct("gru", lambda m, x: m[0](x), lambda s: (randn(s, 2, 5, 8),), nn.GRU(8, 16, batch_first=True))
+construct(
+    "rnn_tanh", lambda m, x: m[0](x)[0], lambda s: (randn(s, 2, 5, 8),), nn.RNN(8, 16, batch_first=True)
+)
+construct("lstm_cell", lambda m, x: m[0](x), lambda s: (randn(s, 3, 8),), nn.LSTMCell(8, 16))
+construct("gru_cell", lambda m, x: m[0](x), lambda s: (randn(s, 3, 8),), nn.GRUCell(8, 16))
+
+construct(
+    "conv1d_depthwise_dilated",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 8, 20),),
+    nn.Conv1d(8, 8, 3, groups=8, dilation=2, padding=2),
+)
+construct(
+    "conv1d_grouped_stride_same",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 8, 20),),
+    nn.Conv1d(8, 12, 5, groups=4, padding="same"),
+)
+construct(
+    "conv2d_depthwise",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 8, 9, 11),),
+    nn.Conv2d(8, 16, 3, groups=8, padding=1, stride=2),
+)
+construct(
+    "conv2d_dilated_reflect",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 4, 9, 11),),
+    nn.Conv2d(4, 6, 3, dilation=(2, 1), padding=2, padding_mode="reflect"),
+)
+construct(
+    "conv2d_circular",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 4, 9, 11),),
+    nn.Conv2d(4, 6, 3, padding=1, padding_mode="circular"),
+)
+construct(
+    "conv3d_grouped",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 4, 5, 6, 7),),
+    nn.Conv3d(4, 8, 3, groups=2, padding=1, stride=(1, 2, 2)),
+)
+construct(
+    "conv_transpose1d",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 4, 9),),
+    nn.ConvTranspose1d(4, 6, 4, stride=2, padding=1),
+)
+construct(
+    "conv_transpose2d_grouped_outpad",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 2, 4, 5, 7),),
+    nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1, output_padding=1, groups=2, dilation=1),
+)
+construct(
+    "conv_transpose2d_output_size",
+    lambda m, x: m[0](x, output_size=(10, 14)),
+    lambda s: (randn(s, 2, 4, 5, 7),),
+    nn.ConvTranspose2d(4, 6, 3, stride=2, padding=1),
+)
+construct(
+    "conv_transpose3d",
+    lambda m, x: m[0](x),
+    lambda s: (randn(s, 1, 4, 3, 4, 5),),
+    nn.ConvTranspose3d(4, 2, 3, stride=2),
+)
+
+construct(
+    "adaptive_avg_pool2d_odd",
+    lambda m, x: F.adaptive_avg_pool2d(x, (3, 5)),
+    lambda s: (randn(s, 2, 4, 10, 7),),
+)
+construct(
+    "adaptive_max_pool2d_odd",
+    lambda m, x: F.adaptive_max_pool2d(x, (3, 5)),
+    lambda s: (randn(s, 2, 4, 10, 7),),
+)
+construct(
+    "adaptive_max_pool2d_indices",
+    lambda m, x: F.adaptive_max_pool2d(x, (3, 5), return_indices=True),
+    lambda s: (randn(s, 2, 4, 10, 7),),
+)
+construct(
+    "adaptive_avg_pool1d_odd", lambda m, x: F.adaptive_avg_pool1d(x, 3), lambda s: (randn(s, 2, 4, 10),)
+)
+construct(
+    "adaptive_max_pool1d_odd", lambda m, x: F.adaptive_max_pool1d(x, 4), lambda s: (randn(s, 2, 4, 11),)
+)
+construct(
+    "adaptive_avg_pool3d_odd",
+    lambda m, x: F.adaptive_avg_pool3d(x, (2, 3, 1)),
+    lambda s: (randn(s, 2, 3, 5, 7, 4),),
+)
+construct(
+    "max_pool2d_indices_ceil",
+    lambda m, x: F.max_pool2d(x, 3, 2, 1, ceil_mode=True, return_indices=True),
+    lambda s: (randn(s, 2, 3, 9, 10),),
+)
+construct(
+    "max_unpool2d",
+    lambda m, x: F.max_unpool2d(*F.max_pool2d(x, 2, return_indices=True), 2),
+    lambda s: (randn(s, 2, 3, 8, 10),),
+)
+construct(
+    "avg_pool2d_ceil_nopad_count",
+    lambda m, x: F.avg_pool2d(x, 3, 2, 1, ceil_mode=True, count_include_pad=False),
+    lambda s: (randn(s, 2, 3, 9, 10),),
+)
+construct(
+    "avg_pool2d_divisor",
+    lambda m, x: F.avg_pool2d(x, 2, divisor_override=3),
+    lambda s: (randn(s, 2, 3, 8, 10),),
+)
+construct("lp_pool2d", lambda m, x: F.lp_pool2d(x, 2.0, 3, 2), lambda s: (randn(s, 2, 3, 9, 10),))
+construct(
+    "max_pool1d_dilated", lambda m, x: F.max_pool1d(x, 3, 1, 1, dilation=2), lambda s: (randn(s, 2, 3, 11),)
+)
+construct("max_pool3d", lambda m, x: F.max_pool3d(x, 2, 2), lambda s: (randn(s, 2, 3, 4, 6, 8),))
+construct("avg_pool3d", lambda m, x: F.avg_pool3d(x, 3, 2, 1), lambda s: (randn(s, 2, 3, 5, 6, 7),))
+construct(
+    "fractional_free_avg_pool1d", lambda m, x: F.avg_pool1d(x, 4, 3, 2), lambda s: (randn(s, 2, 3, 11),)
+)
+
+for _mode, _ac in (
+    ("nearest", None),
+    ("nearest-exact", None),
+    ("bilinear", True),
+    ("bilinear", False),
+    ("bicubic", False),
+    ("bicubic", True),
+):
+    construct(
+        f"interpolate_{_mode}_ac{_ac}_scale",
+        lambda m, x, mode=_mode, ac=_ac: F.interpolate(x, scale_factor=1.7, mode=mode, align_corners=ac),
+        lambda s: (randn(s, 2, 3, 5, 7),),
+    )
+    construct(
+        f"interpolate_{_mode}_ac{_ac}_size",
+        lambda m, x, mode=_mode, ac=_ac: F.interpolate(x, size=(4, 11), mode=mode, align_corners=ac),
+        lambda s: (randn(s, 2, 3, 5, 7),),
+    )
+construct(
+    "interpolate_linear_1d",
+    lambda m, x: F.interpolate(x, size=13, mode="linear", align_corners=False),
+    lambda s: (randn(s, 2, 3, 5),),
+)
+construct(
+    "interpolate_trilinear",
+    lambda m, x: F.interpolate(x, scale_factor=2, mode="trilinear", align_corners=True),
+    lambda s: (randn(s, 1, 2, 3, 4, 5),),
+)
+construct(
+    "interpolate_area",
+    lambda m, x: F.interpolate(x, size=(3, 4), mode="area"),
+    lambda s: (randn(s, 2, 3, 7, 9),),
+)
+construct(
+    "upsample_nearest_int",
+    lambda m, x: nn.functional.interpolate(x, scale_factor=2),
+    lambda s: (randn(s, 2, 3, 5, 7),),
+)
+construct(
+    "interpolate_antialias",
+    lambda m, x: F.interpolate(x, size=(3, 4), mode="bilinear", antialias=True),
+    lambda s: (randn(s, 2, 3, 7, 9),),
+)
+
+construct("pixel_shuffle", lambda m, x: F.pixel_shuffle(x, 2), lambda s: (randn(s, 2, 12, 3, 5),))
+construct("pixel_unshuffle", lambda m, x: F.pixel_unshuffle(x, 2), lambda s: (randn(s, 2, 3, 6, 4),))
+construct("channel_shuffle", lambda m, x: F.channel_shuffle(x, 3), lambda s: (randn(s, 2, 12, 3, 5),))
+construct(
+    "unfold",
+    lambda m, x: F.unfold(x, (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+    lambda s: (randn(s, 2, 3, 7, 8),),
+)
+construct(
+    "fold",
+    lambda m, x: F.fold(x, (7, 8), (2, 3), dilation=(1, 2), padding=1, stride=(2, 1)),
+    lambda s: (randn(s, 2, 6, 24),),
+)
+construct(
+    "unfold_fold_roundtrip",
+    lambda m, x: F.fold(F.unfold(x, 3, padding=1), (6, 5), 3, padding=1),
+    lambda s: (randn(s, 2, 3, 6, 5),),
+)
+construct("tensor_unfold", lambda m, x: x.unfold(2, 3, 2).sum(-1), lambda s: (randn(s, 2, 3, 9),))
+
+
+def _bag_inputs(s: int) -> tuple[Any, ...]:
+    g = gen(s)
+    return torch.randint(0, 20, (10,), generator=g), torch.tensor([0, 3, 3, 7])
+
+
+for _mode in ("sum", "mean", "max"):
+    construct(
+        f"embedding_bag_{_mode}_offsets",
+        lambda m, i, o: m[0](i, o),
+        _bag_inputs,
+        nn.EmbeddingBag(20, 6, mode=_mode),
+    )
+construct(
+    "embedding_bag_2d_weights",
+    lambda m, i, w: m[0](i, per_sample_weights=w),
+    lambda s: (torch.randint(0, 20, (3, 4), generator=gen(s)), randn(s, 3, 4)),
+    nn.EmbeddingBag(20, 6, mode="sum"),
+)
+construct(
+    "embedding_bag_padding_idx",
+    lambda m, i: m[0](i),
+    lambda s: (torch.randint(0, 5, (3, 4), generator=gen(s)),),
+    nn.EmbeddingBag(5, 6, mode="mean", padding_idx=0),
+)
+construct(
+    "embedding_padding_max_norm_free",
+    lambda m, i: m[0](i) * 2,
+    lambda s: (torch.randint(0, 5, (3, 4), generator=gen(s)),),
+    nn.Embedding(5, 6, padding_idx=1),
+)
+
+for _mode in ("bilinear", "nearest"):
+    for _pad in ("zeros", "border", "reflection"):
+        for _ac in (True, False):
+            construct(
+                f"grid_sample_{_mode}_{_pad}_ac{_ac}",
+                lambda m, x, g, mode=_mode, pad=_pad, ac=_ac: F.grid_sample(
+                    x, g, mode=mode, padding_mode=pad, align_corners=ac
+                ),
+                lambda s: (randn(s, 2, 3, 5, 7), randn(s + 50, 2, 4, 6, 2) * 1.2),
+            )
+construct(
+    "grid_sample_bicubic",
+    lambda m, x, g: F.grid_sample(x, g, mode="bicubic", align_corners=False),
+    lambda s: (randn(s, 2, 3, 5, 7), randn(s + 50, 2, 4, 6, 2)),
+)
+construct(
+    "grid_sample_3d",
+    lambda m, x, g: F.grid_sample(x, g, align_corners=False),
+    lambda s: (randn(s, 2, 3, 4, 5, 6), randn(s + 50, 2, 2, 3, 4, 3)),
+)
+construct(
+    "affine_grid",
+    lambda m, t: F.affine_grid(t, [2, 3, 5, 7], align_corners=False),
+    lambda s: (randn(s, 2, 2, 3),),
+)
+
+construct(
+    "cumsum_dims",
+    lambda m, x: (x.cumsum(0), x.cumsum(-1), x.int().cumsum(1)),
+    lambda s: (randn(s, 4, 5, 6) * 3,),
+)
+construct("cumprod", lambda m, x: (x.cumprod(1), x.cumprod(-1)), lambda s: (randn(s, 4, 5, 6),))
+construct("logcumsumexp", lambda m, x: (x.logcumsumexp(1), x.logcumsumexp(0)), lambda s: (randn(s, 4, 5, 6),))
+construct("cummax_cummin", lambda m, x: (*x.cummax(1), *x.cummin(-1)), lambda s: (randn(s, 4, 5, 6),))
+construct(
+    "topk",
+    lambda m, x: (*x.topk(3, dim=-1), *x.topk(2, dim=1, largest=False, sorted=True)),
+    lambda s: (randn(s, 4, 5, 6),),
+)
+construct(
+    "sort_argsort",
+    lambda m, x: (*x.sort(-1, descending=True), x.argsort(1), *torch.sort(x, dim=0, stable=True)),
+    lambda s: (randn(s, 4, 5, 6),),
+)
+construct(
+    "sort_int_stable",
+    lambda m, x: (*torch.sort(x, dim=-1, stable=True),),
+    lambda s: (torch.randint(0, 4, (4, 9), generator=gen(s)),),
+)
+construct(
+    "kthvalue_median",
+    lambda m, x: (*x.kthvalue(2, -1), *x.median(1), x.nanmedian()),
+    lambda s: (randn(s, 4, 5, 6),),
+)
+construct(
+    "msort_searchsorted",
+    lambda m, x, v: torch.searchsorted(x.sort(-1)[0], v),
+    lambda s: (randn(s, 4, 8), randn(s + 9, 4, 3)),
+)
+construct(
+    "bucketize",
+    lambda m, x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 2.0])),
+    lambda s: (randn(s, 4, 8),),
+)
+
+for _causal in (True, False):
+    construct(
+        f"sdpa_causal{_causal}",
+        lambda m, q, k, v, c=_causal: F.scaled_dot_product_attention(q, k, v, is_causal=c),
+        lambda s: (randn(s, 2, 4, 6, 8), randn(s + 1, 2, 4, 6, 8), randn(s + 2, 2, 4, 6, 8)),
+    )
+construct(
+    "sdpa_causal_rect",
+    lambda m, q, k, v: F.scaled_dot_product_attention(q, k, v, is_causal=True),
+    lambda s: (randn(s, 2, 4, 3, 8), randn(s + 1, 2, 4, 6, 8), randn(s + 2, 2, 4, 6, 8)),
+)
+construct(
+    "sdpa_float_mask_broadcast",
+    lambda m, q, k, v, mask: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+    lambda s: (
+        randn(s, 2, 4, 5, 8),
+        randn(s + 1, 2, 4, 6, 8),
+        randn(s + 2, 2, 4, 6, 8),
+        randn(s + 3, 2, 1, 1, 6),
+    ),
+)
+construct(
+    "sdpa_bool_mask",
+    lambda m, q, k, v, mask: F.scaled_dot_product_attention(q, k, v, attn_mask=mask),
+    lambda s: (
+        randn(s, 2, 4, 5, 8),
+        randn(s + 1, 2, 4, 6, 8),
+        randn(s + 2, 2, 4, 6, 8),
+        (randn(s + 3, 2, 4, 5, 6) > -0.5),
+    ),
+)
+construct(
+    "sdpa_bool_mask_fully_masked_row",
+    lambda m, q, k, v, mask: F.scaled_dot_product_attention(
+        q, k, v, attn_mask=mask & (torch.arange(5)[:, None] > 0)
+    ),
+    lambda s: (
+        randn(s, 2, 4, 5, 8),
+        randn(s + 1, 2, 4, 6, 8),
+        randn(s + 2, 2, 4, 6, 8),
+        (randn(s + 3, 2, 1, 5, 6) > -0.5),
+    ),
+)
+construct(
+    "sdpa_scale_gqa",
+    lambda m, q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True),
+    lambda s: (randn(s, 2, 4, 5, 8), randn(s + 1, 2, 2, 6, 8), randn(s + 2, 2, 2, 6, 16)),
+)
+construct(
+    "sdpa_3d",
+    lambda m, q, k, v: F.scaled_dot_product_attention(q, k, v),
+    lambda s: (randn(s, 3, 5, 8), randn(s + 1, 3, 6, 8), randn(s + 2, 3, 6, 8)),
+)
+
+
+construct(
+    "embedding_max_norm",
+    lambda m, i: m[0](i) * 2,
+    lambda s: (torch.randint(0, 5, (3, 4), generator=gen(s)),),
+    nn.Embedding(5, 6, max_norm=1.0),
+)
+
+
+def _packed_lstm(mods: nn.ModuleList, x: torch.Tensor, lengths: torch.Tensor) -> Any:
+    packed = nn.utils.rnn.pack_padded_sequence(x, lengths, batch_first=True, enforce_sorted=False)
+    out, _ = mods[0](packed)
+    return nn.utils.rnn.pad_packed_sequence(out, batch_first=True, total_length=6)[0]
+
+
+construct(
+    "lstm_packed_sequence",
+    _packed_lstm,
+    lambda s: (randn(s, 3, 6, 8), torch.tensor([6, 3 + s % 3, 2])),
+    nn.LSTM(8, 16, batch_first=True),
+)
+construct("cdist", lambda m, a, b: torch.cdist(a, b), lambda s: (randn(s, 2, 5, 4), randn(s + 1, 2, 7, 4)))
+construct(
+    "roll_flip_rot90",
+    lambda m, x: (x.roll((1, -2), (1, 2)), x.flip(-1), torch.rot90(x, 1, (1, 2))),
+    lambda s: (randn(s, 2, 5, 6),),
+)
+construct(
+    "pad_replicate_3d_reflect_1d",
+    lambda m, x: (F.pad(x, (1, 2, 0, 1, 2, 0), mode="replicate"), F.pad(x[:, 0, 0], (2, 1), mode="reflect")),
+    lambda s: (randn(s, 2, 3, 4, 5, 6),),
+)
+construct("histc", lambda m, x: torch.histc(x, bins=7, min=-2, max=2), lambda s: (randn(s, 50),))
+construct(
+    "bincount",
+    lambda m, x: torch.bincount(x, minlength=5),
+    lambda s: (torch.randint(0, 7, (20,), generator=gen(s)),),
+)
+construct(
+    "bilinear_normalize_cosine",
+    lambda m, a, b: (m[0](a, b), F.normalize(a, dim=-1), F.cosine_similarity(a[..., :5], b, dim=-1)),
+    lambda s: (randn(s, 3, 6), randn(s + 1, 3, 5)),
+    nn.Bilinear(6, 5, 4),
+)
+construct(
+    "tril_triu_diag",
+    lambda m, x: (x.tril(-1), x.triu(2), torch.diag_embed(x[..., 0]), x.diagonal(1, -2, -1)),
+    lambda s: (randn(s, 2, 5, 6),),
+)
+construct(
+    "masked_fill_where_scalar",
+    lambda m, x: (x.masked_fill(x > 0.5, float("-inf")).softmax(-1), torch.where(x > 0, x, 0.0)),
+    lambda s: (randn(s, 2, 5, 6),),
+)
+
+
+# ---------------------------------------------------------------- runner
+
+
+def run_case(name: str) -> str:
+    """Compiles the case, then per call runs eager and the compiled model on the same fresh inputs."""
+    torch.manual_seed(0)
+    start = time.time()
+    try:
+        model, inputs = CASES[name]()
+        model = model.eval().float()
+        with torch.no_grad():
+            compiled = pygraph.export_and_compile(model, inputs(0), target="emulator")
+            worst = 0.0
+            for seed in (1, 2):
+                args = inputs(seed)
+                ref = model(*args)
+                got = compiled(*args)
+                worst = max(worst, relative_error(got, ref))
+        status = "PASS" if worst <= 1e-5 else "MISMATCH"
+        return f"{status} {name} err={worst:.1e} ({time.time() - start:.0f}s)"
+    except Exception as error:
+        if _eager_fails(name):
+            return f"SKIP {name} (eager fails too: {_eager_fails(name)})"
+        lines = [line for line in str(error).strip().splitlines() if line.strip()]
+        where = traceback.extract_tb(error.__traceback__)[-1]
+        first = " | ".join(lines[:4])[:600]
+        return (
+            f"FAIL {name} {type(error).__name__}: {first} [{where.filename.split('/')[-1]}:{where.lineno}]"
+            f" ({time.time() - start:.0f}s)"
+        )
+
+
+def _eager_fails(name: str) -> str:
+    """Why the model itself fails on the example inputs ("" if it runs)."""
+    try:
+        model, inputs = CASES[name]()
+        with torch.no_grad():
+            model.eval()(*inputs(0))
+    except Exception as error:
+        return f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
+    return ""
+
+
+def main() -> None:
+    prefixes = sys.argv[1:] or [""]
+    for name in CASES:
+        if any(name.startswith(p) for p in prefixes):
+            print(run_case(name), flush=True)
+
+
+if __name__ == "__main__":
+    main()
