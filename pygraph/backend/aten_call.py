@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..ir import dtypes
-from ..ir.plan import Device, Operand
+from ..ir.plan import Device, Node, Operand
 
 
 def resolve(op_name: str) -> torch._ops.OpOverload:
@@ -102,3 +102,14 @@ def _substitute(value: Any, operands: Sequence[torch.Tensor]) -> Any:
     if isinstance(value, list):
         return [_substitute(v, operands) for v in value]
     return value
+
+
+def check_fresh(node: Node, reads: list[torch.Tensor], outs: Sequence[Any]) -> None:
+    """A library node's results are fresh storage in the plan (memory planning may reuse its inputs'
+    bytes once they die): an ATen call that returns a view of an input (`type_as` of the same dtype, a
+    one-operand `einsum`) would be corrupted there, so it is an error here, not a wrong result. (Host
+    nodes may return views: the views of data-dependent results run there.)"""
+    inputs = {t.untyped_storage().data_ptr() for t in reads if t.numel() > 0}
+    for out in outs:
+        if isinstance(out, torch.Tensor) and out.numel() > 0 and out.untyped_storage().data_ptr() in inputs:
+            raise RuntimeError(f"{node.location}: {node.op} returned a view of its input, not a fresh tensor")

@@ -20,7 +20,7 @@ import torch
 
 from ..ir.layout import Layout
 from ..ir.plan import Node, Plan
-from .aten_call import AtenCall
+from .aten_call import AtenCall, check_fresh
 from .random import seed_and_offset
 from .stats import plan_stats
 from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
@@ -124,7 +124,7 @@ class Emulator:
                     f"{node.location}: {node.op} returned {len(outs)} tensors, the plan expects {len(node.results)}"
                 )
             if node.kind == "library":
-                _check_fresh(node, reads, outs[: len(node.results)])  # (an in-place op returns its input)
+                check_fresh(node, reads, outs[: len(node.results)])  # (an in-place op returns its input)
             for buffer, out in zip(node.results, outs, strict=False):
                 if not self.plan.buffers[buffer].used:
                     continue
@@ -137,17 +137,6 @@ class Emulator:
             _bytes(tensor(node.writes[0])).fill_(node.byte)
         else:
             raise RuntimeError(f"{node.location}: unknown node kind {node.kind}")
-
-
-def _check_fresh(node: Node, reads: list[torch.Tensor], outs: Sequence[Any]) -> None:
-    """A library node's results are fresh storage in the plan (memory planning may reuse its inputs'
-    bytes once they die): an ATen call that returns a view of an input (`type_as` of the same dtype, a
-    one-operand `einsum`) would be corrupted there, so it is an error here, not a wrong result. (Host
-    nodes may return views: the views of data-dependent results run there.)"""
-    inputs = {t.untyped_storage().data_ptr() for t in reads if t.numel() > 0}
-    for out in outs:
-        if isinstance(out, torch.Tensor) and out.numel() > 0 and out.untyped_storage().data_ptr() in inputs:
-            raise RuntimeError(f"{node.location}: {node.op} returned a view of its input, not a fresh tensor")
 
 
 def _matches(tensor: torch.Tensor, layout: Layout) -> bool:

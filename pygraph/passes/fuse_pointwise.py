@@ -511,7 +511,8 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
         ]
     checks: list[Any] = []
     for user in [u.owner for v in made if v not in outputs for u in v.uses]:
-        if _check(user) and not _among(user, checks):
+        # (a check the group holds, `left_out` of its function, goes with its members)
+        if _check(user) and not _among(user, checks) and not _among(user, members):
             checks.append(user)
     for check in checks:
         if any(check.operation == op.operation for op in group.no_ops.values()):

@@ -52,7 +52,7 @@ from ...ir.plan import (
     pooled_results,
     reads_table,
 )
-from ..aten_call import AtenCall
+from ..aten_call import AtenCall, check_fresh
 from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
@@ -704,7 +704,10 @@ class CudaRuntime:
         def run() -> None:
             inputs = [self._tensor(b) for b in node.reads]
             if not side:
-                self._take(node, call(inputs), recorded=False)
+                outputs = call(inputs)
+                if not self._built and node.kind == "library":  # the warm-up checks each call once
+                    check_fresh(node, inputs, outputs[: len(node.results)])
+                self._take(node, outputs, recorded=False)
                 return
             # No record_stream on the outputs: it would keep each freed output allocated until the GPU
             # caught up, and the host runs far ahead here (a model's every result at once). Without it, a
@@ -714,6 +717,7 @@ class CudaRuntime:
             with torch.cuda.stream(self.side):
                 outputs = call(inputs)
             current.wait_stream(self.side)
+            check_fresh(node, inputs, outputs[: len(node.results)])  # (`side`: the warm-up of a library call)
             self._take(node, outputs, recorded=False)
 
         return run
