@@ -17,7 +17,7 @@ from .frontend import (
     DerivedState,
     DynamicDim,
     ImportedProgram,
-    dynamic_dims,
+    declared_dims,
     export_program,
     hoist_derived_state,
     import_program,
@@ -92,7 +92,8 @@ def export_and_compile(
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
     name = type(model).__name__
-    program = export_program(model, example_inputs, dynamic_shapes, freeze=freeze)
+    program = export_program(model, example_inputs, freeze=freeze)  # for the example's sizes
+    dynamic = {} if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
     derived = hoist_derived_state(program)
     context = make_context()
     imported = import_program(program, context, derived.names if derived else ())
@@ -102,7 +103,7 @@ def export_and_compile(
     cost_key = _cost_key(target, model)
     module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
     compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
-    compiled._dynamic = dynamic_dims(program)
+    compiled._dynamic = dynamic
     compiled._variant_options = {
         "target": target,
         "freeze": freeze,

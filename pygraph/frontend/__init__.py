@@ -1,7 +1,7 @@
 """Stage 1: a PyTorch model to `.torch.mlir` (torch.export, pygraph's decompositions, FX import with hooks)."""
 
 from .derived_state import DerivedState, hoist_derived_state
-from .export import DynamicDim, ExportError, dynamic_dims, export_program
+from .export import DynamicDim, ExportError, declared_dims, export_program
 from .importer import ArgumentSpec, ImportedProgram, UnsupportedError, import_program
 
 __all__ = [
@@ -11,7 +11,7 @@ __all__ = [
     "ExportError",
     "ImportedProgram",
     "UnsupportedError",
-    "dynamic_dims",
+    "declared_dims",
     "export_program",
     "hoist_derived_state",
     "import_program",

@@ -48,22 +48,11 @@ def export_program(
     attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
     layouts eager gives them.
     """
-    if not isinstance(example_inputs, tuple):
-        raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
-    names = _argument_names(model, len(example_inputs))
-    example_inputs, lifted = lift_numbers(model, names, example_inputs)
-    try:
-        with _attributes_kept(model), warnings.catch_warnings():  # (torch's pytree deprecation, in export)
-            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            program = torch.export.export(model, example_inputs, dynamic_shapes=dynamic_shapes, strict=False)
-            if freeze:
-                fold_batch_norms(program)
-            program = program.run_decompositions(TABLE)
-    except Exception as e:
-        hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
-        raise ExportError(
-            f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
-        ) from e
+    with _exporting(model, example_inputs) as inputs:
+        program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        if freeze:
+            fold_batch_norms(program)
+        program = program.run_decompositions(TABLE)
     devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
     if devices is None:
         raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
@@ -107,6 +96,36 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
             upper = bounds.upper
             dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
     return dims
+
+
+def declared_dims(
+    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any
+) -> dict[tuple[int, int], DynamicDim]:
+    """The dims `dynamic_shapes` declares, as torch.export reads them (ranges, dims sharing a symbol):
+    traced once with them, not decomposed. The program pygraph compiles is exported for the example's
+    sizes (`export_program` without `dynamic_shapes`): a plan is specialized to its shapes, and symbolic
+    sizes in a traced model reach ops whose kernels need them known."""
+    with _exporting(model, example_inputs) as inputs:
+        return dynamic_dims(torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False))
+
+
+@contextlib.contextmanager
+def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]:
+    """The example inputs with Python numbers as 0-d tensors (`numbers.py`), for a trace of `model` whose
+    failure is an ExportError carrying torch's, and which leaves the model's attributes as they were."""
+    if not isinstance(example_inputs, tuple):
+        raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
+    names = _argument_names(model, len(example_inputs))
+    inputs, lifted = lift_numbers(model, names, example_inputs)
+    try:
+        with _attributes_kept(model), warnings.catch_warnings():  # (torch's pytree deprecation, in export)
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            yield inputs
+    except Exception as e:
+        hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
+        raise ExportError(
+            f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
+        ) from e
 
 
 @contextlib.contextmanager
