@@ -535,8 +535,11 @@ class CompiledModel:
         self.plan = read_plan(module)
 
     def rebind(self) -> None:
-        """Rebinds parameters and buffers now: needed only after `param.data = other` (see `_StateWatch`)."""
+        """Rebinds parameters and buffers now, in every shape variant too: needed only after
+        `param.data = other` (see `_StateWatch`)."""
         self._bind_state()
+        for variant in self._variants.values():
+            variant.rebind()
 
     def stats(self) -> dict[str, Any]:
         return self._backend.stats()

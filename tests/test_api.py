@@ -197,6 +197,20 @@ def test_a_declared_dynamic_dim_gets_graphs_per_size():
         compiled(torch.randn(8, 32, dtype=torch.float64))
 
 
+def test_rebind_follows_replaced_data_in_every_variant():
+    """`param.data = other` is the one change no hook sees: `rebind()` makes every shape variant read it."""
+    torch.manual_seed(0)
+    model = MLP().eval()
+    batch = torch.export.Dim("batch", min=1, max=64)
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),), dynamic_shapes={"x": {0: batch}})
+    compiled(torch.randn(8, 32))  # a variant for 8 rows
+    model.net[0].weight.data = torch.randn(64, 32)
+    compiled.rebind()
+    for rows in (4, 8):
+        x = torch.randn(rows, 32)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 class Scaled(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor, scale: float) -> torch.Tensor:
         return (x * scale + y).softmax(-1)
