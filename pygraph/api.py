@@ -450,6 +450,17 @@ class CompiledModel:
                 raise ValueError(
                     f"{where} is {got} and {seen[1]} is {seen[0]}: dynamic_shapes made them one dim"
                 )
+        known = {symbol: size for symbol, (size, _) in sizes.items()}
+        for (i, dim), spec in self._dynamic.items():
+            want = spec.expected(known)
+            if want is not None and inputs[i].shape[dim] != want:
+                names = ", ".join(
+                    f"{s} is {sizes[str(s)][1]}" for s in sorted(spec.formula.free_symbols, key=str)
+                )
+                raise ValueError(
+                    f"dimension {dim} of input '{self._inputs[i].name}' is {inputs[i].shape[dim]}, "
+                    f"dynamic_shapes made it {spec.formula} = {want} ({names})"
+                )
         if key == tuple(tuple(shape) for shape, _, _ in self._expected):
             raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
         if len(self._variants) >= knobs.max_variants:

@@ -197,6 +197,26 @@ def test_a_declared_dynamic_dim_gets_graphs_per_size():
         compiled(torch.randn(8, 32, dtype=torch.float64))
 
 
+class Halves(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        return x.view(2, -1).sum(0) * y
+
+
+def test_a_derived_dynamic_dim_follows_its_formula():
+    torch.manual_seed(0)
+    model, half = Halves(), torch.export.Dim("half", min=2, max=32)
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(8), torch.randn(4)), dynamic_shapes={"x": {0: 2 * half}, "y": {0: half}}
+    )
+    for n in (6, 9):
+        x, y = torch.randn(2 * n), torch.randn(n)
+        assert relative_error(compiled(x, y), model(x, y)) <= 1e-6
+    with pytest.raises(
+        ValueError, match=r"dimension 0 of input 'x' is 11, dynamic_shapes made it 2\*\w+ = 10"
+    ):
+        compiled(torch.randn(11), torch.randn(5))
+
+
 def test_rebind_follows_replaced_data_in_every_variant():
     """`param.data = other` is the one change no hook sees: `rebind()` makes every shape variant read it."""
     torch.manual_seed(0)

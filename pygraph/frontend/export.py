@@ -70,11 +70,19 @@ def export_program(
 @dataclass(frozen=True)
 class DynamicDim:
     """A dim of a user input that `dynamic_shapes` declared: its symbol (dims sharing one must be equal)
-    and the range export kept for it (`upper` None: unbounded)."""
+    and the range export kept for it (`upper` None: unbounded), or for a derived dim (`2 * seq`) the
+    formula of its size in the symbols of other dims."""
 
     symbol: str
     lower: int
     upper: int | None
+    formula: Any = None  # a sympy expression, for a derived dim
+
+    def expected(self, sizes: dict[str, int]) -> int | None:
+        """A derived dim's size given the sizes of the symbols, if all are known."""
+        if self.formula is None or any(str(s) not in sizes for s in self.formula.free_symbols):
+            return None
+        return int(self.formula.subs({s: sizes[str(s)] for s in self.formula.free_symbols}))
 
 
 def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int], DynamicDim]:
@@ -91,7 +99,7 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
             expr = size.node.expr
             bounds = program.range_constraints.get(expr) if expr.is_Symbol else None
             if bounds is None:
-                dims[i, dim] = DynamicDim(f"{expr} (input {i} dim {dim})", 0, None)
+                dims[i, dim] = DynamicDim(f"{expr} (input {i} dim {dim})", 0, None, expr)
                 continue
             upper = bounds.upper
             dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
