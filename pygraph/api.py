@@ -439,6 +439,8 @@ class CompiledModel:
         self._explain_bad_inputs(inputs)
         sizes: dict[str, tuple[int, str]] = {}
         for (i, dim), spec in self._dynamic.items():
+            if spec.formula is not None:
+                continue  # a derived dim: its formula is checked below, once its symbols' sizes are known
             got, where = inputs[i].shape[dim], f"dimension {dim} of input '{self._inputs[i].name}'"
             if got < spec.lower or (spec.upper is not None and got > spec.upper):
                 upper = "inf" if spec.upper is None else spec.upper

@@ -87,7 +87,7 @@ class DynamicDim:
 
 def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int], DynamicDim]:
     """The dims of the user inputs whose size export kept symbolic, by (input index, dim). A dim given by
-    an expression of symbols (a derived `Dim`) is unbounded and shares no symbol with other dims."""
+    an expression of symbols (a derived `Dim`) carries that formula instead of a range."""
     nodes = {node.name: node for node in program.graph.nodes}
     user_inputs = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
     dims = {}
@@ -99,7 +99,7 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
             expr = size.node.expr
             bounds = program.range_constraints.get(expr) if expr.is_Symbol else None
             if bounds is None:
-                dims[i, dim] = DynamicDim(f"{expr} (input {i} dim {dim})", 0, None, expr)
+                dims[i, dim] = DynamicDim(str(expr), 0, None, expr)
                 continue
             upper = bounds.upper
             dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
