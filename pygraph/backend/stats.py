@@ -10,7 +10,8 @@ from ..ir.plan import HostStep, Plan, Segment, is_graphed, reads_table
 def copied_bytes_per_call(plan: Plan) -> int:
     """Bytes moved per call besides the model's own kernels: inputs staged or copied into the graph, outputs
     copied out of it (by the runtime or by a copy kernel into the fresh tensor), memcpy nodes, the per-call
-    table (written by the head node of each graph, or from the host before an eager step reading it).
+    table (written by the head node of each graph, and by the same kernel launched before each eager step
+    reading it).
     Outputs whose size the data decides are not counted."""
     copy_kernels = sum(plan.buffers[a.buffer].layout.nbytes() for a in plan.arguments if a.io == "copy")
     copy_kernels += sum(
@@ -18,14 +19,15 @@ def copied_bytes_per_call(plan: Plan) -> int:
         for o in plan.outputs
         if o.choice == "copy kernel" and not plan.buffers[o.buffer].layout.is_dynamic
     )
-    graphs = sum(is_graphed(step) for step in plan.steps) if plan.table_slots else 0
-    return copy_kernels + 8 * plan.table_slots * graphs + memcpy_bytes_per_call(plan)
+    writes = (
+        sum(is_graphed(step) or reads_table(plan, step) for step in plan.steps) if plan.table_slots else 0
+    )
+    return copy_kernels + 8 * plan.table_slots * writes + memcpy_bytes_per_call(plan)
 
 
 def memcpy_bytes_per_call(plan: Plan) -> int:
     """The part of `copied_bytes_per_call` a profiler shows as memcpy: the runtime's copies (staged inputs,
-    outputs returned as copies), memcpy nodes and the table written from the host before each eager step
-    that reads it; copy kernels and the table's writer node in a graph are kernels."""
+    outputs returned as copies) and memcpy nodes; copy kernels and the table's writer are kernels."""
     total = sum(plan.buffers[a.buffer].layout.nbytes() for a in plan.arguments if a.io == "stage")
     total += sum(
         plan.buffers[o.buffer].layout.nbytes()
@@ -34,8 +36,7 @@ def memcpy_bytes_per_call(plan: Plan) -> int:
     )
     for segment in plan.segments:
         total += sum(plan.buffers[n.writes[0]].layout.nbytes() for n in segment.nodes if n.kind == "copy")
-    eager_reads = sum(not is_graphed(step) and reads_table(plan, step) for step in plan.steps)
-    return total + 8 * plan.table_slots * eager_reads
+    return total
 
 
 def plan_stats(plan: Plan, captures: int, nodes: dict[str, int] | None = None) -> dict[str, Any]:

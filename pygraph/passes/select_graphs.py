@@ -3,7 +3,7 @@
 A graph costs one launch (plus the per-call table update and patched parameters) on the host and a little GPU time per node;
 launching the nodes one by one costs a launch per node on the host, which runs ahead of the GPU when the
 GPU work is long. So per segment (times per call, `pygraph.ir.costs`):
-  eager = max(host launches of its nodes, GPU work of its nodes)
+  eager = max(host launches of its nodes and of the table's writer, GPU work of both)
   graph = max(graph launch + parameter updates, GPU work + per-node cost)
 GPU work is estimated from bytes moved and, for matrix products, convolutions and attention, from flops.
 Where a `profile=True` compilation measured the segment (same fingerprint, same device and versions),
@@ -73,9 +73,10 @@ class SelectGraphs(Pass):
 def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
     """The segment's fingerprint and its estimated time per call as eager launches and as a graph."""
     nodes = [op for op in segment.body.blocks[0].operations if isinstance(op, d.NODE_OPS)]
-    host = sum(estimates.launch_us(op, model) for op in nodes)
-    work = sum(estimates.work_us(op, model) for op in nodes)
     table = any(reached_through_table(v) for op in nodes for v in op.operands)
+    # launched one by one, a segment reading the table first launches the table's writer
+    host = sum(estimates.launch_us(op, model) for op in nodes) + table * model.driver_launch_us
+    work = sum(estimates.work_us(op, model) for op in nodes) + table * model.kernel_node_us
     updates = table + sum(any(patched(v) for v in op.operands) for op in nodes)  # parameter updates per call
     libraries = sum(isinstance(op, d.LibraryOp) for op in nodes)
     return {

@@ -674,14 +674,12 @@ class CudaRuntime:
         self._place_call_roots(self._outputs_now)
 
     def _eager_table(self) -> None:
-        """Before eager work that reads the table: the tensors placed, and the table written from the host
-        (synchronously: pageable memory; only eager segments whose kernels read the table pay it)."""
+        """Before eager work that reads the table: the tensors placed, and the table written by an eager launch
+        of the graphs' head kernel (its parameters are copied at launch, so calls queued back to back each
+        see their own addresses, and the host does not wait for the GPU as a host-to-device copy would)."""
         self._place_call_roots(self._outputs_now)
-        if self.plan.table_slots:
-            values = [
-                v - (1 << 64) if v >= 1 << 63 else v for v in self.slot_values[1 : 1 + self.plan.table_slots]
-            ]
-            self.table.copy_(torch.tensor(values, dtype=torch.int64))  # the slots' bits, as signed int64
+        if self.writer is not None:
+            self.writer.launch((1, 1, 1), self.table_params, self._stream)
 
     def _eager_kernel(self, node: Node) -> Runner:
         function = self.functions[node.kernel]
