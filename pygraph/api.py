@@ -280,15 +280,30 @@ class CompiledModel:
         self._single_output = self._out_spec.is_leaf()
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
+        # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
+        # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
+        self._replay: Any = None
+        self._replayable = not self._numbers and not (self._mutated_inputs and len(self._inputs) > 1)
         _StateWatch.install()
         if derived is not None:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
         self._bind_state(derive=False)
 
     def __call__(self, *args: Any) -> Any:
-        """The hot path: cheap checks of the inputs, state rebound only after an event that may have moved
-        it (see `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor.
-        Inputs of other shapes go to `_other_shapes`."""
+        """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`."""
+        replay = self._replay
+        if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
+            out = replay(args)
+            if out is not None:
+                if self._single_output:
+                    return out
+                return pytree.tree_unflatten(out if type(out) is list else [out], self._out_spec)
+        return self._call(args)
+
+    def _call(self, args: tuple[Any, ...]) -> Any:
+        """Cheap checks of the inputs, state rebound only after an event that may have moved it (see
+        `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor. Inputs
+        of other shapes go to `_other_shapes`."""
         inputs = self._numbers_as_tensors(args) if self._numbers else args
         if len(inputs) != len(self._expected):
             self._explain_bad_inputs(inputs)
@@ -310,8 +325,19 @@ class CompiledModel:
             if source._version != version:  # changed in place (load_state_dict): the copy follows, in order
                 copy.copy_(source)
                 self._placed[name] = (source, source._version, copy)
+                self._watch_state()
         flat = self._backend(inputs)
+        if self._backend.native is not self._replay and self._replayable:
+            self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
+            self._watch_state()
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
+
+    def _watch_state(self) -> None:
+        """Gives the native replay the tensors whose change it must hand to `_call` (derived state's sources,
+        host tensors placed on the GPU), with the versions their copies follow."""
+        if self._replay is not None:
+            placed = tuple((source, version) for source, version, _ in self._placed.values())
+            self._replay.set_watch(tuple(self._derived_from) + placed)
 
     def _refuse_aliased_inputs(self, inputs: tuple[torch.Tensor, ...]) -> None:
         """The model writes an input in place: if it shares memory with another input, eager would let the
@@ -351,6 +377,7 @@ class CompiledModel:
         if self._derived is not None and derive:
             self._derive(refresh=False)
         self._backend.bind_state(self._state_tensors())
+        self._watch_state()
 
     def _derived_sources(self) -> list[torch.Tensor]:
         return [
@@ -369,6 +396,7 @@ class CompiledModel:
         else:
             self._derived_values = dict(zip(derived.names, values, strict=True))
         self._derived_from = [(t, t._version) for t in sources]
+        self._watch_state()
 
     def _state_tensors(self) -> list[torch.Tensor]:
         """The tensors of the plan's parameters, buffers and constants, where the plan places them."""

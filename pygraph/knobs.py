@@ -100,6 +100,13 @@ class Knobs:
         "(passes/matmul_kernel.py): auto: where measured faster than the vendor call and a kernel (TF32 "
         "dots allowed, small products); all: every one the kernel can compute and fuse; off: none",
     )
+    native = _Knob(
+        "PYGRAPH_NATIVE",
+        "auto",
+        "calls that only replay graphs run through a C helper compiled on first use with the system's C "
+        "compiler (backend/cuda/replay.c): auto: where it builds (a warning where not); on: fail where it "
+        "does not; off: the Python path",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

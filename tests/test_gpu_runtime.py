@@ -178,7 +178,10 @@ def test_a_patched_node_is_updated_only_when_its_addresses_change(monkeypatch):
         real(*args)
 
     monkeypatch.setattr(driver, "set_kernel_params", count)
-    with torch.no_grad():
+    with (
+        torch.no_grad(),
+        knobs.scope(native="off"),
+    ):  # the Python path's updates (replay.c: test_native_replay)
         compiled = pygraph.export_and_compile(model, (x,))
         assert [io["mechanism"] for io in compiled.explain().io if io["kind"] == "output"] == ["patch"]
         compiled(x)  # the warm-up and the build
@@ -208,6 +211,38 @@ def test_a_patched_node_is_updated_only_when_its_addresses_change(monkeypatch):
         y = compiled(other)
         assert len(updates) > writers and relative_error(y, model(other)) <= 1e-4
         del keep
+
+
+@pytest.mark.parametrize("make", [Block, Conv], ids=["vendor products", "derived NHWC weight"])
+def test_the_native_replay_takes_all_graph_calls_and_hands_back_the_rest(make):
+    """The C replay (backend/cuda/replay.c) takes queued calls on rotating inputs; an input of other
+    strides, an in-place change of a weight that derived state (NHWC copies) follows, and a replaced
+    parameter go through the Python path, and every result matches eager, also with the replay off."""
+    torch.manual_seed(11)
+    model = make().cuda().eval()
+    shape = (32, 256) if make is Block else (2, 16, 20, 20)
+    layout = torch.contiguous_format if make is Block else torch.channels_last
+    inputs = [torch.randn(shape, device="cuda").contiguous(memory_format=layout) for _ in range(6)]
+    with torch.no_grad(), knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (inputs[0],))
+        compiled(inputs[0])
+        assert compiled._backend.native is not None and compiled._replay is compiled._backend.native
+        outputs = [compiled(x) for x in inputs]  # queued back to back
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+        other = inputs[1].contiguous() if make is Conv else inputs[1].t().contiguous().t()
+        assert relative_error(compiled(other), model(other)) <= 1e-4
+        layer = next(m for m in model.modules() if isinstance(m, torch.nn.Linear | torch.nn.Conv2d))
+        layer.weight.mul_(-2)  # in place: the version changes, nothing is re-registered
+        assert relative_error(compiled(inputs[2]), model(inputs[2])) <= 1e-4
+        layer.weight = torch.nn.Parameter(torch.randn_like(layer.weight) / 16)
+        assert relative_error(compiled(inputs[3]), model(inputs[3])) <= 1e-4
+        assert compiled._replay is compiled._backend.native is not None  # the rebuilt graphs' replay
+        with knobs.scope(native="off"):
+            python = pygraph.export_and_compile(model, (inputs[0],))
+            python(inputs[0])
+            assert python._backend.native is None
+            assert relative_error(python(inputs[4]), compiled(inputs[4])) <= 1e-6
 
 
 @pytest.mark.usefixtures("vendor_gemv")

@@ -1,4 +1,5 @@
-"""Where mlp's host time per call goes, the GPU idle before each measured piece.
+"""Where mlp's host time per call goes, the GPU idle before each measured piece: the native replay
+(backend/cuda/replay.c), and the Python path's pieces (PYGRAPH_NATIVE=off).
 
 On the GPU machine: `python3 bench/probes/probe_host.py` (output: bench/results/probe-host-mlp-h200.log).
 """
@@ -11,6 +12,7 @@ import torch
 
 import pygraph
 from pygraph.backend.cuda import driver
+from pygraph.knobs import knobs
 from pygraph.tools.workloads import WORKLOADS
 
 
@@ -30,9 +32,13 @@ def main() -> None:
     inputs = [make() for _ in range(8)]
     with torch.no_grad():
         compiled = pygraph.export_and_compile(model, inputs[0])
+        with knobs.scope(native="off"):
+            python = pygraph.export_and_compile(model, inputs[0])
         for x in inputs:
             compiled(*x)
-        runtime = compiled._backend
+            python(*x)
+        assert compiled._backend.native is not None
+        runtime = python._backend  # the pieces below are the Python path's
         graph = runtime._graphs[0]
         # the first node whose parameters are updated each call: a patched node, else the table's writer
         node, params = (
@@ -57,6 +63,8 @@ def main() -> None:
 
         pieces = {
             "compiled(x)": lambda i: compiled(*inputs[i % 8]),
+            "native replay(inputs)": lambda i: compiled._backend.native(inputs[i % 8]),
+            "compiled(x), Python path": lambda i: python(*inputs[i % 8]),
             "backend(inputs)": lambda i: runtime(list(inputs[i % 8])),
             "_bind_inputs": lambda i: runtime._bind_inputs(list(inputs[i % 8])),
             "_bind_outputs": lambda i: runtime._bind_outputs(),
@@ -74,21 +82,23 @@ def main() -> None:
             "_results": lambda i: runtime._results(outputs),
         }
         times = {name: median_us(fn) for name, fn in pieces.items() if fn is not None}
-        times["wrapper checks (compiled minus backend)"] = times["compiled(x)"] - times["backend(inputs)"]
+        times["wrapper checks (compiled minus backend)"] = (
+            times["compiled(x), Python path"] - times["backend(inputs)"]
+        )
         for name in pieces:
             print(f"{name:40s} {times[name]:7.2f} us")
         # the benchmark builds reduce-overhead first: does its presence in the process slow pygraph's calls?
         ro = torch.compile(model, mode="reduce-overhead")
         for x in inputs:
             ro(*x)
-        for name in ("compiled(x)", "launch only"):
+        for name in ("compiled(x)", "compiled(x), Python path", "launch only"):
             print(f"{name + ', after reduce-overhead':40s} {median_us(pieces[name]):7.2f} us")
         # the benchmark profiles each system: are driver calls slower once torch.profiler has run?
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
             for x in inputs:
                 compiled(*x)
             torch.cuda.synchronize()
-        for name in ("compiled(x)", "launch only"):
+        for name in ("compiled(x)", "compiled(x), Python path", "launch only"):
             print(f"{name + ', after torch.profiler':40s} {median_us(pieces[name]):7.2f} us")
 
 

@@ -30,6 +30,8 @@ from .triton_source import load_interpreted
 class Emulator:
     """Runs a `Plan` on the CPU."""
 
+    native = None  # no native replay: every call executes the plan (the CUDA runtime's is `native.py`)
+
     def __init__(self, plan: Plan) -> None:
         self.plan = plan
         self.kernels = {name: load_interpreted(k) for name, k in plan.kernels.items()}

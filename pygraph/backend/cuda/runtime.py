@@ -56,7 +56,7 @@ from ..aten_call import AtenCall, check_fresh
 from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
-from . import driver
+from . import driver, native
 from .compile import Cubin, KernelParams, compile_kernel, load
 from .driver import CudaError, cu
 from .graph import (
@@ -163,6 +163,7 @@ class CudaRuntime:
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
         self._state_key: list[Any] | None = None
+        self.native: Any = None  # the call in C, once built, where every step is a graph (`_native_replay`)
 
     # ----------------------------------------------------------------------------------------- calls
 
@@ -217,6 +218,7 @@ class CudaRuntime:
             self._build()
             self._built = True
             self._fresh_outputs()
+            self.native = self._native_replay()
         self._drop_call()
         return results
 
@@ -823,23 +825,90 @@ class CudaRuntime:
         graph_exec = graph.graph_exec
         patches = [(p.node, p.params, p.places) for p in graph.patches]
         writer = None if graph.writer is None else (graph.writer, self._writer_node_params())
-        addresses = self._addresses
+        addresses, slot_values = self._addresses, self.slot_values
 
         def launch() -> None:
-            for node, params, places in patches:
-                changed = False
-                for place, key, delta in places:
-                    address = addresses[key] + delta
-                    if place.value != address:
-                        place.value = address
-                        changed = True
-                if changed:
-                    _update(graph_exec, node, params, places)
-            if writer is not None:
-                driver.set_kernel_params(graph_exec, *writer)
+            try:
+                for node, params, places in patches:
+                    changed = False
+                    for place, key, delta in places:
+                        address = addresses[key] + delta
+                        if place.value != address:
+                            place.value = address
+                            changed = True
+                    if changed:
+                        _update(graph_exec, node, params, places)
+                if writer is not None:
+                    driver.set_kernel_params(graph_exec, *writer)
+            except BaseException:  # the table's words may not be what the writers hold (see replay.c)
+                slot_values[1:] = [0] * (len(slot_values) - 1)
+                raise
             driver.launch_graph(graph_exec, self._stream)
 
         return launch
+
+    def _native_replay(self) -> Any:
+        """This runtime's call as `native.py`'s C function, where a call needs nothing but its inputs' and
+        fresh outputs' addresses written into parameter words and the graphs launched: every step a graph,
+        no input staged, copied or carried by value, no random seed, every output a fresh tensor. None
+        elsewhere, or where the C function is not built (`PYGRAPH_NATIVE`)."""
+        if (
+            not all(is_graphed(step) for step in self.plan.steps)
+            or len(self._program) != len(self._graphs)
+            or self._staged
+            or self._valued
+            or self.rng
+            or self._patch_staging
+            or not self._all_fresh
+        ):
+            return None
+        module = native.replay_module()
+        if module is None:
+            return None
+        # Groups of nodes updated together: 0, every graph's table writer (they read the same words);
+        # then one per patched node.
+        writer = self._writer_node_params()
+        entries, by_key = [], {}
+        for graph in self._graphs:
+            if graph.writer is not None:
+                entries.append((int(graph.graph_exec), int(graph.writer), writer.getPtr(), 0))
+            for patch in graph.patches:
+                group = len(entries) + 1
+                entries.append((int(graph.graph_exec), int(patch.node), patch.params.getPtr(), group))
+                for place, key, delta in patch.places:
+                    by_key.setdefault(key, []).append((ctypes.addressof(place), delta, group))
+        table = ctypes.addressof(self.slot_values)
+        places: list[tuple[int, int, int]] = []
+
+        def targets(slot: int, key: int) -> tuple[int, int]:
+            first = len(places)
+            places.extend([(table + 8 * (1 + slot), 0, 0)] if slot >= 0 else by_key.get(key, []))
+            return first, len(places)
+
+        inputs = tuple(
+            (layout.shape, torch_dtype(layout), True, layout.strides, self._align[i], *targets(slot, key))
+            for i, slot, key, _, layout in self._slotted
+        )
+        outputs = tuple(
+            (prototype, shape, strides, *targets(slot, key))
+            for slot, key, shape, strides, prototype in self._fresh
+        )
+        return module.Replay(
+            *native.driver_functions(),
+            torch._C._cuda_getDevice,
+            torch._C._cuda_getCurrentRawStream,
+            self._index,
+            torch.Tensor,
+            inputs,
+            outputs,
+            tuple(places),
+            tuple(entries),
+            tuple(int(g.graph_exec) for g in self._graphs),
+            len(entries) + 1,
+            len(outputs) == 1,
+            native.raise_cuda_error,
+            (writer, self._graphs),
+        )
 
     def _writer_node_params(self) -> cu.CUDA_KERNEL_NODE_PARAMS:
         p = cu.CUDA_KERNEL_NODE_PARAMS()
@@ -976,6 +1045,7 @@ class CudaRuntime:
 
     def _release(self) -> None:
         """Drops the graphs, so that the next call builds anew (its warm-up returns vendor calls' results)."""
+        self.native = None  # first: it holds the graphs' raw handles
         for graph in self._graphs:
             graph.destroy()
         self._graphs, self._program, self._built = [], [], False

@@ -1,0 +1,177 @@
+"""The native replay (backend/cuda/replay.c) on the CPU: driver functions stood in for by ctypes callbacks
+that record their calls, CPU tensors for inputs and outputs. The GPU tests run it on real graphs."""
+
+import ctypes
+import shutil
+
+import pytest
+import torch
+
+from pygraph.backend.cuda import native
+from pygraph.knobs import knobs
+
+pytestmark = pytest.mark.skipif(
+    shutil.which("cc") is None and shutil.which("gcc") is None,
+    reason="needs a C compiler to build the helper",
+)
+
+SetParams = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p, ctypes.c_void_p)
+Launch = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_void_p)
+EXEC, STREAM = 0x1000, 0x7
+
+
+class FakeDriver:
+    """Records `cuGraphExecKernelNodeSetParams` and `cuGraphLaunch` calls; `set_result` fails updates."""
+
+    def __init__(self) -> None:
+        self.calls: list[tuple] = []
+        self.set_result = 0
+        self._set = SetParams(self._set_params)
+        self._launch = Launch(self._launch_graph)
+
+    def _set_params(self, graph_exec: int, node: int, params: int) -> int:
+        self.calls.append(("set", node))
+        return self.set_result
+
+    def _launch_graph(self, graph_exec: int, stream: int) -> int:
+        self.calls.append(("launch", graph_exec, stream))
+        return 0
+
+    def pointers(self) -> tuple[int, int]:
+        return ctypes.cast(self._set, ctypes.c_void_p).value, ctypes.cast(self._launch, ctypes.c_void_p).value
+
+    def take(self) -> list[tuple]:
+        calls, self.calls = self.calls, []
+        return calls
+
+
+class Failed(RuntimeError):
+    pass
+
+
+def fail(call: str, result: int) -> None:
+    raise Failed(f"{call}: {result}")
+
+
+@pytest.fixture
+def setup():
+    """Two inputs of [4, 8] float32 and one output: input 0 goes to word 0 (group 1, a patched node) and
+    word 1 at +16 bytes (group 2); input 1 and the output to table words 2 and 3 (group 0, the writer)."""
+    module = native.replay_module()
+    assert module is not None
+    driver = FakeDriver()
+    words = (ctypes.c_uint64 * 4)()
+    base = ctypes.addressof(words)
+    places = ((base, 0, 1), (base + 8, 16, 2), (base + 16, 0, 0), (base + 24, 0, 0))
+    spec = ((4, 8), torch.float32, False, (8, 1), 16)
+    device = [0]
+    replay = module.Replay(
+        *driver.pointers(),
+        lambda: device[0],
+        lambda index: STREAM,
+        0,
+        torch.Tensor,
+        ((*spec, 0, 2), (*spec, 2, 3)),
+        ((torch.empty(0), (4, 8), (8, 1), 3, 4),),
+        places,
+        ((EXEC, 0xA, 0x1, 0), (EXEC, 0xB, 0x2, 1), (EXEC, 0xC, 0x3, 2)),
+        (EXEC,),
+        3,
+        True,
+        fail,
+        None,
+    )
+    return replay, driver, words, device
+
+
+def test_a_call_writes_addresses_updates_changed_nodes_and_launches(setup):
+    replay, driver, words, _ = setup
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    out = replay((a, b))
+    assert out.shape == (4, 8) and out.stride() == (8, 1) and out.dtype == torch.float32
+    assert list(words) == [a.data_ptr(), a.data_ptr() + 16, b.data_ptr(), out.data_ptr()]
+    assert driver.take() == [("set", 0xA), ("set", 0xB), ("set", 0xC), ("launch", EXEC, STREAM)]
+    out2 = replay((a, b))  # the output's block is still held: a new address, only the writer updates
+    assert out2.data_ptr() != out.data_ptr() and words[3] == out2.data_ptr()
+    assert driver.take() == [("set", 0xA), ("launch", EXEC, STREAM)]
+    del out2
+    c = torch.randn(4, 8)
+    replay((c, b))  # input 0 moved: its two nodes update; the writer's words are unchanged
+    calls = driver.take()
+    assert ("set", 0xB) in calls and ("set", 0xC) in calls and calls[-1] == ("launch", EXEC, STREAM)
+
+
+def test_inputs_the_graphs_were_not_built_for_go_back_to_python(setup):
+    replay, driver, words, device = setup
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    before = list(words)
+    refused = [
+        (a,),
+        (a, b, b),
+        [a, b],  # not a tuple
+        (a, 3.0),
+        (a, torch.randn(4, 9)),
+        (a, torch.randn(4, 8, dtype=torch.float64)),
+        (a, torch.randn(8, 4).t()),  # strides
+        (a, torch.randn(4 * 8 + 1)[1:].view(4, 8)),  # 4 bytes past a 16-byte boundary
+    ]
+    for inputs in refused:
+        assert replay(inputs) is None
+    device[0] = 1
+    assert replay((a, b)) is None
+    assert driver.take() == [] and list(words) == before
+
+
+def test_a_watched_tensor_changed_in_place_goes_back_to_python(setup):
+    replay, _, _, _ = setup
+    weight = torch.randn(3)
+    replay.set_watch(((weight, weight._version),))
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    assert replay((a, b)) is not None
+    weight.add_(1)
+    assert replay((a, b)) is None
+    replay.set_watch(((weight, weight._version),))
+    assert replay((a, b)) is not None
+    with pytest.raises(TypeError):
+        replay.set_watch([weight])
+
+
+def test_a_failed_update_raises_and_the_next_call_updates_again(setup):
+    replay, driver, words, _ = setup
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    driver.set_result = 700
+    with pytest.raises(Failed, match="cuGraphExecKernelNodeSetParams: 700"):
+        replay((a, b))
+    assert list(words) == [0, 0, 0, 0]  # no word claims what a node may not hold
+    assert all(call[0] == "set" for call in driver.take())  # nothing launched
+    driver.set_result = 0
+    replay((a, b))
+    calls = driver.take()
+    assert calls == [("set", 0xA), ("set", 0xB), ("set", 0xC), ("launch", EXEC, STREAM)]
+
+
+def test_bad_construction_is_refused():
+    module = native.replay_module()
+    driver = FakeDriver()
+    words = (ctypes.c_uint64 * 1)()
+    args = [
+        *driver.pointers(),
+        lambda: 0,
+        lambda i: 0,
+        0,
+        torch.Tensor,
+        (),
+        (),
+        ((ctypes.addressof(words), 0, 5),),
+    ]
+    with pytest.raises(ValueError, match="group"):
+        module.Replay(*args, (), (), 1, False, fail, None)
+    with pytest.raises(ValueError, match="single-output"):
+        module.Replay(*args[:-1], (), (), (), 1, True, fail, None)
+
+
+def test_the_knob_turns_it_off_and_checks_its_value():
+    with knobs.scope(native="off"):
+        assert native.replay_module() is None
+    with knobs.scope(native="maybe"), pytest.raises(ValueError, match="PYGRAPH_NATIVE"):
+        native.replay_module()
