@@ -867,10 +867,10 @@ class CudaRuntime:
             return None
         # Groups of nodes updated together: 0, every graph's table writer (they read the same words);
         # then one per patched node.
-        writer = self._writer_node_params()
+        writer = None if self.writer is None else self._writer_node_params()
         entries, by_key = [], {}
         for graph in self._graphs:
-            if graph.writer is not None:
+            if writer is not None and graph.writer is not None:
                 entries.append((int(graph.graph_exec), int(graph.writer), writer.getPtr(), 0))
             for patch in graph.patches:
                 group = len(entries) + 1
