@@ -15,7 +15,9 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
 - `compile_s`: building plus three warm-up calls (torch.compile compiles on the first call and
   reduce-overhead records its graphs on the following ones), synchronised.
 - `ms`: 5 rounds; each round times every system over 50 calls (wall clock, synchronised before and
-  after the 50 calls); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
+  after the 50 calls), starting at another system each round (measured on pointwise_1m: the system
+  timed right after reduce-overhead in every round read 2% slower than an identical graph timed later,
+  `probe-twins-pointwise-h200.log`); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
   among 32 input sets, so a system that copies inputs or caches by address pays as a user would.
 - `host_us`: median over 20 calls of the time until the call returns, the GPU idle before each call;
   for pygraph also `launch_us`, the bare `cuGraphLaunch` of its first graph measured the same way, right
@@ -205,8 +207,10 @@ def measure(
                 log(f"   {system}: failed: {results[system]['error']}\n{traceback.format_exc(limit=6)}")
 
         rounds: dict[str, list[float]] = {s: [] for s in live}
-        for _ in range(ROUNDS):
-            for system, fn in live.items():
+        order = list(live)
+        for r in range(ROUNDS):  # each round starts at another system: no system always follows the same one
+            for system in order[r % len(order) :] + order[: r % len(order)]:
+                fn = live[system]
                 torch.cuda.synchronize()
                 start = time.perf_counter()
                 for i in range(CALLS):
