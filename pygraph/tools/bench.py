@@ -15,9 +15,9 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
 - `compile_s`: building plus three warm-up calls (torch.compile compiles on the first call and
   reduce-overhead records its graphs on the following ones), synchronised.
 - `ms`: 5 rounds; each round times every system over 50 calls (wall clock, synchronised before and
-  after the 50 calls), starting at another system each round (measured on pointwise_1m: the system
-  timed right after reduce-overhead in every round read 2% slower than an identical graph timed later,
-  `probe-twins-pointwise-h200.log`); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
+  after the 50 calls), starting at another system each round (pointwise_1m's pygraph and
+  pygraph_all_graphs, one identical graph, read 2% apart in a fixed order and within 0.3% alternated
+  in both orders: `probe-twins-pointwise-h200.log`); `ms` is the median of the rounds, `ms_min`/`ms_max` the extremes. Inputs rotate
   among 32 input sets, so a system that copies inputs or caches by address pays as a user would.
 - `host_us`: median over 20 calls of the time until the call returns, the GPU idle before each call;
   for pygraph also `launch_us`, the bare `cuGraphLaunch` of its first graph measured the same way, right
