@@ -31,6 +31,7 @@ from pygraph.ir.torch_types import is_tensor
 from pygraph.knobs import knobs
 from pygraph.passes import pointwise
 from pygraph.passes.base import main_function
+from pygraph.passes.gathers import GATHERS
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 from pygraph.passes.pointwise import POINTWISE
 from pygraph.passes.reductions import REDUCTIONS
@@ -127,11 +128,13 @@ def import_case(case: Case, inputs: tuple[torch.Tensor, ...]) -> Any:
                 op.attributes[d.CLASS] = string("pointwise")
             elif name in REDUCTIONS:
                 op.attributes[d.CLASS] = string("reduction")
+            elif name in GATHERS:
+                op.attributes[d.CLASS] = string("gather")
             elif name in aten.NOP_OPS:
                 op.attributes[d.CLASS] = string("nop")
             elif op.operation.name != "func.return" and any(is_tensor(r.type) for r in op.results):
                 raise AssertionError(
-                    f"a kernel test case may only use pointwise ops and reductions, not {op.operation.name}"
+                    f"a kernel test case may only use pointwise ops, gathers and reductions, not {op.operation.name}"
                 )
     return module
 

@@ -15,6 +15,7 @@ from triton.runtime.jit import JITFunction
 
 from ..ir.plan import TritonKernel
 from ..knobs import knobs
+from ..passes.gathers import TRAP
 from . import interpreted_libdevice
 
 _loaded: dict[str, JITFunction] = {}
@@ -50,10 +51,16 @@ def load_kernel(kernel: TritonKernel) -> JITFunction:
 
 def load_interpreted(kernel: TritonKernel) -> InterpretedFunction:
     """The kernel under Triton's interpreter, with `libdevice` bound to numpy's functions (the interpreter
-    has no libdevice) and `range` to `_interpreted_range`: a copy of the function, so the module keeps the
-    globals the GPU compiler needs."""
+    has no libdevice), `range` to `_interpreted_range` and a gather's `trap_unless` to `_interpreted_trap`
+    (the interpreter runs no PTX): a copy of the function, so the module keeps the globals the GPU compiler
+    needs."""
     fn = load_kernel(kernel).fn
-    scope = {**fn.__globals__, "libdevice": interpreted_libdevice, "range": _interpreted_range}
+    scope = {
+        **fn.__globals__,
+        "libdevice": interpreted_libdevice,
+        "range": _interpreted_range,
+        TRAP: _interpreted_trap,
+    }
     copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
     return InterpretedFunction(copy)
 
@@ -63,6 +70,13 @@ def _interpreted_range(*bounds: Any) -> range:
     not convert to an index: a loop bound computed from the program id (the attention kernel's causal
     one) is taken by its item."""
     return range(*(int(b.handle.data.item()) if isinstance(b, tl.tensor) else b for b in bounds))
+
+
+def _interpreted_trap(ok: tl.tensor, index: tl.tensor) -> tl.tensor:
+    """`trap_unless` in an interpreted kernel: where the GPU stops the kernel, raise; else the index."""
+    if not ok.handle.data.all():
+        raise IndexError("index out of range in a gather (a generated kernel stopped, as eager's assert)")
+    return index
 
 
 def signature(kernel: TritonKernel) -> tuple[dict[str, str], dict[tuple[int], list]]:

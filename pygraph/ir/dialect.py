@@ -50,7 +50,7 @@ FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"
 TRANSFORMS = "pygraph.transforms"  # module: what each graph-safety pass changed ({pass, what, location})
-REASON = "pygraph.reason"  # torch op of class "host": why it runs between graphs
+REASON = "pygraph.reason"  # torch op of class "host": why it runs between graphs; a gather left to ATen: why
 RANDOM_NUMBERS = "pygraph.random_numbers"  # plan function: random numbers each call draws
 
 

@@ -1,7 +1,9 @@
 """classify-ops: give every op of `@main` its class, the first decision of the pipeline.
 
 Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
-fuse-pointwise puts it in a kernel or leaves it to ATen), `attention` (a `scaled_dot_product_attention`
+fuse-pointwise puts it in a kernel or leaves it to ATen), `gather` (an embedding, index_select, gather or
+`index` by one tensor that a kernel can compute, `gathers.py`; one it cannot is a library op whose
+`pygraph.reason` says why), `attention` (a `scaled_dot_product_attention`
 the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
 attention the kernel cannot compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the
 generated matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the
@@ -23,7 +25,7 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.torch_types import is_tensor
-from . import matmul_kernel
+from . import gathers, matmul_kernel
 from .attention_kernel import read_attention
 from .base import Pass, PassError, main_function
 from .matvec_kernel import read_matvec
@@ -63,6 +65,8 @@ def classify(op: Any, matvec: bool = True, matmul: str = "off", precision: str =
         return "reduction"
     if aten_name == CONCAT:
         return "concat"
+    if aten_name in gathers.GATHERS:
+        return "library" if gathers.refusal(op) else "gather"
     if d.ATTENTION_KERNEL in op.attributes:
         read_attention(op)  # ValueError: what the kernel cannot compute
         return "attention"
@@ -79,8 +83,8 @@ class ClassifyOps(Pass):
 
     name = "classify-ops"
     summary = (
-        "classify each op as pointwise, reduction, concat, attention, matvec, matmul, view, library, host, scalar, "
-        "constant or nop"
+        "classify each op as pointwise, reduction, concat, gather, attention, matvec, matmul, view, library, host, "
+        "scalar, constant or nop"
     )
     matvec: bool = True  # products of one row as generated matrix-vector kernels (else vendor calls)
     matmul: str = "auto"  # products of more rows as generated matmuls with their epilogue: auto, all, off
@@ -105,6 +109,8 @@ class ClassifyOps(Pass):
                     errors.append((op.location, str(exc)))
                     continue
                 op.attributes[d.CLASS] = attrs.string(cls)
+                if cls == "library" and (reason := gathers.refusal(op)):
+                    op.attributes[d.REASON] = attrs.string(f"no gather kernel: {reason}")
                 if cls == "matmul":
                     op.attributes[d.MATMUL_KERNEL] = attrs.string(self.matmul_precision)
         if errors:

@@ -16,7 +16,11 @@ Values are computed by the `pointwise` table, one op at a time; inputs are loade
 concatenation takes each element from the piece whose range along its dim holds the element's index
 there: every piece is loaded at its own strides, shifted by its start and masked to its range; a piece
 that ops of the kernel compute (their shape is the piece's, which does not broadcast to the kernel's) is
-computed there from its inputs loaded the same way.
+computed there from its inputs loaded the same way. A gather (`gathers.py`) loads its index (at its own
+strides over the result's dims it spans, or computed like any operand), checks it against the source's
+size in the indexed dim (negatives counted from the end for `index`), stops the kernel where a lane is out
+of range (`trap_unless`, defined in the kernel's source) and loads the source at its strides in the other
+dims plus the index times its stride, masked to the lanes in range.
 
 A fused function with reductions (`reductions` table) gets a 2-D kernel instead: rows (the dims its
 reductions keep) by columns (the dims they reduce). Program p handles rows [p * XBLOCK, (p + 1) * XBLOCK)
@@ -51,14 +55,14 @@ from ..ir.buffers import buffer_layout, indirection_offset, reached_through_tabl
 from ..ir.dtypes import DType
 from ..ir.layout import Layout, contiguous_strides
 from ..ir.torch_types import tensor_info
-from . import pointwise, reductions
+from . import gathers, pointwise, reductions
 from .base import Pass, PassError, main_function, walk
 
 INT32, INT64 = dtypes.BY_NAME["int32"], dtypes.BY_NAME["int64"]
 INT32_MAX = 2**31 - 1
 _TL_TYPES = {"fp32": "float32", "fp16": "float16", "bf16": "bfloat16", "fp64": "float64", "i64": "int64",
              "i32": "int32", "i16": "int16", "i8": "int8", "u8": "uint8", "i1": "int1"}  # fmt: skip
-_HEADER = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n@triton.jit\n"
+_IMPORTS = "import triton\nimport triton.language as tl\nfrom triton.language.extra import libdevice\n\n\n"
 _ROW_ELEMENTS = 1024  # elements a program of a persistent reduction kernel works on (XBLOCK * RBLOCK)
 _LOOP_BLOCK = 2048  # columns per iteration of a looping reduction kernel
 # A pointwise kernel of more ops than this runs one element per thread in programs of _HEAVY_BLOCK: long
@@ -172,7 +176,8 @@ def _add_kernel(kernel: Kernel, symbols: dict[str, Any], main: Any) -> str:
     """Adds a `pygraph.triton_kernel` (before @main, in generation order) and returns its symbol."""
     stem = "_".join(dict.fromkeys(kernel.ops)) if kernel.ops else "copy"
     name = next(n for i in itertools.count() if (n := f"k{i}_{stem}") not in symbols)
-    source = f"{_HEADER}def {name}({', '.join(kernel.params)}):\n{kernel.body}"
+    helper = gathers.TRAP_HELPER if f"{gathers.TRAP}(" in kernel.body else ""  # (a kernel that gathers)
+    source = f"{_IMPORTS}{helper}@triton.jit\ndef {name}({', '.join(kernel.params)}):\n{kernel.body}"
     fields = {
         "sym_name": attrs.string(name),
         "source": attrs.string(source),
@@ -205,6 +210,36 @@ class _Piece:
     stop: int
     name: str
     strides: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Strided:
+    """A load of input `arg`, named `name`, at `strides` over the iteration space that are not its own
+    broadcast: an index spanning some of its gather's result dims (gathers.py)."""
+
+    arg: int
+    name: str
+    strides: tuple[int, ...]
+
+
+@dataclasses.dataclass(frozen=True)
+class _Gather:
+    """`name`: input `arg` at `strides` over the iteration space plus `index` (a value of the kernel, of
+    `index_dtype`) times `step`; an index outside [0, bound) (or [-bound, bound), negatives counting from
+    the end, when `wrap`) loads nothing and stops the kernel (gathers.py)."""
+
+    arg: int
+    name: str
+    strides: tuple[int, ...]
+    index: str
+    index_dtype: DType
+    step: int
+    bound: int
+    wrap: bool
+
+    @property
+    def deps(self) -> frozenset[str]:
+        return frozenset({self.index})
 
 
 @dataclasses.dataclass(frozen=True)
@@ -263,6 +298,7 @@ class Writer:
         self.counter = itertools.count()
         self.known: dict[Any, str] = {}  # expressions (and reductions) computed already, by their names
         self.pieces: list[_Piece] = []  # loads of concatenations' pieces
+        self.named: dict[str, tuple[int, ...]] = {}  # strides of the loads that gathers add, by name
         # Ops computing a piece of a concatenation (their shape is the piece's, which does not broadcast to
         # the kernel's): evaluated within the piece's range, their inputs loaded as pieces (`_in_piece`).
         self.deferred: dict[ir.Value, Any] = {}
@@ -316,6 +352,9 @@ class Writer:
         if name == pointwise.CONCAT:
             self._emit_concat(op)
             return
+        if name in gathers.GATHERS:
+            self._emit_gather(op)
+            return
         if name not in pointwise.POINTWISE:
             raise PassError.at(op, f"'{op.operation.name}' has no kernel template (not a pointwise op)")
         shape, dtype = tensor_info(op.results[0].type)
@@ -328,6 +367,60 @@ class Writer:
             raise PassError.at(op, f"{name}: {exc}") from None
         var = expr if expr.isidentifier() else self._let(expr, "v")
         self._define_value(op.results[0], pointwise.Value(var, dtype, len(shape)))
+
+    def _emit_gather(self, op: Any) -> None:
+        """A gather (gathers.py): the index per lane (loaded at its strides over the result's dims it spans,
+        or computed like any operand), then the source, an input of the kernel, at its strides in the
+        other dims plus the index times its stride in the indexed one."""
+        try:
+            if self.piece is not None:
+                raise ValueError("a gather cannot compute a concatenation's piece")
+            gather = gathers.read_gather(op)
+            if not isinstance(gather.source, ir.BlockArgument):
+                raise ValueError("its source must be an input of the kernel (it is read at the indices)")
+            shape, dtype = tensor_info(op.results[0].type)
+            if gather.span is None:
+                index = self._operand(gather.index)
+            elif isinstance(gather.index, ir.BlockArgument):
+                a = gather.index.arg_number
+                layout = self.layouts[a]
+                strides = self._over_space(gather.index_strides(layout, len(shape)), shape)
+                key = ("index", a, strides)
+                if key not in self.known:
+                    self.known[key] = self._access(_Strided(a, f"ix{next(self.counter)}", strides))
+                index = pointwise.Value(self.known[key], layout.dtype, layout.rank)
+            else:
+                raise ValueError(
+                    "its index must be an input of the kernel (it spans some of the result's dims)"
+                )
+        except ValueError as exc:
+            raise PassError.at(op, f"{aten.aten_name(op)}: {exc}") from None
+        source = self.layouts[gather.source.arg_number]
+        strides = self._source_strides(op)
+        step, bound = source.strides[gather.dim], source.shape[gather.dim]
+        key = ("gather", gather.source.arg_number, strides, index.expr, step, bound, gather.wrap)
+        if key not in self.known:
+            item = _Gather(
+                key[1], f"g{next(self.counter)}", strides, index.expr, index.dtype, step, bound, gather.wrap
+            )
+            self.known[key] = self._access(item)
+        self._define_value(op.results[0], pointwise.Value(self.known[key], dtype, len(shape)))
+
+    def _source_strides(self, op: Any) -> tuple[int, ...]:
+        """The strides of gather `op`'s source over the iteration space, 0 along the dims it selects in."""
+        gather = gathers.read_gather(op)
+        strides = gather.source_strides(self.layouts[gather.source.arg_number])
+        return self._over_space(strides, tensor_info(op.results[0].type)[0])
+
+    def _over_space(self, strides: tuple[int, ...], shape: list[int]) -> tuple[int, ...]:
+        """`strides` over `shape` (a gather's result), broadcast to the iteration space."""
+        return Layout(tuple(shape), strides, 0, INT32).expand(self.shape).strides
+
+    def _access(self, item: _Strided | _Gather) -> str:
+        """Adds a load that a gather needs (rendered once the offsets are known); returns its name."""
+        self.lines.append(item)
+        self.named[item.name] = item.strides
+        return item.name
 
     def _define_value(self, value: ir.Value, computed: Any) -> None:
         if self.piece is None:
@@ -457,6 +550,7 @@ class Writer:
         order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
         per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
         per_access |= {p.name: p.strides for p in self.pieces}  # at the piece's strides
+        per_access |= self.named
         dims, strides = merge_dims(
             [self.shape[d] for d in order], {k: tuple(s[d] for d in order) for k, s in per_access.items()}
         )
@@ -467,16 +561,12 @@ class Writer:
         lines.append(f"i = {pid} * {self.block} + tl.arange(0, {self.block})")
         if masked:
             lines.append(f"mask = i < {self.numel}")
-        mask = ", mask=mask" if masked else ""
+        mask = "mask" if masked else ""
         index_lines, offset = indices("i", "d", dims, strides)
         lines += index_lines
         for line in self.lines:
-            if isinstance(line, _Load):
-                off = offset(line.arg)
-                load = f"tl.load(in{line.arg} + {off}{mask})"
-                if off == "0":  # one element for all: a block (the interpreter mishandles 0-d tensors)
-                    load = f"tl.broadcast_to(tl.load(in{line.arg}), [{self.block}])"
-                lines.append(f"x{line.arg} = {load}")
+            if isinstance(line, (_Load, _Strided, _Gather)):
+                lines += load_lines(line, offset, mask, str(self.block), self.wide, mask)
             elif isinstance(line, _DimIndex):
                 position = order.index(line.dim)
                 inner = math.prod(self.shape[d] for d in order[position + 1 :])
@@ -489,7 +579,7 @@ class Writer:
                 lines.append(line)
         n_in = len(self.args)
         for a, value in stores:
-            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{mask})")
+            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{', mask=mask' if masked else ''})")
         return "".join(f"    {line}\n" for line in lines)
 
     def _load_piece(self, piece: _Piece, offset: str, masked: bool) -> str:
@@ -552,6 +642,38 @@ class Writer:
 def spans_overflow(layouts: list[Layout]) -> bool:
     """Whether an offset within some buffer (at most its span) can exceed 32 bits."""
     return any(sum((n - 1) * s for n, s in zip(x.shape, x.strides, strict=True)) > INT32_MAX for x in layouts)
+
+
+def load_lines(
+    item: _Load | _Strided | _Gather, offset: Any, mask: str, block: str, wide: bool, index_mask: str = ""
+) -> list[str]:
+    """The lines loading `item` at `offset(key)` under `mask` (source, "" for none) in blocks of `block`
+    (source of a shape); an input read at one element for all lanes is loaded once and broadcast (the
+    interpreter mishandles 0-d tensors). A gather checks its index (gathers.py) under `index_mask`, the
+    mask of the index's lanes: negatives counted from the end where they may be, lanes out of range stop
+    the kernel and load nothing."""
+    if isinstance(item, _Load):
+        name, off = f"x{item.arg}", offset(item.arg)
+    else:
+        name, off = item.name, offset(item.name)
+    if not isinstance(item, _Gather):
+        if off == "0":
+            return [f"{name} = tl.broadcast_to(tl.load(in{item.arg}), [{block}])"]
+        return [f"{name} = tl.load(in{item.arg} + {off}{f', mask={mask}' if mask else ''})"]
+    n, index, dtype, lines = name[1:], item.index, item.index_dtype, []
+    if item.wrap or dtype.itemsize < INT32.itemsize:  # (narrow indices are compared in int32)
+        wider = dtypes.promote(dtype, INT32)
+        value = pointwise.convert(index, dtype, wider)
+        wrapped = f"tl.where({value} < 0, {value} + {item.bound}, {value})" if item.wrap else value
+        index, dtype = f"j{n}", wider
+        lines.append(f"{index} = {wrapped}")
+    at = pointwise.convert(index, dtype, INT64 if wide else INT32)
+    lines += [
+        f"ok{n} = ({index} >= 0) & ({index} < {item.bound})",
+        f"at{n} = {gathers.TRAP}({f'ok{n} | ~{index_mask}' if index_mask else f'ok{n}'}, {at})",
+    ]
+    address = f"in{item.arg} + {'' if off == '0' else f'{off} + '}{term(f'at{n}', item.step)}"
+    return [*lines, f"{name} = tl.load({address}, mask={conjunction(mask, f'ok{n}')})"]
 
 
 def merge_dims(
@@ -692,8 +814,11 @@ class RowWriter(Writer):
         self.rows = math.prod(self.row_shape)
         self.cols = math.prod(self.shape[d] for d in self.reduced)
         # The columns are contiguous if an input steps through a reduced dim with stride 1 (with no
-        # input along them, if the last dim is reduced).
-        along = [self._strides(a) for a in range(len(self.args)) if self._per_element(a)]
+        # input along them, if the last dim is reduced); a gather's source counts at its strides there.
+        gathered = [op for op in self.body_ops if aten.aten_name(op) in gathers.GATHERS]
+        indirect = {v.arg_number for op in gathered for v in gathers.read_gather(op).in_memory}
+        along = [self._strides(a) for a in range(len(self.args)) if a not in indirect]
+        along = [s for s in along + [self._source_strides(op) for op in gathered] if self._varies(s)]
         inner = any(s[d] == 1 for s in along for d in self.reduced)
         inner = inner or (not along and len(self.shape) - 1 in self.reduced)
         self.xblock, self.rblock, self.num_warps = _row_blocks(self.rows, self.cols, inner, max_rblock)
@@ -712,9 +837,9 @@ class RowWriter(Writer):
             self.level = "row"
             self._emit_reduction(op, name)
             return
-        if name not in pointwise.POINTWISE:
+        if name not in pointwise.POINTWISE and name not in gathers.GATHERS:
             raise PassError.at(
-                op, f"'{op.operation.name}' has no kernel template (not a pointwise op or a reduction)"
+                op, f"'{op.operation.name}' has no kernel template (not a pointwise op, gather or reduction)"
             )
         self.level = "row" if tuple(tensor_info(op.results[0].type)[0]) == self.row_shape else "element"
         super()._emit(op, name)
@@ -767,6 +892,12 @@ class RowWriter(Writer):
             self._define(name, False)
         return self.known[kind, arg]
 
+    def _access(self, item: _Strided | _Gather) -> str:
+        name = super()._access(item)
+        index = item.deps if isinstance(item, _Gather) else frozenset()
+        self._define(name, self._varies(item.strides) or bool(index & self.per_element))
+        return name
+
     def _define(self, name: str, per_element: bool) -> None:
         self.defined.add(name)
         if per_element:
@@ -793,10 +924,14 @@ class RowWriter(Writer):
             raise ValueError(f"output buffer {self.layouts[a]} overlaps itself")
         return tuple(0 if d in self.reduced else s for d, s in enumerate(strides))
 
-    def _per_element(self, a: int) -> bool:
-        """Whether buffer `a` varies along the columns (an empty reduced dim counts: its loads need the
-        column mask, which masks every lane)."""
-        return any(self._strides(a)[d] for d in self.reduced if self.shape[d] != 1)
+    def _per_element(self, a: int | str) -> bool:
+        """Whether buffer `a` (or the load a gather added, by name) varies along the columns."""
+        return self._varies(self.named[a] if isinstance(a, str) else self._strides(a))
+
+    def _varies(self, strides: tuple[int, ...]) -> bool:
+        """Whether an access at `strides` varies along the columns (an empty reduced dim counts: its loads
+        need the column mask, which masks every lane)."""
+        return any(strides[d] for d in self.reduced if self.shape[d] != 1)
 
     # ------------------------------------------------------------------------------------ source
 
@@ -837,7 +972,7 @@ class RowWriter(Writer):
     def _index(self, outputs: list[int]) -> list[str]:
         """Sets each buffer's row and column offsets and the masks; returns the lines computing the row indices."""
         used = sorted(self.loaded) + ([-1] if "lin" in self.defined else []) + outputs
-        strides = {a: self._strides(a) for a in used}
+        strides = {a: self._strides(a) for a in used} | self.named
         keep = [d for d in range(len(self.shape)) if d not in self.reduced]
         row_lines, self.row_offset = indices(
             "row",
@@ -864,7 +999,7 @@ class RowWriter(Writer):
         # Loads first, so their latencies overlap instead of one following each reduction (a layer norm's
         # weight and bias loaded after its statistics: 1.75 against 1.62 us on the H200,
         # bench/probes/probe_vendor_params.py).
-        for item in sorted(self.lines, key=lambda item: not isinstance(item, _Load)):
+        for item in sorted(self.lines, key=lambda item: not isinstance(item, (_Load, _Strided))):
             lines += self._source(item)
         return lines
 
@@ -880,11 +1015,15 @@ class RowWriter(Writer):
         return lines + self.col_lines
 
     def _mask(self, per_element: bool) -> str:
-        if per_element and self.col_mask:
-            return ", mask=mask" if self.row_mask else ", mask=cmask"
-        return ", mask=xmask" if self.row_mask else ""
+        mask = self._mask_name(per_element)
+        return f", mask={mask}" if mask else ""
 
-    def _offset(self, a: int) -> str:
+    def _mask_name(self, per_element: bool) -> str:
+        if per_element and self.col_mask:
+            return "mask" if self.row_mask else "cmask"
+        return "xmask" if self.row_mask else ""
+
+    def _offset(self, a: int | str) -> str:
         terms = [self.row_offset(a), self.col_offset(a) if self._per_element(a) else "0"]
         return " + ".join(t for t in terms if t != "0") or "0"
 
@@ -900,13 +1039,11 @@ class RowWriter(Writer):
             return [f"{item.name} = {item.expr}"]
         if isinstance(item, _Reduce):
             return [f"{item.name} = tl.reduce({self._masked(item)}, 1, {COMBINE[item.kind]}, keep_dims=True)"]
-        if item.arg < 0:
+        if isinstance(item, _Load) and item.arg < 0:
             return [f"lin = {self._offset(-1)}"]
-        offset = self._offset(item.arg)
-        if offset == "0":  # one element for all: a block (the interpreter mishandles 0-d tensors)
-            return [f"x{item.arg} = tl.broadcast_to(tl.load(in{item.arg}), [{self.xblock}, 1])"]
-        mask = self._mask(self._name(item) in self.per_element)
-        return [f"x{item.arg} = tl.load(in{item.arg} + {offset}{mask})"]
+        mask = self._mask_name(self._name(item) in self.per_element)
+        index_mask = self._mask_name(isinstance(item, _Gather) and item.index in self.per_element)
+        return load_lines(item, self._offset, mask, f"{self.xblock}, 1", self.wide, index_mask)
 
     def _masked(self, item: _Reduce) -> str:
         """The reduction's argument over a whole block, the identity where columns are masked off."""
@@ -934,7 +1071,7 @@ class RowWriter(Writer):
             name = self._name(item)
             if name in needed and name in self.per_element:
                 chosen.append(item)
-                needed |= item.deps if isinstance(item, _Line) else set()
+                needed |= item.deps if isinstance(item, (_Line, _Gather)) else set()
         body = self._columns("c0")
         for item in reversed(chosen):
             body += self._source(item)

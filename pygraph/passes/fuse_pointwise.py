@@ -19,6 +19,12 @@ produce its operands or read the same inputs, merging them. A group's outputs ar
 their first outside use: once an op outside the group (other than a no-op) uses one of its values, the
 group is *sealed*, its call goes no later than just before that op, and a later op joins it only if all
 of the op's inputs exist there (it moves up into the call). No other op moves, so groups form no cycles.
+A gather (class `gather`: embedding, index_select, gather, `index` by one tensor; `gathers.py`) joins like
+a pointwise op computing its result's shape, except that what it reads at other elements than the lane's
+(its source, and an index spanning only some of its result's dims) is never computed in its group: every
+join and merge below keeps a gather apart from the ops computing those (`_can_share`), which seals their
+group before the gather, so they are in memory when its kernel reads them. A token embedding, the add of
+the position embedding and the layer norm after them are one kernel.
 A concatenation (`cat`, class `concat`) joins like a pointwise op computing its result's shape; its
 pieces are kernel inputs, each loaded in its own range (codegen-triton), so the concatenated tensor is
 never written (DenseNet's growing feature lists are read by the batch norm kernel after each `cat`).
@@ -27,7 +33,8 @@ values only a `cat`'s pieces read joins the cat's group (after the broadcast mer
 computes those pieces within their ranges (rotary embedding's `cat([-x2, x1])` is one kernel).
 Last, a small pointwise group whose values only one other group reads, at a larger shape they broadcast
 to (a squeeze-excitation gate in `x * gate`), joins that group: its ops are recomputed per element. Its
-values may reach that group's pointwise ops through views that only broadcast them (an attention mask's
+values may reach that group's pointwise ops (or a `gather`'s index, which has the result's shape: DeBERTa's
+clamped relative positions) through views that only broadcast them (an attention mask's
 `(a & b).expand(B, H, S, S)` read by `where`): the views join the group too, but its function has none,
 its ops reading the viewed values themselves (a kernel computing them per element broadcasts them).
 No-ops checking the recomputed values (export's metadata asserts after `.to(dtype)`) are dropped with them.
@@ -55,7 +62,7 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
-from . import pointwise, reductions
+from . import gathers, pointwise, reductions
 from .base import Pass, PassError, main_function
 from .matvec_kernel import read_matvec
 
@@ -70,6 +77,7 @@ _TABLES: dict[str, Any] = {
     "pointwise": pointwise.POINTWISE,
     "reduction": reductions.REDUCTIONS,
     "concat": {pointwise.CONCAT},
+    "gather": gathers.GATHERS,
 }
 
 
@@ -146,7 +154,7 @@ class FusePointwise(Pass):
                 for g in groups
                 for i in g.members
                 for v in ops[i].operands
-                for c in _constant_ops(v) or _tensor_list(v) or []
+                for c in _constant_ops(v) or _tensor_list(v) or _index_list(v) or []
             }
             names = _fresh_names(module)
             for group in sorted(groups, key=lambda g: (g.anchor, g.order)):
@@ -174,6 +182,8 @@ class _Grouping:
         self.users: dict[ir.Value, list[int]] = {}  # ops by the values they read
         self.groups: list[_Group] = []
         self.created = itertools.count()
+        # Values each gather reads at other elements than its lanes' (gathers.py), by the gather's index.
+        self.in_memory = {i: _gather(op).in_memory for i, op in enumerate(ops) if _class(op) == "gather"}
 
     def run(self) -> list[_Group]:
         for i, op in enumerate(self.ops):
@@ -233,7 +243,10 @@ class _Grouping:
                     and not (piece.concatenates or piece.alone or piece.product)
                     and len(piece.members) <= self.max_recompute
                     and len(piece.members) + len(cat_group.members) <= self.max_ops
-                    and not any(aten.aten_name(self.ops[m]).startswith("aten.arange") for m in piece.members)
+                    and not any(
+                        aten.aten_name(self.ops[m]).startswith("aten.arange") or m in self.in_memory
+                        for m in piece.members
+                    )
                 ):
                     self._merge(cat_group, piece)
 
@@ -280,6 +293,7 @@ class _Grouping:
                 or group.alone
                 or group.product
                 or len(group.members) >= self.max_ops
+                or not self._can_share(group.members, [i, *reshapes])
             ):
                 op.attributes[d.CLASS] = attrs.string("library")
                 del op.attributes[d.MATMUL_KERNEL]
@@ -306,7 +320,8 @@ class _Grouping:
         broadcast to, into that group: the kernel recomputes them per element (a group's call comes
         after the calls whose values it reads, so the merged ops still find their inputs). Values read
         through broadcast views must be read by pointwise ops (a reduction's or cat's operand sets the
-        shape it walks); the views, and no-ops reading the values, join the group `left_out`."""
+        shape it walks; a gather's index is read per element, its source is not); the views, and no-ops
+        reading the values, join the group `left_out`."""
         for small in list(self.groups):
             if (
                 small.reduced is not None
@@ -329,12 +344,13 @@ class _Grouping:
                 not big.alone
                 and _broadcasts(small.shape, big.shape)
                 and all(
-                    j in passed or _class(self.ops[j]) == "pointwise"
+                    j in passed or self._per_lane(j, result)
                     for k in passed
                     for result in self.ops[k].results
                     for j in self.users.get(result, [])
                 )
                 and len(small.members) + len(big.members) + len(passed) <= self.max_ops
+                and self._can_share(big.members, small.members)
             ):
                 self._merge(big, small)
                 for j in passed:
@@ -376,6 +392,7 @@ class _Grouping:
                 and group not in candidates
                 and group.accepts(shape, reduced, concat)
                 and self._per_element_or_row(inputs, group)
+                and self._can_share(group.members, [i])
             ):
                 candidates.append(group)
         open_groups = [g for g in candidates if g.seal is None]
@@ -383,7 +400,11 @@ class _Grouping:
             target = open_groups[0]
             for other in open_groups[1:]:
                 fits = len(target.members) + len(other.members) < self.max_ops
-                if fits and _compatible(target, other, reduced):
+                if (
+                    fits
+                    and _compatible(target, other, reduced)
+                    and self._can_share(target.members + [i], other.members)
+                ):
                     self._merge(target, other)
             return self._add(target, op, i, reduced, concat)
         for group in candidates:
@@ -404,6 +425,8 @@ class _Grouping:
             return None
         if _class(op) == "concat":
             return concat_space(op)
+        if _class(op) == "gather":  # (classify-ops checked it; an index.Tensor's list is no constant)
+            return tuple(results[0][0]), None
         if any(_constant_ops(v) is None for v in scalars):
             return None
         name = aten.aten_name(op)
@@ -424,6 +447,19 @@ class _Grouping:
         reduction's result without the reduced dims is neither: it leaves the group)."""
         shapes = (group.shape, group.row_shape)
         return all(tuple(tensor_info(v.type)[0]) in shapes for v in inputs if self._group_of(v) is group)
+
+    def _per_lane(self, j: int, value: ir.Value) -> bool:
+        """Whether op `j` reads `value` at each lane's own element: a pointwise op, or a gather reading it
+        as an index that broadcasts to its result."""
+        return _class(self.ops[j]) == "pointwise" or (j in self.in_memory and value not in self.in_memory[j])
+
+    def _can_share(self, members: list[int], others: list[int]) -> bool:
+        """Whether two sets of ops can share a kernel: no gather among them reads in memory (its source, an
+        index spanning some dims of its result) what another of them computes."""
+        ops = {*members, *others}
+        return not any(
+            self.made_by.get(v) in ops for j in ops & self.in_memory.keys() for v in self.in_memory[j]
+        )
 
     def _hoistable(self, op: Any, i: int, group: _Group) -> bool:
         """Whether `op` can move up to `group`'s call: all its other inputs are defined before it."""
@@ -534,7 +570,7 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
                 mapping.update((r, mapping[op.operands[0]]) for r in op.results)
                 continue
             for value in op.operands:
-                for constant in _constant_ops(value) or _tensor_list(value) or []:
+                for constant in _constant_ops(value) or _tensor_list(value) or _index_list(value) or []:
                     if constant.results[0] not in mapping:
                         _clone(constant, mapping)
             _clone(op, mapping)
@@ -576,7 +612,10 @@ def _constant_ops(value: ir.Value) -> list[Any] | None:
 
 def _tensor_inputs(op: Any) -> list[ir.Value]:
     """Tensor operands that are inputs of a kernel (tensors made from constants are cloned instead); a
-    concatenation's are its pieces."""
+    concatenation's are its pieces, a gather's its source and index."""
+    if _class(op) == "gather":
+        gather = _gather(op)
+        return [v for v in (gather.source, gather.index) if _constant_ops(v) is None]
     operands = list(op.operands)
     for value in op.operands[:1]:
         for made in _tensor_list(value) or []:
@@ -590,6 +629,28 @@ def _tensor_list(value: ir.Value) -> list[Any] | None:
     if producer is None or producer.operation.name != "torch.prim.ListConstruct":
         return None
     return [producer] if producer.operands and all(is_tensor(v.type) for v in producer.operands) else None
+
+
+def _gather(op: Any) -> gathers.Gather:
+    """The gather `op` computes (an error at the op if classify-ops was wrong to call it one)."""
+    try:
+        return gathers.read_gather(op)
+    except ValueError as exc:
+        raise PassError.at(
+            op, f"{aten.aten_name(op)} is classified gather, but no kernel computes it: {exc}"
+        ) from None
+
+
+def _index_list(value: ir.Value) -> list[Any] | None:
+    """The ops (defs before uses) making an `index.Tensor`'s list of indices in place, its Nones among them,
+    or None."""
+    producer = value.owner if isinstance(value, ir.OpResult) else None
+    if producer is None or producer.operation.name != "torch.prim.ListConstruct":
+        return None
+    if not str(value.type).startswith("!torch.list<optional<"):
+        return None
+    nones = [c for v in producer.operands if not is_tensor(v.type) for c in _constant_ops(v) or []]
+    return [*nones, producer]
 
 
 def concat_space(op: Any) -> tuple[tuple[int, ...], None] | None:

@@ -122,7 +122,7 @@ class _Lowering:
             return None
         if cls == "view":
             return self._view(op)
-        if cls in ("pointwise", "reduction", "concat", "library", *d.KERNEL_TEMPLATES):
+        if cls in ("pointwise", "reduction", "concat", "gather", "library", *d.KERNEL_TEMPLATES):
             return self._aten(op, d.LibraryOp)
         if cls == "host":
             return self._aten(op, d.HostOp)

@@ -49,6 +49,7 @@ from .codegen_triton import (
     Writer,
     conjunction,
     indices,
+    load_lines,
     merge_dims,
     pow2,
     spans_overflow,
@@ -179,18 +180,16 @@ class MatmulWriter(Writer):
             lines.append(f"mask = {mask}")
         masked = ", mask=mask" if mask else ""
         used = sorted(self.loaded) + [a for a, _ in stores]
-        dims, strides = merge_dims(list(self.shape), {a: self._strides(a) for a in used})
+        dims, strides = merge_dims(list(self.shape), {a: self._strides(a) for a in used} | self.named)
         index_lines, offset = indices("i", "d", dims, strides)
         lines += index_lines
-        for line in self.lines:
+        for line in self.lines:  # (lines and loads: the epilogue has no concatenation)
             if isinstance(line, str):
                 lines.append(line)
-                continue
-            off = offset(line.arg)  # (a load: the epilogue has no concatenation)
-            if off == "0":  # one element for all: a block (the interpreter mishandles 0-d tensors)
-                lines.append(f"x{line.arg} = tl.broadcast_to(tl.load(in{line.arg}), [{bm}, {bn}])")
             else:
-                lines.append(f"x{line.arg} = tl.load(in{line.arg} + {off}{masked})")
+                lines += load_lines(
+                    line, offset, "mask" if mask else "", f"{bm}, {bn}", self.wide, "mask" if mask else ""
+                )
         n_in = len(self.args)
         for a, value in stores:
             lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{masked})")

@@ -11,7 +11,7 @@ generated kernel reads an element before it writes the element at the same addre
 block, a reduction kernel per row), so no write clobbers a value still to be read; chains of kernels
 then run in one buffer, as a residual stream does. Kernels of a template (`d.KERNEL_TEMPLATES`: an
 attention's programs read all keys and values of their head, a matvec's the whole row) are the exception
-and write no input's bytes.
+and write no input's bytes, and no output takes the bytes of the source a gather reads at its indices.
 
 Reuse against parallelism: bytes that two buffers share make `pygraph.ir.plan.dependencies` add
 write-after-read edges from the nodes touching the first buffer to the writer of the second. By default
@@ -34,6 +34,7 @@ from ..ir.buffers import buffer_root, users
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from .base import Pass, main_function, walk
+from .gathers import gathered_arguments
 
 
 @dataclasses.dataclass
@@ -60,9 +61,13 @@ class PlanMemory(Pass):
                 buffers[op.buf] = _Buffer([op], layout, size, touched)
         if self.reuse and self.in_place:
             templates = _template_kernels(module)
+            gathered = _gathered_arguments(module)
             for op in ops:
-                if isinstance(op, d.KernelOp) and ir.FlatSymbolRefAttr(op.kernel).value not in templates:
-                    self._write_in_place(op, position[op.operation], buffers, order)
+                callee = ir.FlatSymbolRefAttr(op.kernel).value if isinstance(op, d.KernelOp) else None
+                if callee is not None and callee not in templates:
+                    self._write_in_place(
+                        op, position[op.operation], buffers, order, gathered.get(callee, set())
+                    )
         placed: list[tuple[_Buffer, int]] = []
         total = 0
         for buf in sorted(dict.fromkeys(buffers.values()), key=lambda b: (-b.size, b.first)):
@@ -78,9 +83,11 @@ class PlanMemory(Pass):
         with module.context:
             main.attributes[d.ARENA_BYTES] = attrs.i64(total)
 
-    def _write_in_place(self, kernel: Any, at: int, buffers: dict[ir.Value, _Buffer], order: _Order) -> None:
+    def _write_in_place(
+        self, kernel: Any, at: int, buffers: dict[ir.Value, _Buffer], order: _Order, gathered: set[int]
+    ) -> None:
         """Gives each output of `kernel` written first here the bytes of an input that dies here with
-        the same layout (merging their buffers)."""
+        the same layout (merging their buffers), unless a gather reads that input (by position: `gathered`)."""
         args, modes = list(kernel.args), [ir.StringAttr(a).value for a in kernel.access]
         roots = [buffer_root(a) for a in args]
         taken: list[_Buffer] = []  # inputs given to an output already (two outputs never share bytes)
@@ -88,10 +95,11 @@ class PlanMemory(Pass):
             target = buffers.get(out)
             if mode != "w" or target is None or target.first != at:
                 continue
-            for arg, arg_mode in zip(args, modes, strict=True):
+            for k, (arg, arg_mode) in enumerate(zip(args, modes, strict=True)):
                 source = buffers.get(arg)
                 if (
                     arg_mode == "r"
+                    and k not in gathered
                     and source is not None
                     and source is not target
                     and source not in taken
@@ -203,6 +211,15 @@ def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:
 
 def _align(n: int) -> int:
     return max(ARENA_ALIGNMENT, -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT)
+
+
+def _gathered_arguments(module: ir.Module) -> dict[str, set[int]]:
+    """Per fused function, the arguments its gathers read at their indices (`gathers.gathered_arguments`)."""
+    return {
+        fn.sym_name.value: gathered_arguments(fn.regions[0].blocks[0].operations)
+        for fn in module.body.operations
+        if isinstance(fn, func.FuncOp) and d.FUSED in fn.attributes
+    }
 
 
 def _template_kernels(module: ir.Module) -> set[str]:

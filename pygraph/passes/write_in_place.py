@@ -12,8 +12,8 @@ target's old contents, the op can write the target itself, in the graph, as eage
   the target;
 - a generated kernel that computes the new value (`x.add_(1)`, batch-norm running statistics) writes it
   into the target instead of a temporary, when it reads the target, if at all, element for element at
-  the same place it writes (a kernel without reductions, same layout): each element is read before it is
-  written, by the same program.
+  the same place it writes (a kernel without reductions, same layout, no gather reading the target at
+  its indices): each element is read before it is written, by the same program.
 
 The copy into the target goes away; readers of the new value read the target. Each rewrite is recorded.
 """
@@ -31,6 +31,7 @@ from ..ir.layout import Layout
 from ..ir.plan import attr_value
 from .base import Pass, PassError, main_function, record_transform
 from .copies import emit_copy
+from .gathers import gathered_arguments
 
 # Functional ATen ops whose first argument an in-place form writes, with that form.
 IN_PLACE = {
@@ -136,7 +137,7 @@ def _replace(copy: Any, source: ir.Value, target: ir.Value) -> None:
 def _elementwise_into(module: ir.Module, kernel: Any, source: ir.Value, target: ir.Value) -> bool:
     """Whether `kernel` may write `target` in place of `source`: a pointwise kernel (no reductions, no
     attention) whose temporary has the target's layout, which it writes alone, reading the target (if at
-    all) in the same layout."""
+    all) in the same layout, and not as the source of a gather (read at its indices)."""
     layout = buffer_layout(target)
     if not isinstance(source.owner, d.AllocOp) or not buffer_layout(source).addresses_like(layout):
         return False
@@ -154,6 +155,9 @@ def _elementwise_into(module: ir.Module, kernel: Any, source: ir.Value, target: 
     if fused is None or d.FUSED not in fused.attributes:
         return False
     body = fused.regions[0].blocks[0].operations
+    gathered = gathered_arguments(body)
+    if any(buffer_root(a) == target for k, a in enumerate(kernel.args) if k in gathered):
+        return False
     if any(
         d.CLASS in op.attributes
         and ir.StringAttr(op.attributes[d.CLASS]).value in ("reduction", *d.KERNEL_TEMPLATES)

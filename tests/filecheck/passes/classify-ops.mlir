@@ -106,3 +106,36 @@ func.func @matmuls(%arg0: !torch.vtensor<[2,9,16],f32>, %arg1: !torch.vtensor<[8
   %3 = torch.aten.mm %arg6, %arg7 : !torch.vtensor<[64,1024],f32>, !torch.vtensor<[1024,1024],f32> -> !torch.vtensor<[64,1024],f32>
   return %0, %1, %2, %3 : !torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>, !torch.vtensor<[64,1024],f32>
 }
+
+// -----
+
+// Gathers a kernel can compute are `gather` (an embedding, index_select, gather, and `index` by one tensor);
+// the others are library ops whose reason says why not: two index tensors, a boolean mask (whose result's
+// size the data decides), a 0-d source.
+// CHECK-LABEL: func.func @main
+// CHECK:         torch.aten.embedding %arg0, %arg1, {{.*}} {pygraph.class = "gather"}
+// CHECK:         torch.aten.index_select %arg2, {{.*}} {pygraph.class = "gather"}
+// CHECK:         torch.aten.gather %arg2, {{.*}} {pygraph.class = "gather"}
+// CHECK:         torch.aten.index.Tensor %arg2, %{{.*}} {pygraph.class = "gather"}
+// CHECK:         torch.aten.index.Tensor %arg2, %{{.*}} {pygraph.class = "library", pygraph.reason = "no gather kernel: it indexes by 2 tensors, not one"}
+// CHECK:         torch.aten.index.Tensor %arg2, %{{.*}} {pygraph.class = "library", pygraph.reason = "no gather kernel: its result has no static shape"}
+// CHECK:         torch.aten.index_select %arg4, {{.*}} {pygraph.class = "library", pygraph.reason = "no gather kernel: its source is 0-d"}
+func.func @main(%w: !torch.vtensor<[10,8],f32>, %ids: !torch.vtensor<[2,3],si64>, %x: !torch.vtensor<[5,6],f32>, %mask: !torch.vtensor<[5],i1>, %s: !torch.vtensor<[],f32>) -> !torch.vtensor<[2,3,8],f32> {
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int-1 = torch.constant.int -1
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %e = torch.aten.embedding %w, %ids, %int-1, %false, %false : !torch.vtensor<[10,8],f32>, !torch.vtensor<[2,3],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[2,3,8],f32>
+  %row = torch.aten.select.int %ids, %int0, %int0 : !torch.vtensor<[2,3],si64>, !torch.int, !torch.int -> !torch.vtensor<[3],si64>
+  %sel = torch.aten.index_select %x, %int1, %row : !torch.vtensor<[5,6],f32>, !torch.int, !torch.vtensor<[3],si64> -> !torch.vtensor<[5,3],f32>
+  %g = torch.aten.gather %x, %int0, %ids, %false : !torch.vtensor<[5,6],f32>, !torch.int, !torch.vtensor<[2,3],si64>, !torch.bool -> !torch.vtensor<[2,3],f32>
+  %one = torch.prim.ListConstruct %none, %ids : (!torch.none, !torch.vtensor<[2,3],si64>) -> !torch.list<optional<vtensor>>
+  %i1 = torch.aten.index.Tensor %x, %one : !torch.vtensor<[5,6],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[5,2,3],f32>
+  %two = torch.prim.ListConstruct %ids, %ids : (!torch.vtensor<[2,3],si64>, !torch.vtensor<[2,3],si64>) -> !torch.list<optional<vtensor>>
+  %i2 = torch.aten.index.Tensor %x, %two : !torch.vtensor<[5,6],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[2,3],f32>
+  %masks = torch.prim.ListConstruct %mask : (!torch.vtensor<[5],i1>) -> !torch.list<optional<vtensor>>
+  %i3 = torch.aten.index.Tensor %x, %masks : !torch.vtensor<[5,6],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,6],f32>
+  %scalar = torch.aten.index_select %s, %int0, %row : !torch.vtensor<[],f32>, !torch.int, !torch.vtensor<[3],si64> -> !torch.vtensor<[],f32>
+  return %e : !torch.vtensor<[2,3,8],f32>
+}

@@ -132,3 +132,41 @@ module {
     return
   }
 }
+
+// -----
+
+// A gather's source is read at its indices: it must be an input of the kernel, never computed in it
+// (fuse-pointwise keeps them apart).
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[4,6],f32>, %arg1: !torch.vtensor<[4,3],si64>) -> !torch.vtensor<[4,3],f32> attributes {pygraph.fused} {
+    %int1 = torch.constant.int 1
+    %false = torch.constant.bool false
+    %0 = torch.aten.mul.Scalar %arg0, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,6],f32>, !torch.int -> !torch.vtensor<[4,6],f32>
+    // expected-error @+1 {{aten.gather.default: its source must be an input of the kernel (it is read at the indices)}}
+    %1 = torch.aten.gather %0, %int1, %arg1, %false {pygraph.class = "gather"} : !torch.vtensor<[4,6],f32>, !torch.int, !torch.vtensor<[4,3],si64>, !torch.bool -> !torch.vtensor<[4,3],f32>
+    return %1 : !torch.vtensor<[4,3],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 6], [6, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 3], [3, 1], 0 : i64, si64>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[4, 3], [3, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+
+// -----
+
+// An embedding's index spans some of its result's dims: it must be an input of the kernel too.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[10,4],f32>, %arg1: !torch.vtensor<[3],si64>) -> !torch.vtensor<[3,4],f32> attributes {pygraph.fused} {
+    %int1 = torch.constant.int 1
+    %int-1 = torch.constant.int -1
+    %false = torch.constant.bool false
+    %0 = torch.aten.add.Scalar %arg1, %int1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[3],si64>, !torch.int, !torch.int -> !torch.vtensor<[3],si64>
+    // expected-error @+1 {{aten.embedding.default: its index must be an input of the kernel (it spans some of the result's dims)}}
+    %1 = torch.aten.embedding %arg0, %0, %int-1, %false, %false {pygraph.class = "gather"} : !torch.vtensor<[10,4],f32>, !torch.vtensor<[3],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[3,4],f32>
+    return %1 : !torch.vtensor<[3,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[10, 4], [4, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[3], [1], 0 : i64, si64>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[3, 4], [4, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

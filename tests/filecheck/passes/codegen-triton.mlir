@@ -494,3 +494,77 @@ module {
     return %0, %1 : !pygraph.buf, !pygraph.buf
   }
 }
+
+// -----
+
+// Gathers: BERT's embeddings and the layer norm after their add, one reduction kernel. Each index is
+// loaded where its dims lie in the result (the token ids per row, the int32 positions per row broadcast
+// over the batch), checked against the table's rows, and the weight row is loaded at the column, masked
+// to the indices in range; `trap_unless` (defined in the source) stops the kernel where one is out of
+// range and passes the index on to the address. Rows past the end (xmask) are exempt from the check. With max-rblock=16 each program loops over
+// its row, loading the gathered values again in each loop.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    @triton.jit\0Adef trap_unless(ok, index):\0A    if index.dtype == tl.int64:\0A        return tl.inline_asm_elementwise(\0A            \22{ .reg .pred p; setp.eq.s32 p, $1, 0; @p trap; mov.b64 $0, $2; }\22,
+// CHECK-SAME:    def k0_embedding_add_layer_norm(in0, in1, in2, in3, in4, in5, out0):
+// CHECK-SAME:    ix0 = tl.load(in1 + row, mask=xmask)\0A
+// CHECK-SAME:    ix2 = tl.load(in3 + rd1, mask=xmask)\0A
+// CHECK-SAME:    ok1 = (ix0 >= 0) & (ix0 < 100)\0A
+// CHECK-SAME:    at1 = trap_unless(ok1 | ~xmask, ix0.to(tl.int32))\0A
+// CHECK-SAME:    g1 = tl.load(in0 + col + at1 * 24, mask=(mask) & (ok1))\0A
+// CHECK-SAME:    ok3 = (ix2 >= 0) & (ix2 < 16)\0A
+// CHECK-SAME:    at3 = trap_unless(ok3 | ~xmask, ix2)\0A
+// CHECK-SAME:    g3 = tl.load(in2 + col + at3 * 24, mask=(mask) & (ok3))\0A
+// CHECK-SAME:    v4 = g1 + g3\0A
+// CHECK-SAME:    sym_name = "k0_embedding_add_layer_norm"
+// LOOP:        def k0_embedding_add_layer_norm(
+// LOOP-SAME:    ix0 = tl.load(in1 + row)\0A
+// LOOP-SAME:    for c0 in range(0, 24, 16):\0A        col = c0 + tl.arange(0, 16)[None, :]\0A        cmask = col < 24\0A        ok1 = (ix0 >= 0) & (ix0 < 100)\0A        at1 = trap_unless(ok1, ix0.to(tl.int32))\0A        g1 = tl.load(in0 + col + at1 * 24, mask=(cmask) & (ok1))\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[100,24],f32>, %arg1: !torch.vtensor<[2,5],si64>, %arg2: !torch.vtensor<[16,24],f32>, %arg3: !torch.vtensor<[1,5],si32>, %arg4: !torch.vtensor<[24],f32>, %arg5: !torch.vtensor<[24],f32>) -> !torch.vtensor<[2,5,24],f32> attributes {pygraph.fused} {
+    %int-1 = torch.constant.int -1
+    %false = torch.constant.bool false
+    %0 = torch.aten.embedding %arg0, %arg1, %int-1, %false, %false {pygraph.class = "gather"} : !torch.vtensor<[100,24],f32>, !torch.vtensor<[2,5],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[2,5,24],f32>
+    %1 = torch.aten.embedding %arg2, %arg3, %int-1, %false, %false {pygraph.class = "gather"} : !torch.vtensor<[16,24],f32>, !torch.vtensor<[1,5],si32>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,5,24],f32>
+    %int1 = torch.constant.int 1
+    %2 = torch.aten.add.Tensor %0, %1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[2,5,24],f32>, !torch.vtensor<[1,5,24],f32>, !torch.int -> !torch.vtensor<[2,5,24],f32>
+    %int24 = torch.constant.int 24
+    %3 = torch.prim.ListConstruct %int24 : (!torch.int) -> !torch.list<int>
+    %eps = torch.constant.float 1.000000e-05
+    %4 = torch.aten.layer_norm %2, %3, %arg4, %arg5, %eps, %false {pygraph.class = "reduction"} : !torch.vtensor<[2,5,24],f32>, !torch.list<int>, !torch.vtensor<[24],f32>, !torch.vtensor<[24],f32>, !torch.float, !torch.bool -> !torch.vtensor<[2,5,24],f32>
+    return %4 : !torch.vtensor<[2,5,24],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[100, 24], [24, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 5], [5, 1], 0 : i64, si64>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[16, 24], [24, 1], 0 : i64, f32>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 5], [5, 1], 0 : i64, si32>}, %arg4: !pygraph.buf {pygraph.layout = #pygraph.layout<[24], [1], 0 : i64, f32>}, %arg5: !pygraph.buf {pygraph.layout = #pygraph.layout<[24], [1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 5, 24], [120, 24, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5, %0) {kernel = @fused_0, access = ["r", "r", "r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 7>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
+
+// -----
+
+// `x[:, idx]` (index) of a column-major source by a strided index: negative indices count from the end
+// (j1), in a pointwise kernel checked under its mask.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    signature = ["*fp32:16", "*i64", "*fp32:16"]
+// CHECK-SAME:    ix0 = tl.load(in1 + d1 * 2, mask=mask)\0A
+// CHECK-SAME:    j1 = tl.where(ix0 < 0, ix0 + 9, ix0)\0A
+// CHECK-SAME:    ok1 = (j1 >= 0) & (j1 < 9)\0A
+// CHECK-SAME:    at1 = trap_unless(ok1 | ~mask, j1.to(tl.int32))\0A
+// CHECK-SAME:    g1 = tl.load(in0 + d0 + at1 * 6, mask=(mask) & (ok1))\0A
+// CHECK-SAME:    v2 = g1 * 2.0\0A
+// CHECK-SAME:    sym_name = "k0_index_mul"
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[6,9],f32>, %arg1: !torch.vtensor<[4],si64>) -> !torch.vtensor<[6,4],f32> attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %0 = torch.prim.ListConstruct %none, %arg1 : (!torch.none, !torch.vtensor<[4],si64>) -> !torch.list<optional<vtensor>>
+    %1 = torch.aten.index.Tensor %arg0, %0 {pygraph.class = "gather"} : !torch.vtensor<[6,9],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[6,4],f32>
+    %int2 = torch.constant.int 2
+    %2 = torch.aten.mul.Scalar %1, %int2 {pygraph.class = "pointwise"} : !torch.vtensor<[6,4],f32>, !torch.int -> !torch.vtensor<[6,4],f32>
+    return %2 : !torch.vtensor<[6,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[6, 9], [1, 6], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[4], [2], 1 : i64, si64>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[6, 4], [4, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %0) {kernel = @fused_0, access = ["r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

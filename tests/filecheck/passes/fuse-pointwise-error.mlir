@@ -16,3 +16,13 @@ func.func @not_a_reduction(%arg0: !torch.vtensor<[4,4],f32>) -> !torch.vtensor<[
   %0 = torch.aten.prod %arg0, %none {pygraph.class = "reduction"} : !torch.vtensor<[4,4],f32>, !torch.none -> !torch.vtensor<[],f32>
   return %0 : !torch.vtensor<[],f32>
 }
+
+// -----
+
+// Likewise for gathers: classify-ops calls an `index` by two tensors a library op.
+func.func @not_a_gather(%x: !torch.vtensor<[5,6],f32>, %i: !torch.vtensor<[3],si64>) -> !torch.vtensor<[3],f32> {
+  %two = torch.prim.ListConstruct %i, %i {pygraph.class = "scalar"} : (!torch.vtensor<[3],si64>, !torch.vtensor<[3],si64>) -> !torch.list<optional<vtensor>>
+  // expected-error @+1 {{aten.index.Tensor is classified gather, but no kernel computes it: it indexes by 2 tensors, not one}}
+  %0 = torch.aten.index.Tensor %x, %two {pygraph.class = "gather"} : !torch.vtensor<[5,6],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[3],f32>
+  return %0 : !torch.vtensor<[3],f32>
+}

@@ -592,3 +592,99 @@ func.func @pieces(%x1: !torch.vtensor<[2,8],f32>, %x2: !torch.vtensor<[2,8],f32>
   %3 = torch.aten.cat %list2, %int1 {pygraph.class = "concat"} : !torch.list<vtensor>, !torch.int -> !torch.vtensor<[2,16],f32>
   return %1, %3, %2 : !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,16],f32>, !torch.vtensor<[2,8],f32>
 }
+
+// -----
+
+// A token embedding, a position embedding broadcast over the batch, their add and the layer norm after
+// them: one group (gathers join like pointwise ops of their result's shape); the weights and indices are
+// the kernel's inputs.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[100,8],f32>, %arg1: !torch.vtensor<[2,5],si64>, %arg2: !torch.vtensor<[16,8],f32>, %arg3: !torch.vtensor<[1,5],si64>
+// CHECK:         torch.aten.embedding %arg0, %arg1,
+// CHECK:         torch.aten.embedding %arg2, %arg3,
+// CHECK:         torch.aten.add.Tensor
+// CHECK:         torch.aten.layer_norm
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[R:.*]] = call @fused_0(%arg0, %arg1, %arg2, %arg3, %arg4, %arg5)
+// CHECK-NEXT:    return %[[R]]
+func.func @main(%w: !torch.vtensor<[100,8],f32>, %ids: !torch.vtensor<[2,5],si64>, %pw: !torch.vtensor<[16,8],f32>, %pos: !torch.vtensor<[1,5],si64>, %gamma: !torch.vtensor<[8],f32>, %beta: !torch.vtensor<[8],f32>) -> !torch.vtensor<[2,5,8],f32> {
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %tok = torch.aten.embedding %w, %ids, %int-1, %false, %false {pygraph.class = "gather", pygraph.layouts = [#pygraph.layout<[2, 5, 8], [40, 8, 1], 0 : i64, f32>]} : !torch.vtensor<[100,8],f32>, !torch.vtensor<[2,5],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[2,5,8],f32>
+  %p = torch.aten.embedding %pw, %pos, %int-1, %false, %false {pygraph.class = "gather", pygraph.layouts = [#pygraph.layout<[1, 5, 8], [40, 8, 1], 0 : i64, f32>]} : !torch.vtensor<[16,8],f32>, !torch.vtensor<[1,5],si64>, !torch.int, !torch.bool, !torch.bool -> !torch.vtensor<[1,5,8],f32>
+  %sum = torch.aten.add.Tensor %tok, %p, %int1 {pygraph.class = "pointwise", pygraph.layouts = [#pygraph.layout<[2, 5, 8], [40, 8, 1], 0 : i64, f32>]} : !torch.vtensor<[2,5,8],f32>, !torch.vtensor<[1,5,8],f32>, !torch.int -> !torch.vtensor<[2,5,8],f32>
+  %int8 = torch.constant.int 8 {pygraph.class = "scalar"}
+  %shape = torch.prim.ListConstruct %int8 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %eps = torch.constant.float 1.000000e-05 {pygraph.class = "scalar"}
+  %ln = torch.aten.layer_norm %sum, %shape, %gamma, %beta, %eps, %false {pygraph.class = "reduction", pygraph.layouts = [#pygraph.layout<[2, 5, 8], [40, 8, 1], 0 : i64, f32>]} : !torch.vtensor<[2,5,8],f32>, !torch.list<int>, !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.float, !torch.bool -> !torch.vtensor<[2,5,8],f32>
+  return %ln : !torch.vtensor<[2,5,8],f32>
+}
+
+// -----
+
+// A gather reads its source at its indices, so it never joins the group computing its source (x * 2);
+// nor does an index_select join the group computing its index (which spans one of its result's dims, not
+// all): both stay kernels of their own, and the gathers join the group of what reads them.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-NEXT:    torch.constant.int 2
+// CHECK-NEXT:    torch.aten.mul.Scalar
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-NEXT:    torch.constant.int 1
+// CHECK-NEXT:    torch.aten.add.Scalar
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_2(
+// CHECK:         torch.aten.gather %arg0,
+// CHECK:         torch.aten.add.Scalar
+// CHECK:         torch.aten.index_select %arg2, %{{.*}}, %arg3
+// CHECK:         torch.aten.mul.Tensor
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[Y:.*]] = call @fused_0(%arg0)
+// CHECK-NEXT:    %[[I:.*]] = call @fused_1(%arg2)
+// CHECK-NEXT:    %{{.*}}:2 = call @fused_2(%[[Y]], %arg1, %arg0, %[[I]])
+func.func @main(%x: !torch.vtensor<[4,6],f32>, %idx: !torch.vtensor<[4,3],si64>, %sel: !torch.vtensor<[3],si64>) -> (!torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %int2 = torch.constant.int 2 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %y = torch.aten.mul.Scalar %x, %int2 {pygraph.class = "pointwise"} : !torch.vtensor<[4,6],f32>, !torch.int -> !torch.vtensor<[4,6],f32>
+  %g = torch.aten.gather %y, %int1, %idx, %false {pygraph.class = "gather"} : !torch.vtensor<[4,6],f32>, !torch.int, !torch.vtensor<[4,3],si64>, !torch.bool -> !torch.vtensor<[4,3],f32>
+  %r = torch.aten.add.Scalar %g, %int1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,3],f32>, !torch.int, !torch.int -> !torch.vtensor<[4,3],f32>
+  %shifted = torch.aten.add.Scalar %sel, %int1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[3],si64>, !torch.int, !torch.int -> !torch.vtensor<[3],si64>
+  %s = torch.aten.index_select %x, %int1, %shifted {pygraph.class = "gather"} : !torch.vtensor<[4,6],f32>, !torch.int, !torch.vtensor<[3],si64> -> !torch.vtensor<[4,3],f32>
+  %t = torch.aten.mul.Tensor %s, %g {pygraph.class = "pointwise"} : !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32> -> !torch.vtensor<[4,3],f32>
+  return %r, %t : !torch.vtensor<[4,3],f32>, !torch.vtensor<[4,3],f32>
+}
+
+// -----
+
+// DeBERTa's relative positions: a small group computing a gather's index, read through an expand only by
+// the gather (per element: `gather`'s index has the result's shape), is recomputed in the kernel of the
+// gather, the add and the softmax.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[1,4,4],si64>, %arg1: !torch.vtensor<[3,4,8],f32>, %arg2: !torch.vtensor<[3,4,4],f32>
+// CHECK:         %[[S:.*]] = torch.aten.add.Scalar %arg0,
+// CHECK:         %[[P:.*]] = torch.aten.clamp %[[S]],
+// CHECK:         torch.aten.gather %arg1, %{{.*}}, %[[P]], %{{.*}} -> !torch.vtensor<[3,4,4],f32>
+// CHECK:         torch.aten.softmax.int
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[R:.*]] = call @fused_0(%arg2, %arg1, %arg0)
+// CHECK-NEXT:    return %[[R]]
+func.func @main(%scores: !torch.vtensor<[3,4,4],f32>, %c2p: !torch.vtensor<[3,4,8],f32>, %rel: !torch.vtensor<[1,4,4],si64>) -> !torch.vtensor<[3,4,4],f32> {
+  %int0 = torch.constant.int 0 {pygraph.class = "scalar"}
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %int4 = torch.constant.int 4 {pygraph.class = "scalar"}
+  %int7 = torch.constant.int 7 {pygraph.class = "scalar"}
+  %int3 = torch.constant.int 3 {pygraph.class = "scalar"}
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %shifted = torch.aten.add.Scalar %rel, %int4, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,4],si64>, !torch.int, !torch.int -> !torch.vtensor<[1,4,4],si64>
+  %pos = torch.aten.clamp %shifted, %int0, %int7 {pygraph.class = "pointwise"} : !torch.vtensor<[1,4,4],si64>, !torch.int, !torch.int -> !torch.vtensor<[1,4,4],si64>
+  %sizes = torch.prim.ListConstruct %int3, %int4, %int4 {pygraph.class = "scalar"} : (!torch.int, !torch.int, !torch.int) -> !torch.list<int>
+  %index = torch.aten.expand %pos, %sizes, %false {pygraph.class = "view"} : !torch.vtensor<[1,4,4],si64>, !torch.list<int>, !torch.bool -> !torch.vtensor<[3,4,4],si64>
+  %g = torch.aten.gather %c2p, %int-1, %index, %false {pygraph.class = "gather"} : !torch.vtensor<[3,4,8],f32>, !torch.int, !torch.vtensor<[3,4,4],si64>, !torch.bool -> !torch.vtensor<[3,4,4],f32>
+  %sum = torch.aten.add.Tensor %scores, %g, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[3,4,4],f32>, !torch.vtensor<[3,4,4],f32>, !torch.int -> !torch.vtensor<[3,4,4],f32>
+  %p = torch.aten.softmax.int %sum, %int-1, %none {pygraph.class = "reduction"} : !torch.vtensor<[3,4,4],f32>, !torch.int, !torch.none -> !torch.vtensor<[3,4,4],f32>
+  return %p : !torch.vtensor<[3,4,4],f32>
+}

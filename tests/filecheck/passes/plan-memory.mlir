@@ -141,3 +141,35 @@ module {
     return %out : !pygraph.buf
   }
 }
+
+// -----
+
+// A gather reads its source at its indices, not at each lane's element: its result never takes the bytes
+// of the source (%s, dying there with the result's layout), while it may take the index's (%i: each lane
+// reads the index at its own element before it writes it).
+// CHECK-LABEL: func.func @gather
+// CHECK-SAME:    pygraph.arena_bytes = 512 : i64
+// CHECK:         %[[S:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// CHECK-NEXT:    %[[I:.*]] = "pygraph.alloc"() {arena_offset = 256 : i64
+// CHECK-NEXT:    %[[OUT:.*]] = "pygraph.alloc"() {arena_offset = 256 : i64
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func private @fused_0(%arg0: !torch.vtensor<[8],si64>, %arg1: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],si64> attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0
+    %false = torch.constant.bool false
+    %0 = torch.aten.gather %arg0, %int0, %arg1, %false {pygraph.class = "gather"} : !torch.vtensor<[8],si64>, !torch.int, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],si64>
+    return %0 : !torch.vtensor<[8],si64>
+  }
+  func.func @gather(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, si64>}) -> !pygraph.buf {
+    %s = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, si64>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %i = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, si64>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %out = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, si64>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %s) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%arg0, %i) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%s, %i, %out) {kernel = @fused_0, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %out : !pygraph.buf
+  }
+}

@@ -81,3 +81,27 @@ module {
     return %old : !pygraph.buf
   }
 }
+
+// -----
+
+// A buffer updated by a gather of itself (`buf.copy_(buf.gather(0, idx))`): the kernel reads it at its
+// indices, so writing it in place would overwrite elements other lanes still read. The copy stays.
+// CHECK-NOT:   pygraph.transforms
+// CHECK-LABEL: func.func @gathered
+// CHECK:         "pygraph.kernel"(%arg1, %arg0, %[[NEW:.*]]) {{.*}}kernel = @fused_0
+// CHECK-NEXT:    "pygraph.copy"(%[[NEW]], %arg1)
+module {
+  func.func private @fused_0(%a: !torch.vtensor<[8],f32>, %i: !torch.vtensor<[8],si64>) -> !torch.vtensor<[8],f32> attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0 {pygraph.class = "scalar"}
+    %false = torch.constant.bool false {pygraph.class = "scalar"}
+    %0 = torch.aten.gather %a, %int0, %i, %false {pygraph.class = "gather"} : !torch.vtensor<[8],f32>, !torch.int, !torch.vtensor<[8],si64>, !torch.bool -> !torch.vtensor<[8],f32>
+    return %0 : !torch.vtensor<[8],f32>
+  }
+  func.func @gathered(%idx: !pygraph.buf {pygraph.role = "input", pygraph.name = "idx", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, si64>, pygraph.io = "stage"},
+                      %buf: !pygraph.buf {pygraph.role = "buffer", pygraph.name = "buf", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>, pygraph.io = "direct"}) {
+    %m = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%buf, %idx, %m) {kernel = @fused_0, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.copy"(%m, %buf) : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
