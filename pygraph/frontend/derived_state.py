@@ -57,7 +57,7 @@ def state_only_nodes(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, fr
             spec = specs[node.name]
             if spec.kind in _ROLES and spec.target not in written:
                 reads[node] = frozenset([node])
-        elif node.op == "call_function" and _deterministic(node):
+        elif node.op == "call_function" and deterministic(node):
             operands = node.all_input_nodes
             if all(o in reads for o in operands):
                 reads[node] = frozenset().union(*(reads[o] for o in operands))
@@ -117,7 +117,7 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
     return derived
 
 
-def _deterministic(node: torch.fx.Node) -> bool:
+def deterministic(node: torch.fx.Node) -> bool:
     """An ATen op that writes nothing and draws no random numbers."""
     target = node.target
     return (

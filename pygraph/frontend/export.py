@@ -18,6 +18,7 @@ from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
+from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers
 from .pad_matmuls import pad_matmul_outputs
@@ -46,12 +47,14 @@ def export_program(
     (`channels_last.py`) and their means over few channels' pixels are summed in two steps
     (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`),
     attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
-    layouts eager gives them.
+    layouts eager gives them. Last, numbers computed from compile-time constants alone become literals
+    (`fold_constants.py`).
     """
     with _exporting(model, example_inputs) as inputs:
         program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
         if freeze:
             fold_batch_norms(program)
+        fresh = fresh_constants(program)
         program = program.run_decompositions(TABLE)
     devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
     if devices is None:
@@ -64,6 +67,7 @@ def export_program(
     route_attentions(program, devices)
     pad_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
+    fold_constants(program, fresh)
     return program
 
 

@@ -2,8 +2,9 @@
 
 torch-mlir's FxImporter translates the ops; pygraph's hooks decide the rest of the contract
 (docs/architecture.md, Stage 1): weights, buffers and lifted constants become annotated function
-arguments (never literals), a mutation of an input or buffer becomes `pygraph.overwrite`, and every op
-carries the layout eager gives its results, which later stages need and cannot recompute without torch.
+arguments (never literals, but for the numbers constant folding computed: `fold_constants.py`), a
+mutation of an input or buffer becomes `pygraph.overwrite`, and every op carries the layout eager gives
+its results, which later stages need and cannot recompute without torch.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 from torch.utils import _pytree as pytree
 from torch_mlir.extras.fx_importer import (
+    LITERAL_CONVERTER_MAP,
     ContextCache,
     FxImporter,
     FxImporterHooks,
@@ -30,6 +32,7 @@ from ..ir._mlir import ir
 from ..ir.attrs import string
 from ..ir.layout import Layout
 from .attention import KERNEL_META
+from .fold_constants import LITERAL
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
 _MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
@@ -165,9 +168,9 @@ class _Hooks(FxImporterHooks):
 
 
 class _NodeImporter(GraphNodeImporter):
-    """Binds lifted constants lazily (arguments then come in first-use order), keeps mutated user inputs
-    as value tensors with `pygraph.overwrite` (instead of `!torch.tensor` and overwrite.tensor.contents),
-    and names the return after FX's output node."""
+    """Binds lifted constants lazily (arguments then come in first-use order; folded numbers are made
+    before their first user), keeps mutated user inputs as value tensors with `pygraph.overwrite` (instead
+    of `!torch.tensor` and overwrite.tensor.contents), and names the return after FX's output node."""
 
     __slots__ = ()
 
@@ -175,8 +178,25 @@ class _NodeImporter(GraphNodeImporter):
         if not isinstance(constant, torch.Tensor):
             return super().import_constant(loc, node, constant)
         hooks = self.fx_importer._hooks
-        self.bind_node_value(node, lambda: hooks.resolve_literal(self, constant, None))
+        if node.meta.get(LITERAL):
+            self.bind_node_value(node, lambda: self._number(constant))
+        else:
+            self.bind_node_value(node, lambda: hooks.resolve_literal(self, constant, None))
         return None
+
+    def _number(self, tensor: torch.Tensor) -> ir.Value:
+        """A folded 0-d constant as `torch.prim.NumToTensor.Scalar` of its value, in its dtype (a bool as
+        the int 0 or 1: the op takes numbers)."""
+        number = tensor.item()
+        number = int(number) if isinstance(number, bool) else number
+        name = self.fx_importer._hooks.constant_names[id(tensor)]
+        with ir.Location.name(name, context=self._c), ir.InsertionPoint(self._b):
+            scalar = LITERAL_CONVERTER_MAP.lookup(type(number))(number, self, self._cc)
+            return ir.Operation.create(
+                "torch.prim.NumToTensor.Scalar",
+                results=[self._cc.tensor_to_vtensor_type(tensor)],
+                operands=[scalar],
+            ).result
 
     def import_mutable_to_vtensor(
         self, loc: ir.Location, node: torch.fx.Node, mutable_value: ir.Value, producer_node_name: str

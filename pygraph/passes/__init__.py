@@ -13,11 +13,13 @@ from .base import Pass
 _REGISTRY: dict[str, str] = {
     "classify-ops": "pygraph.passes.classify_ops:ClassifyOps",
     "codegen-triton": "pygraph.passes.codegen_triton:CodegenTriton",
+    "elide-clones": "pygraph.passes.elide_clones:ElideClones",
     "form-segments": "pygraph.passes.form_segments:FormSegments",
     "fuse-pointwise": "pygraph.passes.fuse_pointwise:FusePointwise",
     "hoist-host-copies": "pygraph.passes.hoist_host_copies:HoistHostCopies",
     "isolate-data-dependent": "pygraph.passes.isolate_data_dependent:IsolateDataDependent",
     "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",
+    "move-scales": "pygraph.passes.move_scales:MoveScales",
     "parameter-indirection": "pygraph.passes.parameter_indirection:ParameterIndirection",
     "place-constants": "pygraph.passes.place_constants:PlaceConstants",
     "plan-memory": "pygraph.passes.plan_memory:PlanMemory",

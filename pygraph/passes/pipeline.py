@@ -24,7 +24,7 @@ from .base import Pass, PassError
 # Torch dialect (as imported) -> tensor-level pygraph IR (`.pygraph.mlir`).
 TENSOR_PIPELINE = (
     "place-constants,hoist-host-copies,classify-ops,isolate-data-dependent,split-bias,prepare-attention-masks,"
-    "fuse-pointwise"
+    "move-scales,elide-clones,fuse-pointwise"
 )
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).
 PLAN_PIPELINE = "lower-to-plan,write-in-place,seed-random,parameter-indirection,form-segments,select-graphs,plan-memory,codegen-triton"

@@ -1,4 +1,5 @@
-"""Matrix products as the generated product kernels see them (`matvec_kernel.py`, `matmul_kernel.py`).
+"""Matrix products as the generated product kernels see them (`matvec_kernel.py`, `matmul_kernel.py`),
+and which operands the vendor's products read as they are.
 
 A linear layer, `mm`, `addmm` or `matmul` by a 2-D matrix computes out[m, n] = sum_k row_m[k] * weight[n, k]
 (+ bias[n]) for the rows m of its first operand (its leading dims, flattened); `read_product` says which
@@ -13,8 +14,12 @@ import math
 from typing import Any
 
 from ..ir import aten
+from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from .pointwise import constant_value
+
+# Vendor products whose operands `vendor_operand` follows to the GEMM.
+VENDOR_PRODUCTS = frozenset({"aten.bmm.default", "aten.mm.default", "aten.matmul.default"})
 
 # op -> (operand of the rows, of the weight, of the bias or None, whether the weight is [K, N] (transposed))
 _PRODUCTS = {
@@ -67,3 +72,52 @@ def read_product(op: Any) -> Product | None:
     ):
         return None
     return Product(rows_at, weight_at, bias_at, transposed, math.prod(rows[0][:-1]), k, n)
+
+
+def vendor_operand(op: Any, index: int, layout: Layout) -> Layout | None:
+    """The layout in which vendor product `op` (`VENDOR_PRODUCTS`) hands its operand `index`, of `layout`,
+    to the GEMM: the operand itself for bmm and mm (and matmul of two matrices, which is mm); for a matmul
+    of two batches, what ATen's `matmul` makes of it (`expand` to the broadcast batch, then `reshape` to
+    one batch dim). None where ATen copies it on the way (a reshape that cannot be a view) or takes another
+    path (vectors, a batch by a matrix: matmul folds those, copying where it must)."""
+    name = aten.aten_name(op)
+    if name != "aten.matmul.default":
+        return layout
+    shapes = [tensor_info(v.type) for v in list(op.operands)[:2]]
+    if any(info is None or -1 in info[0] for info in shapes):
+        return None
+    ranks = [len(info[0]) for info in shapes]
+    if ranks == [2, 2]:
+        return layout
+    if min(ranks) < 3:
+        return None
+    try:
+        batch = _broadcast(*(info[0][:-2] for info in shapes))
+        expanded = layout.expand([*batch, *layout.shape[-2:]])
+    except ValueError:
+        return None
+    return expanded.view([math.prod(batch), *layout.shape[-2:]])
+
+
+def _broadcast(a: list[int], b: list[int]) -> list[int]:
+    """The broadcast of two shapes (ATen's `infer_size`)."""
+    a, b = [1] * (len(b) - len(a)) + list(a), [1] * (len(a) - len(b)) + list(b)
+    if any(x != y and 1 not in (x, y) for x, y in zip(a, b, strict=True)):
+        raise ValueError(f"shapes {a} and {b} do not broadcast")
+    return [max(x, y) if 0 not in (x, y) else 0 for x, y in zip(a, b, strict=True)]
+
+
+def vendor_reads_as_is(layout: Layout | None) -> bool:
+    """Whether ATen hands an operand of `bmm` (3-D) or `mm` (2-D) in this layout to cuBLAS as it is, rather
+    than copying it first (`prepare_batch_matrix_for_cublas` and `prepare_matrix_for_cublas`, ATen's
+    cuda/Blas.cpp): its [R, C] matrices are row-major with a row stride of at least C, or column-major with
+    a column stride of at least R, at any batch stride (strided batched GEMM); or the operand is
+    contiguous (3-D, no zero stride in a matrix) or non-overlapping and dense (2-D)."""
+    if layout is None or layout.rank not in (2, 3) or layout.is_dynamic:
+        return False
+    (rows, cols), (row_stride, col_stride) = layout.shape[-2:], layout.strides[-2:]
+    if (col_stride == 1 and row_stride >= max(1, cols)) or (row_stride == 1 and col_stride >= max(1, rows)):
+        return True
+    if layout.rank == 2:
+        return layout.is_dense()
+    return layout.is_contiguous() and row_stride != 0 and col_stride != 0
