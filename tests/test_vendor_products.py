@@ -194,7 +194,7 @@ def test_deberta_v2_matches_eager(relative: bool, batch: int) -> None:
         compiled = pygraph.export_and_compile(model, (torch.randint(0, 100, (batch, 16)),))
     per_layer = 4 if batch > 1 else 2 if relative else 1
     assert sum(k.endswith("_clone") for k in kernels(compiled)) == 2 * per_layer + 2  # + embeddings, logits
-    assert sum(k.startswith("k0_div") for k in kernels(compiled)) == 2 * (2 if relative else 1)
+    assert sum("div" in k.split("_") for k in kernels(compiled)) == 2 * (2 if relative else 1)
     for _ in range(2):
         ids = torch.randint(0, 100, (batch, 16))
         with torch.no_grad():
