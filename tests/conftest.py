@@ -1,5 +1,7 @@
 """Fixtures shared by the test modules."""
 
+from collections.abc import Iterator
+
 import pytest
 import torch
 
@@ -11,3 +13,12 @@ def no_tf32():
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     yield
     torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+@pytest.fixture
+def kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
+    """Generated kernels' sources and cubins cached in this test run's directory, not the user's cache."""
+    from pygraph.knobs import knobs
+
+    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
+        yield

@@ -22,15 +22,10 @@ from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
 pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),  # masked-off lanes
     pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 class Attention(nn.Module):

@@ -16,20 +16,14 @@ from pygraph.backend.triton_source import load_kernel, signature
 from pygraph.ir.context import parse
 from pygraph.ir.dtypes import from_name
 from pygraph.ir.plan import TritonKernel, triton_kernels
-from pygraph.knobs import knobs
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 from pygraph.passes.pointwise import Value, result_type
 
 pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
     pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 def kernels(plan) -> list[TritonKernel]:

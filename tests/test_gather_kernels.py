@@ -21,15 +21,10 @@ import pygraph
 from pygraph.knobs import knobs
 
 pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
     pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
 ]
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 def ids(high: int, *shape: int, low: int = 0, dtype: torch.dtype = torch.int64) -> torch.Tensor:

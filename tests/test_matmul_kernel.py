@@ -23,13 +23,9 @@ import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
+pytestmark = pytest.mark.usefixtures("kernel_cache")
+
 _PRODUCTS = ("aten.linear.default", "aten.mm.default", "aten.addmm.default", "aten.matmul.default")
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 @contextlib.contextmanager

@@ -17,11 +17,7 @@ from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 from pygraph.passes.matvec_kernel import MAX_K
 
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
+pytestmark = pytest.mark.usefixtures("kernel_cache")
 
 
 class Products(nn.Module):

@@ -28,7 +28,6 @@ from pygraph.ir.dtypes import from_name
 from pygraph.ir.layout import Layout
 from pygraph.ir.plan import triton_kernels
 from pygraph.ir.torch_types import is_tensor
-from pygraph.knobs import knobs
 from pygraph.passes import pointwise
 from pygraph.passes.base import main_function
 from pygraph.passes.gathers import GATHERS
@@ -38,6 +37,7 @@ from pygraph.passes.reductions import REDUCTIONS
 
 # The interpreter computes masked-off lanes too (on zeros): numpy warns about their divisions and logs.
 pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
     pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),  # torch.export's own
 ]
@@ -265,12 +265,6 @@ def check(case: Case, seed: int = 0, codegen: str = "codegen-triton") -> Any:
         )
         torch.testing.assert_close(got, want, equal_nan=True, **(tolerance | case.tolerance))
     return plan
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Any:
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 def _hand_written(op: str, result: str, *constants: str, arg: str = "!torch.vtensor<[7,5],f32>") -> str:

@@ -29,23 +29,17 @@ from test_pointwise_kernels import (
 
 from pygraph.ir import dialect as d
 from pygraph.ir.context import parse
-from pygraph.knobs import knobs
 from pygraph.passes.base import main_function
 from pygraph.passes.pipeline import parse_pipeline, run_pipeline
 
 pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
     pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning"),
     pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning"),
 ]
 
 # fp32 tolerances of the design (elementwise form of the relative error bar).
 TOLERANCE = {"rtol": 1e-4, "atol": 1e-5}
-
-
-@pytest.fixture(autouse=True)
-def _kernel_cache(tmp_path_factory: pytest.TempPathFactory):
-    with knobs.scope(cache_dir=tmp_path_factory.getbasetemp() / "pygraph-cache"):
-        yield
 
 
 def special(*shape: int) -> torch.Tensor:
