@@ -76,7 +76,7 @@ class Knobs:
         "auto",
         "auto: on a GPU, 2-D convolutions read NHWC tensors (frontend/channels_last.py), their means over "
         "few channels' pixels are summed in two steps (frontend/spatial_means.py), matmuls write aligned "
-        "rows (frontend/pad_matmuls.py) and attentions are routed by PYGRAPH_ATTENTION "
+        "rows (frontend/align_matmuls.py) and attentions are routed by PYGRAPH_ATTENTION "
         "(frontend/attention.py); on: on every device (tests); off: none of these",
     )
     attention = _Knob(

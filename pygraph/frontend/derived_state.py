@@ -1,7 +1,7 @@
 """Derived state: computations on the model's own tensors alone, done once instead of in every call.
 
 Some ops of a program read only parameters, buffers and constants: a convolution weight converted to
-NHWC (channels_last.py), a weight padded so that a matmul writes aligned rows (pad_matmuls.py), a model's
+NHWC (channels_last.py), a weight padded so that a matmul writes aligned rows (align_matmuls.py), a model's
 own `self.weight.t().contiguous()` or `self.log_scale.exp()`. Their results are the same in every call
 until the model's tensors change. Each such result becomes a lifted constant of the program, which the
 importer makes a `derived` argument; `DerivedState` keeps the ops that compute it (an FX graph of the

@@ -14,6 +14,7 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
+from .align_matmuls import align_matmul_outputs
 from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
 from .channels_last import convolutions_channels_last
@@ -21,13 +22,12 @@ from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers
-from .pad_matmuls import pad_matmul_outputs
 from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
 from .spatial_means import split_spatial_means
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
-# (channels_last.py, spatial_means.py, pad_matmuls.py, attention.py)
+# (channels_last.py, spatial_means.py, align_matmuls.py, attention.py)
 _GPU_LAYOUT_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
 
 
@@ -45,7 +45,7 @@ def export_program(
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
     views and pointwise ops (`pooling.py`), indexing by an `arange` a slice (`arange_indexing.py`), 2-D convolutions on a GPU read NHWC inputs and weights
     (`channels_last.py`) and their means over few channels' pixels are summed in two steps
-    (`spatial_means.py`), matmuls with unaligned output rows write padded ones (`pad_matmuls.py`),
+    (`spatial_means.py`), matmuls with unaligned output rows compute aligned ones (`align_matmuls.py`),
     attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
     layouts eager gives them. Last, numbers computed from compile-time constants alone become literals
     (`fold_constants.py`).
@@ -65,7 +65,7 @@ def export_program(
     convolutions_channels_last(program, devices)
     split_spatial_means(program, devices)
     route_attentions(program, devices)
-    pad_matmul_outputs(program, devices)
+    align_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     fold_constants(program, fresh)
     return program

@@ -85,7 +85,7 @@ def output_layouts(ep: torch.export.ExportedProgram) -> list[tuple[int, ...] | N
 
 def keep_output_layouts(ep: torch.export.ExportedProgram, before: list[tuple[int, ...] | None]) -> None:
     """Results of the user's that rewrites left in another layout (NHWC after channels_last.py, a padded
-    view after pad_matmuls.py) are copied back into the layout eager returns: values alone are not
+    view after align_matmuls.py) are copied back into the layout eager returns: values alone are not
     enough when the caller goes on with `.view()` or a data pointer."""
     output = ep.graph.output_node()
     results = list(output.args[0])

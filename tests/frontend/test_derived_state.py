@@ -1,8 +1,11 @@
-"""Derived state (frontend/derived_state.py), padded matmul outputs (frontend/pad_matmuls.py) and the
+"""Derived state (frontend/derived_state.py), aligned matmul outputs (frontend/align_matmuls.py) and the
 layouts of results after rewrites; GPU layouts forced on the CPU with PYGRAPH_GPU_LAYOUTS=on."""
+
+import copy
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 from torch import nn
 
 import pygraph
@@ -99,21 +102,32 @@ class Head(nn.Module):
         return self.linear(x), torch.softmax(x @ self.w, dim=-1)
 
 
-def test_unaligned_matmul_outputs_are_padded_and_results_keep_eager_layouts():
+@pytest.fixture
+def tf32():
+    """TF32 matmuls allowed, as the benchmark times them (only then are unaligned matmuls rewritten)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = before
+
+
+def test_unaligned_matmul_outputs_are_split_or_padded_and_results_keep_eager_layouts(tf32):
     torch.manual_seed(0)
     model = Head()
-    x = torch.randn(1100, 32)  # outputs of 1.1M elements: large enough to pad
+    x = torch.randn(1100, 32)  # outputs of 1.1M elements: large enough to align
     with knobs.scope(gpu_layouts="on"):
         program = export_program(model, (x,))
-    assert targets(program).count(aten.constant_pad_nd.default) == 3  # the weight, its bias and w
+    # the linear's [N, K] weight: its first 1000 rows and the last one, no copy; w's rows: padded
+    assert targets(program).count(aten.cat.default) == 1
+    assert targets(program).count(aten.constant_pad_nd.default) == 1
     with knobs.scope(gpu_layouts="on"), torch.no_grad():
         compiled = pygraph.export_and_compile(model, (x,))
-        shapes = sorted(
+        shapes = [
             tuple(compiled.plan.buffers[a.buffer].layout.shape)
             for a in compiled.plan.arguments
             if a.role == "derived"
-        )
-        assert shapes == [(32, 1004), (1004,), (1004, 32)]
+        ]
+        assert shapes == [(32, 1004)]
         for _ in range(2):
             x = torch.randn(1100, 32)
             for got, want in zip(compiled(x), model(x), strict=True):
@@ -121,7 +135,70 @@ def test_unaligned_matmul_outputs_are_padded_and_results_keep_eager_layouts():
                 assert relative_error(got, want) <= 1e-4
 
 
-def test_small_or_aligned_matmuls_are_left_alone():
+def test_a_split_matmul_read_by_kernels_and_vendor_calls_matches_eager(tf32):
+    """GPT-2's tied head (`h @ wte.t()`, a [K, N] view of an [N, K] weight) read by a softmax kernel, a
+    slice and another product; the weight changed in place between calls."""
+
+    class Tied(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.wte = nn.Parameter(torch.randn(1003, 24) / 4)
+            self.proj = nn.Parameter(torch.randn(1003, 8) / 16)
+
+        def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
+            logits = h @ self.wte.t()
+            return torch.softmax(logits, -1), logits[..., 999:], logits @ self.proj
+
+    torch.manual_seed(0)
+    model = Tied()
+    h = torch.randn(2, 600, 24)
+    with knobs.scope(gpu_layouts="on"):
+        program = export_program(model, (h,))
+    assert targets(program).count(aten.cat.default) == 1
+    assert aten.constant_pad_nd.default not in targets(program)
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (h,))
+        assert not [a for a in compiled.plan.arguments if a.role == "derived"]
+        for _ in range(2):
+            h = torch.randn(2, 600, 24)
+            for got, want in zip(compiled(h), model(h), strict=True):
+                assert got.is_contiguous()  # (eager's slice is a view of its logits: same values)
+                assert relative_error(got, want) <= 1e-4
+            model.wte.mul_(-1.5)  # in place: the next call must see it
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_a_split_matmul_with_tf32_on_the_gpu_matches_float64(tf32):
+    """The split product through cuBLAS's TF32 kernels, calls queued back to back, against float64."""
+    torch.manual_seed(0)
+    model = Head().cuda()
+    calls = [torch.randn(1100, 32, device="cuda") for _ in range(3)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (calls[0],), target="cuda")
+        assert "aten.cat" not in compiled.ir("plan")  # (the cat is a generated kernel)
+        results = [compiled(x) for x in calls]
+        torch.cuda.synchronize()
+        reference = copy.deepcopy(model).double()
+        for x, got in zip(calls, results, strict=True):
+            for g, w in zip(got, reference(x.double()), strict=True):
+                assert g.stride() == (1001, 1)
+                assert relative_error(g, w.float()) <= 5e-3
+
+
+def test_unaligned_matmuls_stay_as_they_are_without_tf32():
+    """In IEEE float32 cuBLAS's unaligned kernels are as fast (module docstring)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = False
+    try:
+        with knobs.scope(gpu_layouts="on"):
+            program = export_program(Head(), (torch.randn(1100, 32),))
+    finally:
+        torch.backends.cuda.matmul.allow_tf32 = before
+    assert not {aten.cat.default, aten.constant_pad_nd.default} & set(targets(program))
+
+
+def test_small_or_aligned_matmuls_are_left_alone(tf32):
     class Small(nn.Module):
         def __init__(self) -> None:
             super().__init__()
@@ -132,11 +209,11 @@ def test_small_or_aligned_matmuls_are_left_alone():
 
     with knobs.scope(gpu_layouts="on"):
         program = export_program(Small(), (torch.randn(1100, 32),))
-    assert aten.constant_pad_nd.default not in targets(program)
+    assert not {aten.cat.default, aten.constant_pad_nd.default} & set(targets(program))
 
 
 @pytest.mark.parametrize("setting", ["auto", "off"])
-def test_cpu_programs_keep_their_layouts_unless_forced(setting):
+def test_cpu_programs_keep_their_layouts_unless_forced(setting, tf32):
     with knobs.scope(gpu_layouts=setting):
         program = export_program(Head(), (torch.randn(1100, 32),))
-    assert aten.constant_pad_nd.default not in targets(program)
+    assert not {aten.cat.default, aten.constant_pad_nd.default} & set(targets(program))

@@ -1,0 +1,128 @@
+"""Aligned matmul outputs: a matmul whose output rows would be unaligned computes aligned ones instead.
+
+cuBLAS uses its fast TF32 kernels only when every matrix's rows start at 16-byte aligned addresses. A
+linear layer with N outputs where N * itemsize is not a multiple of 16 (GPT-2's vocabulary of 50257 words)
+writes rows of N elements, and cuBLAS falls back to kernels for unaligned data (H200, TF32, [2048, 768] by
+50257 outputs: 1253 us against 450 aligned; [32, 768]: 65 against 47; `bench/results/probe-out-form-
+h200.log`). Writing rows of an aligned width through `out=` does not help: cuBLAS checks N itself (1265
+us). In IEEE float32 (TF32 off, torch's default for matmuls) the unaligned kernels are as fast (3104
+against 3100 us), so nothing is rewritten then: the choice reads `torch.backends.cuda.matmul.allow_tf32`
+at compile time, as the recorded cuBLAS calls do.
+
+Two rewrites, by the weight's memory order:
+- Rows of K contiguous values (nn.Linear's [N, K] weight, or the `t(W)` of one): the matmul is split in
+  two, the aligned prefix of A = N - N % (16 / itemsize) columns (a view of the weight's first A rows, no
+  copy) and the remaining one to three columns, joined by `cat`: the prefix product gets cuBLAS's fast
+  kernels and the cat writes the layout eager returns (a generated kernel that its readers fuse). No
+  memory beyond the results (a padded copy of GPT-2's tied embedding was 154 MB).
+- A [K, N] weight of N contiguous values (`x @ W` with W's own rows unaligned): splitting leaves the
+  weight's rows unaligned, so the weight gets zero columns up to an aligned N', computed from the model's
+  tensors alone and so made once, not per call (derived_state.py); the matmul writes [M, N'] and the
+  program reads the view [..., :N] of it (results returned are copied into eager's layout,
+  `keep_output_layouts`).
+
+Only matmuls whose weight is the model's state (a parameter, buffer or constant, or a view of one) and
+whose output is large enough for the kernel choice to matter are rewritten.
+"""
+
+from __future__ import annotations
+
+import torch
+
+from .derived_state import state_only_nodes
+from .rewrite import propagate_fake_tensors, redirect_uses, views_as_reshapes
+
+aten = torch.ops.aten
+_ALIGNMENT_BYTES = 16
+_MIN_ELEMENTS = 1 << 20  # smaller outputs: an unaligned kernel costs a few microseconds at most
+
+
+def align_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
+    """Rewrites every `linear`, `mm`, `matmul` and `addmm` on `devices` whose output rows would be
+    unaligned, in place, when TF32 matmuls are allowed; returns how many it rewrote."""
+    if not torch.backends.cuda.matmul.allow_tf32:
+        return 0
+    graph = ep.graph
+    state = state_only_nodes(ep)
+    rewritten = 0
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target not in _WEIGHT:
+            continue
+        value = node.meta.get("val")
+        if not isinstance(value, torch.Tensor) or value.device.type not in devices:
+            continue
+        if not value.dtype.is_floating_point or value.numel() < _MIN_ELEMENTS:
+            continue
+        width = value.shape[-1]
+        per_row = _ALIGNMENT_BYTES // value.element_size()
+        weight = node.args[_WEIGHT[node.target]]
+        if width % per_row == 0 or width < per_row or weight not in state or weight.meta["val"].dim() != 2:
+            continue
+        if _rows_along_k(node.target, weight):
+            _split(ep, node, width - width % per_row)
+        else:
+            _pad(ep, node, per_row - width % per_row)
+        rewritten += 1
+    if rewritten:
+        views_as_reshapes(ep)
+        propagate_fake_tensors(ep)
+    return rewritten
+
+
+# the operand holding the weight, whose output columns get aligned, and the bias operand
+_WEIGHT = {aten.linear.default: 1, aten.mm.default: 1, aten.matmul.default: 1, aten.addmm.default: 2}
+_BIAS = {aten.linear.default: 2, aten.addmm.default: 0}
+
+
+def _rows_along_k(op: object, weight: torch.fx.Node) -> bool:
+    """Whether the weight holds each output column's K values contiguously (cuBLAS reads a slice of its
+    columns with aligned rows then)."""
+    k_dim = 1 if op is aten.linear.default else 0  # linear: [N, K]; the others: [K, N]
+    return weight.meta["val"].stride(k_dim) == 1
+
+
+def _split(ep: torch.export.ExportedProgram, node: torch.fx.Node, aligned: int) -> None:
+    """`node` computes the first `aligned` columns, a copy of it the rest, and a cat joins them."""
+    graph = ep.graph
+    width = node.meta["val"].shape[-1]
+    weight_index, bias_index = _WEIGHT[node.target], _BIAS.get(node.target)
+    n_dim = 0 if node.target is aten.linear.default else 1
+    with graph.inserting_after(node):
+        rest = graph.call_function(node.target, node.args, node.kwargs)
+    with graph.inserting_after(rest):
+        joined = graph.call_function(aten.cat.default, ([node, rest], -1))
+    for part, (start, end) in ((node, (0, aligned)), (rest, (aligned, width))):
+        args = list(part.args)
+        with graph.inserting_before(part):
+            args[weight_index] = graph.call_function(
+                aten.slice.Tensor, (args[weight_index], n_dim, start, end)
+            )
+            if bias_index is not None and bias_index < len(args) and _widths(args[bias_index]) == width:
+                args[bias_index] = graph.call_function(aten.slice.Tensor, (args[bias_index], -1, start, end))
+        part.args = tuple(args)
+    redirect_uses(ep, node, joined)
+
+
+def _pad(ep: torch.export.ExportedProgram, node: torch.fx.Node, extra: int) -> None:
+    """`node` computes `extra` more columns from a zero-padded weight (and bias); its readers read the
+    view of the first ones."""
+    graph = ep.graph
+    width = node.meta["val"].shape[-1]
+    args = list(node.args)
+    weight_index, bias_index = _WEIGHT[node.target], _BIAS.get(node.target)
+    n_pad = [0, 0, 0, extra] if node.target is aten.linear.default else [0, extra]  # [N, K] or [K, N]
+    with graph.inserting_before(node):
+        args[weight_index] = graph.call_function(aten.constant_pad_nd.default, (args[weight_index], n_pad))
+        if bias_index is not None and bias_index < len(args) and _widths(args[bias_index]) == width:
+            args[bias_index] = graph.call_function(
+                aten.constant_pad_nd.default, (args[bias_index], [0, extra])
+            )
+    with graph.inserting_after(node):
+        view = graph.call_function(aten.slice.Tensor, (node, -1, 0, width))
+    redirect_uses(ep, node, view)
+    node.args = tuple(args)
+
+
+def _widths(node: object) -> int | None:
+    value = node.meta.get("val") if isinstance(node, torch.fx.Node) else None
+    return value.shape[-1] if isinstance(value, torch.Tensor) and value.dim() else None
