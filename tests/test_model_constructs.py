@@ -122,6 +122,32 @@ def test_einsum_becomes_views_and_a_batched_product():
         assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-6
 
 
+class OutputProjection(nn.Module):
+    """XLNet's output projection: heads and head dims summed, `d` named before `n` but stored after it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.o = nn.Parameter(torch.randn(12, 3, 5))
+
+    def forward(self, attn: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.einsum("ibnd,hnd->ibh", attn, self.o), torch.einsum(
+            "ibnd,hnd->ibh", attn.transpose(2, 3), self.o.transpose(1, 2)
+        )
+
+
+def test_einsum_sums_labels_in_memory_order_so_its_operands_are_views():
+    """Merged in the order their letters sort in (d, n) the operands would be copies (the weight's kept
+    as derived state); merged in memory order they are views, whatever the letters."""
+    torch.manual_seed(0)
+    model = OutputProjection()
+    compiled = pygraph.export_and_compile(model, (torch.randn(7, 2, 3, 5),), target="emulator")
+    assert not [a for a in compiled.plan.arguments if a.role == "derived"]
+    assert "aten.clone" not in compiled.ir("torch") and compiled.ir("torch").count("aten.bmm") == 2
+    for _ in range(2):
+        attn = torch.randn(7, 2, 3, 5)
+        assert relative_error(compiled(attn), model(attn)) <= 1e-6
+
+
 class ShiftedScores(nn.Module):
     """Transformer-XL's relative shift: scores indexed by an `arange` (a slice), and ranges that stay
     gathers (descending, past the dim: eager raises there)."""

@@ -100,13 +100,42 @@ def _batch_norm_inference(
     return y, x.new_zeros(0), x.new_zeros(0)
 
 
+def _einsum(equation: str, operands: list[torch.Tensor], path: list[int] | None = None) -> torch.Tensor:
+    """ATen's einsum (permutes, reshapes, one bmm per pair), with the labels a two-operand product sums
+    over renamed so that their alphabetical order, the order ATen merges them in, is their memory order
+    in the first operand: merged in memory order the reshapes are views, in any other order copies
+    (XLNet's output projection `ibnd,hnd->ibh` merged (d, n): a copy of attn_vec per call and of the
+    weight o once, 4 MB a layer)."""
+    equation = _sums_in_memory_order(equation, operands)
+    return aten.einsum.default._op_dk(
+        torch._C.DispatchKey.CompositeImplicitAutograd, equation, operands, path=path
+    )
+
+
+def _sums_in_memory_order(equation: str, operands: list[torch.Tensor]) -> str:
+    """`equation` with its summed labels permuted among their own letters (the same product)."""
+    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    terms = inputs.split(",")
+    if not arrow or len(terms) != 2 or not all(t.isalpha() and len(set(t)) == len(t) for t in terms):
+        return equation  # (ellipses, diagonals, implicit outputs, chains: as ATen orders them)
+    first, second = terms
+    summed = sorted((set(first) & set(second)) - set(output))
+    if len(summed) < 2:
+        return equation
+    strides = operands[0].stride()
+    by_memory = sorted(summed, key=lambda label: -strides[first.index(label)])
+    renamed = dict(zip(by_memory, summed, strict=True))  # the largest stride gets the first letter
+    return "".join(renamed.get(c, c) for c in equation.replace(" ", ""))
+
+
 _OWN = {
     aten.squeeze.dims: _squeeze_dims,
     aten.unsafe_split.Tensor: _unsafe_split,
     aten.unsafe_split_with_sizes.default: _unsafe_split_with_sizes,
     aten.nonzero_numpy.default: _nonzero_numpy,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
-}  # entries of EXPLICIT decomposed by pygraph, not by torch._decomp
+    aten.einsum.default: _einsum,
+}  # ops decomposed by pygraph's own function, not torch._decomp's
 
 
 # Composites that torch-mlir has an op for but whose ATen kernel may return its input (or a view of it)
@@ -161,7 +190,7 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
             or _returns_tensor_list(op)
             or op in RETURN_INPUTS
         ):
-            table[op] = decomposition
+            table[op] = _OWN.get(op) or decomposition
     return table
 
 

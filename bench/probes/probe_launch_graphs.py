@@ -1,14 +1,15 @@
-"""Do memset nodes make a bare `cuGraphLaunch` slow? `probe_launch_nodes.py` found whole graphs launching in
-2 us (mobilenetv3_small: 114 nodes, no memset) to 79 us (bert_base in IEEE float32: 157 nodes, 60 child
+"""What makes a bare `cuGraphLaunch` slow: memset nodes, or parallel branches? `probe_launch_nodes.py`
+found whole graphs launching in 2 us (mobilenetv3_small: 114 nodes, no memset) to 79 us (bert_base in IEEE float32: 157 nodes, 60 child
 graphs holding a memset beside cuBLAS's split-K kernels), each child alone in about 2 us.
 
 Graphs of 100 one-kernel children (`x.add_(1)` recorded by torch) in a chain, with memsets added in
 different places: none; 10 top-level memset nodes; 10 children holding a memset and a kernel; the same
 children's nodes inlined into the graph (GraphBuilder.inline); and the memsets of those children as
-one-thread kernel nodes instead (a recording of `y.zero_()`). Host time of the launch, the GPU idle before.
+kernel nodes instead (a recording of `y.zero_()`); 10 children holding two parallel kernels. Then the same 100 children as groups of W parallel
+branches (W = 1, 2, 4, 10) joined after each group. Host time of the launch, the GPU idle before.
 
-On the GPU machine: `python3 bench/probes/probe_launch_memset.py`
-(output: bench/results/probe-launch-memset-h200.log).
+On the GPU machine: `python3 bench/probes/probe_launch_graphs.py`
+(output: bench/results/probe-launch-graphs-h200.log).
 """
 
 import statistics
@@ -68,6 +69,12 @@ def main() -> None:
                     builder.memset(deps, y.data_ptr(), 0, y.numel() * 4)
                     builder.inline([len(builder.nodes) - 1], handle(kernel), {})
                     continue
+                if variant == "child: two parallel kernels":
+                    child = GraphBuilder(context)
+                    child.child([], handle(kernel))
+                    child.child([], handle(zero_kernel))
+                    builder.child(deps, child.graph)
+                    continue
                 if variant == "child: zero kernel, kernel":
                     builder.child(deps, handle(zero_kernel))
                     builder.child([len(builder.nodes) - 1], handle(kernel))
@@ -84,8 +91,22 @@ def main() -> None:
         "child: memset, kernel",
         "inlined: memset, kernel",
         "child: zero kernel, kernel",
+        "child: two parallel kernels",
     ):
         print(f"100 kernel children, {variant:28s} {build(variant):7.2f} us")
+
+    for width in (1, 2, 4, 10):
+        builder = GraphBuilder(context)
+        join: list[int] = []
+        for _ in range(100 // width):
+            for _ in range(width):
+                builder.child(join, handle(kernel))
+            join = list(range(len(builder.nodes) - width, len(builder.nodes)))
+        graph_exec = builder.instantiate()
+        print(
+            f"100 kernel children in groups of {width:2d} parallel branches {launch_us(graph_exec, stream):7.2f} us"
+        )
+        driver.call("cuGraphExecDestroy", graph_exec)
 
 
 if __name__ == "__main__":
