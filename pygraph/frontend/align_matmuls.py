@@ -10,15 +10,15 @@ against 3100 us), so nothing is rewritten then: the choice reads `torch.backends
 at compile time, as the recorded cuBLAS calls do.
 
 Two rewrites, by the weight's memory order:
-- Rows of K contiguous values (nn.Linear's [N, K] weight, or the `t(W)` of one): the matmul is split in
-  two, the aligned prefix of A = N - N % (16 / itemsize) columns (a view of the weight's first A rows, no
-  copy) and the remaining one to three columns, joined by `cat`: the prefix product gets cuBLAS's fast
-  kernels and the cat writes the layout eager returns (a generated kernel that its readers fuse). No
-  memory beyond the results (a padded copy of GPT-2's tied embedding was 154 MB).
-- A [K, N] weight of N contiguous values (`x @ W` with W's own rows unaligned): splitting leaves the
-  weight's rows unaligned, so the weight gets zero columns up to an aligned N', computed from the model's
-  tensors alone and so made once, not per call (derived_state.py); the matmul writes [M, N'] and the
-  program reads the view [..., :N] of it (results returned are copied into eager's layout,
+- Rows of K contiguous values at aligned addresses (nn.Linear's [N, K] weight, or the `t(W)` of one):
+  the matmul is split in two, the aligned prefix of A = N - N % (16 / itemsize) columns (a view of the
+  weight's first A rows, no copy) and the remaining one to three columns, joined by `cat`: the prefix
+  product gets cuBLAS's fast kernels and the cat writes the layout eager returns (a generated kernel that
+  its readers fuse). No memory beyond the results (a padded copy of GPT-2's tied embedding was 154 MB).
+- Any other weight (`x @ W` with W's own rows of N unaligned, a slice of a wider weight): splitting
+  leaves the weight's rows unaligned, so the weight gets zero columns up to an aligned N', computed from
+  the model's tensors alone and so made once, not per call (derived_state.py); the matmul writes [M, N']
+  and the program reads the view [..., :N] of it (results returned are copied into eager's layout,
   `keep_output_layouts`).
 
 Only matmuls whose weight is the model's state (a parameter, buffer or constant, or a view of one) and
@@ -75,10 +75,17 @@ _BIAS = {aten.linear.default: 2, aten.addmm.default: 0}
 
 
 def _rows_along_k(op: object, weight: torch.fx.Node) -> bool:
-    """Whether the weight holds each output column's K values contiguously (cuBLAS reads a slice of its
-    columns with aligned rows then)."""
+    """Whether the weight holds each output column's K values contiguously, at aligned addresses (cuBLAS
+    reads a slice of its columns with aligned rows then; a padded copy aligns any weight)."""
+    value = weight.meta["val"]
     k_dim = 1 if op is aten.linear.default else 0  # linear: [N, K]; the others: [K, N]
-    return weight.meta["val"].stride(k_dim) == 1
+    row, offset = value.stride(1 - k_dim), value.storage_offset()
+    aligned = (
+        (row * value.element_size()) % _ALIGNMENT_BYTES
+        == (offset * value.element_size()) % _ALIGNMENT_BYTES
+        == 0
+    )
+    return value.stride(k_dim) == 1 and aligned
 
 
 def _split(ep: torch.export.ExportedProgram, node: torch.fx.Node, aligned: int) -> None:

@@ -135,6 +135,29 @@ def test_unaligned_matmul_outputs_are_split_or_padded_and_results_keep_eager_lay
                 assert relative_error(got, want) <= 1e-4
 
 
+def test_a_weight_with_unaligned_rows_is_padded_not_split(tf32):
+    """A slice of a weight whose rows are 31 values apart: its columns' prefix would still be unaligned."""
+
+    class Sliced(nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.big = nn.Parameter(torch.randn(1001, 31) / 4)
+
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return nn.functional.linear(x, self.big[:, :30])
+
+    torch.manual_seed(0)
+    model, x = Sliced(), torch.randn(1100, 30)
+    with knobs.scope(gpu_layouts="on"):
+        program = export_program(model, (x,))
+    assert aten.cat.default not in targets(program)
+    assert targets(program).count(aten.constant_pad_nd.default) == 1
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x,))
+        x = torch.randn(1100, 30)
+        assert relative_error(compiled(x), model(x)) <= 1e-4
+
+
 def test_a_split_matmul_read_by_kernels_and_vendor_calls_matches_eager(tf32):
     """GPT-2's tied head (`h @ wte.t()`, a [K, N] view of an [N, K] weight) read by a softmax kernel, a
     slice and another product; the weight changed in place between calls."""
