@@ -12,24 +12,11 @@ On the GPU machine: `python3 bench/probes/probe_launch_graphs.py`
 (output: bench/results/probe-launch-graphs-h200.log).
 """
 
-import statistics
-import time
-
 import torch
+from probe_launch_nodes import launch_us
 
 from pygraph.backend.cuda import driver
 from pygraph.backend.cuda.graph import GraphBuilder
-
-
-def launch_us(graph_exec, stream, calls: int = 60) -> float:
-    times = []
-    for _ in range(calls):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        driver.launch_graph(graph_exec, stream)
-        times.append(time.perf_counter() - start)
-    torch.cuda.synchronize()
-    return statistics.median(times) * 1e6
 
 
 def record(fn) -> torch.cuda.CUDAGraph:
@@ -81,7 +68,7 @@ def main() -> None:
                     continue
             builder.child(deps, handle(kernel))
         graph_exec = builder.instantiate()
-        us = launch_us(graph_exec, stream)
+        us = launch_us(graph_exec, stream, calls=60)
         driver.call("cuGraphExecDestroy", graph_exec)
         return us
 
@@ -104,7 +91,7 @@ def main() -> None:
             join = list(range(len(builder.nodes) - width, len(builder.nodes)))
         graph_exec = builder.instantiate()
         print(
-            f"100 kernel children in groups of {width:2d} parallel branches {launch_us(graph_exec, stream):7.2f} us"
+            f"100 kernel children in groups of {width:2d} parallel branches {launch_us(graph_exec, stream, calls=60):7.2f} us"
         )
         driver.call("cuGraphExecDestroy", graph_exec)
 
