@@ -74,12 +74,24 @@ _WEIGHT = {aten.linear.default: 1, aten.mm.default: 1, aten.matmul.default: 1, a
 _BIAS = {aten.linear.default: 2, aten.addmm.default: 0}
 
 
+def _n_dim(op: object) -> int:
+    """The weight's dim along the output columns: linear's weight is [N, K], the others' [K, N]."""
+    return 0 if op is aten.linear.default else 1
+
+
+def _column_bias(node: torch.fx.Node, args: list[object], width: int) -> int | None:
+    """The operand index of the node's bias if it has one value per output column, else None."""
+    index = _BIAS.get(node.target)
+    return index if index is not None and index < len(args) and _widths(args[index]) == width else None
+
+
 def _rows_along_k(op: object, weight: torch.fx.Node) -> bool:
     """Whether the weight holds each output column's K values contiguously, at aligned addresses (cuBLAS
     reads a slice of its columns with aligned rows then; a padded copy aligns any weight)."""
     value = weight.meta["val"]
-    k_dim = 1 if op is aten.linear.default else 0  # linear: [N, K]; the others: [K, N]
-    row, offset = value.stride(1 - k_dim), value.storage_offset()
+    n_dim = _n_dim(op)
+    k_dim = 1 - n_dim
+    row, offset = value.stride(n_dim), value.storage_offset()
     aligned = (
         (row * value.element_size()) % _ALIGNMENT_BYTES
         == (offset * value.element_size()) % _ALIGNMENT_BYTES
@@ -92,19 +104,19 @@ def _split(ep: torch.export.ExportedProgram, node: torch.fx.Node, aligned: int) 
     """`node` computes the first `aligned` columns, a copy of it the rest, and a cat joins them."""
     graph = ep.graph
     width = node.meta["val"].shape[-1]
-    weight_index, bias_index = _WEIGHT[node.target], _BIAS.get(node.target)
-    n_dim = 0 if node.target is aten.linear.default else 1
+    weight_index, n_dim = _WEIGHT[node.target], _n_dim(node.target)
     with graph.inserting_after(node):
         rest = graph.call_function(node.target, node.args, node.kwargs)
     with graph.inserting_after(rest):
         joined = graph.call_function(aten.cat.default, ([node, rest], -1))
     for part, (start, end) in ((node, (0, aligned)), (rest, (aligned, width))):
         args = list(part.args)
+        bias_index = _column_bias(part, args, width)
         with graph.inserting_before(part):
             args[weight_index] = graph.call_function(
                 aten.slice.Tensor, (args[weight_index], n_dim, start, end)
             )
-            if bias_index is not None and bias_index < len(args) and _widths(args[bias_index]) == width:
+            if bias_index is not None:
                 args[bias_index] = graph.call_function(aten.slice.Tensor, (args[bias_index], -1, start, end))
         part.args = tuple(args)
     redirect_uses(ep, node, joined)
@@ -116,11 +128,11 @@ def _pad(ep: torch.export.ExportedProgram, node: torch.fx.Node, extra: int) -> N
     graph = ep.graph
     width = node.meta["val"].shape[-1]
     args = list(node.args)
-    weight_index, bias_index = _WEIGHT[node.target], _BIAS.get(node.target)
-    n_pad = [0, 0, 0, extra] if node.target is aten.linear.default else [0, extra]  # [N, K] or [K, N]
+    weight_index, bias_index = _WEIGHT[node.target], _column_bias(node, args, width)
+    n_pad = [0, extra] if _n_dim(node.target) == 1 else [0, 0, 0, extra]  # (pads list the last dim first)
     with graph.inserting_before(node):
         args[weight_index] = graph.call_function(aten.constant_pad_nd.default, (args[weight_index], n_pad))
-        if bias_index is not None and bias_index < len(args) and _widths(args[bias_index]) == width:
+        if bias_index is not None:
             args[bias_index] = graph.call_function(
                 aten.constant_pad_nd.default, (args[bias_index], [0, extra])
             )

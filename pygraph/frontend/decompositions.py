@@ -114,7 +114,8 @@ def _einsum(equation: str, operands: list[torch.Tensor], path: list[int] | None 
 
 def _sums_in_memory_order(equation: str, operands: list[torch.Tensor]) -> str:
     """`equation` with its summed labels permuted among their own letters (the same product)."""
-    inputs, arrow, output = equation.replace(" ", "").partition("->")
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
     terms = inputs.split(",")
     if not arrow or len(terms) != 2 or not all(t.isalpha() and len(set(t)) == len(t) for t in terms):
         return equation  # (ellipses, diagonals, implicit outputs, chains: as ATen orders them)
@@ -125,7 +126,7 @@ def _sums_in_memory_order(equation: str, operands: list[torch.Tensor]) -> str:
     strides = operands[0].stride()
     by_memory = sorted(summed, key=lambda label: -strides[first.index(label)])
     renamed = dict(zip(by_memory, summed, strict=True))  # the largest stride gets the first letter
-    return "".join(renamed.get(c, c) for c in equation.replace(" ", ""))
+    return "".join(renamed.get(c, c) for c in equation)
 
 
 _OWN = {

@@ -209,15 +209,10 @@ def test_a_split_matmul_with_tf32_on_the_gpu_matches_float64(tf32):
                 assert relative_error(g, w.float()) <= 5e-3
 
 
-def test_unaligned_matmuls_stay_as_they_are_without_tf32():
+def test_unaligned_matmuls_stay_as_they_are_without_tf32(no_tf32):
     """In IEEE float32 cuBLAS's unaligned kernels are as fast (module docstring)."""
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = False
-    try:
-        with knobs.scope(gpu_layouts="on"):
-            program = export_program(Head(), (torch.randn(1100, 32),))
-    finally:
-        torch.backends.cuda.matmul.allow_tf32 = before
+    with knobs.scope(gpu_layouts="on"):
+        program = export_program(Head(), (torch.randn(1100, 32),))
     assert not {aten.cat.default, aten.constant_pad_nd.default} & set(targets(program))
 
 
