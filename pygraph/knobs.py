@@ -79,6 +79,13 @@ class Knobs:
         "rows (frontend/align_matmuls.py) and attentions are routed by PYGRAPH_ATTENTION "
         "(frontend/attention.py); on: on every device (tests); off: none of these",
     )
+    derived = _Knob(
+        "PYGRAPH_DERIVED",
+        "auto",
+        "computations on the model's tensors alone (NHWC weights, padded weights; frontend/derived_state.py): "
+        "auto: held between calls up to the program's working memory, the largest beyond it computed in each "
+        "call; all: all held; none: all computed in each call",
+    )
     attention = _Knob(
         "PYGRAPH_ATTENTION",
         "auto",

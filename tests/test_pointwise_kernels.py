@@ -86,6 +86,17 @@ def transpose_output(layout: Layout) -> Layout:
     return Layout(layout.shape, (1, rows), 0, layout.dtype)
 
 
+def channels_last_output(layout: Layout) -> Layout:
+    """An NHWC output buffer of a 4-D result (a convolution's input or weight converted)."""
+    _, c, h, w = layout.shape
+    return Layout(layout.shape, (h * w * c, 1, w * c, c), 0, layout.dtype)
+
+
+def channels_last(make: Callable[..., torch.Tensor], *shape: int, **kw: Any) -> torch.Tensor:
+    """An NCHW-shaped tensor laid out NHWC."""
+    return make(*shape, **kw).contiguous(memory_format=torch.channels_last)
+
+
 def offset_output(layout: Layout) -> Layout:
     """An output buffer starting 3 elements into its storage (not 16-byte aligned)."""
     return Layout.contiguous(layout.shape, layout.dtype, offset=3)
@@ -602,6 +613,13 @@ CASES: dict[str, Case] = {
         lambda a, b, c: a - b * c, lambda: (sliced(nz, 9, 31), nz(31), sliced(ints, 9, 31))
     ),
     "transposed.output": Case(lambda a, b: a + b, lambda: (nz(33, 65), nz(65)), output=transpose_output),
+    # transposing kernels, in tiles (a tail along both tiled dims, a broadcast, a scalar, int64)
+    "tiled.to_nhwc": Case(lambda x: x * 1.5, lambda: (nz(2, 37, 9, 11),), output=channels_last_output),
+    "tiled.weight": Case(lambda w: w + 0.0, lambda: (nz(72, 40, 3, 3),), output=channels_last_output),
+    "tiled.from_nhwc": Case(
+        lambda x, b, s: torch.relu(x + b) * s, lambda: (channels_last(nz, 3, 20, 5, 7), nz(20, 1, 1), nz())
+    ),
+    "tiled.int64": Case(lambda a, b: a * 3 - b, lambda: (transposed(ints, 40, 50), ints(40, 50))),
     "offset.output": Case(lambda a, b: (a + b, a > b), lambda: (nz(3, 7), nz(7)), output=offset_output),
     "broadcast.middle": Case(lambda a, b: a * b, lambda: (nz(4, 6, 9), nz(4, 1, 9))),
     "broadcast.scalar": Case(lambda a, b: a * b, lambda: (nz(4, 6, 9), nz())),

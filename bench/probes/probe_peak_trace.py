@@ -2,8 +2,8 @@
 build and three calls): the caching allocator's history is replayed to find the peak, and each block of
 1 MB or more live then is printed with the pygraph frames that allocated it.
 
-On the GPU machine: `python3 bench/probes/probe_peak_trace.py mlp,resnet18`
-(output: bench/results/probe-peak-trace-h200.log).
+On the GPU machine: `python3 bench/probes/probe_peak_trace.py mlp,resnet18 [SMALLEST_MB]` (blocks from 1 MB
+by default; output: bench/results/probe-peak-trace-h200.log).
 """
 
 import gc
@@ -27,7 +27,7 @@ def where(frames: list[dict]) -> str:
     return " < ".join(ours[:4]) or (frames[0]["name"] if frames else "?")
 
 
-def main(names: list[str]) -> None:
+def main(names: list[str], smallest_mb: float = 1.0) -> None:
     device = torch.device("cuda")
     costs_for(device)
     for name in names:
@@ -57,13 +57,15 @@ def main(names: list[str]) -> None:
                     peak, at_peak = total, dict(live)
             elif event["action"] == "free_requested" and event["addr"] in live:
                 total -= live.pop(event["addr"])[0]
-        print(f"{name}: peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of 1 MB or more live then:")
+        print(
+            f"{name}: peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of {smallest_mb} MB or more live then:"
+        )
         for size, frames in sorted(at_peak.values(), key=lambda v: -v[0]):
-            if size >= MB:
+            if size >= smallest_mb * MB:
                 print(f"  {size / MB:8.2f} MB  {where(frames)}")
         print(f"  held after the calls: {(torch.cuda.memory_allocated() - base) / MB:.1f} MB", flush=True)
         del compiled
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","))
+    main(sys.argv[1].split(","), *map(float, sys.argv[2:3]))

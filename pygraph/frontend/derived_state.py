@@ -14,18 +14,30 @@ program writes, device moves (hoist-host-copies' business), results used as prog
 results larger than the state they read (an `expand` made dense costs memory for the model's lifetime):
 a derived tensor is memory held beside the model's, so it may be at most `_SLACK` larger than what it
 reads (alignment padding), or `_SMALL` elements where it reads nothing (an `arange`).
+
+Held state against memory (PYGRAPH_DERIVED): copies of the model's tensors (weights converted to NHWC,
+padded) are held, smallest first, while their total stays within the program's working memory (the most
+bytes its intermediate results hold at once); the largest beyond that are copied in each call instead,
+into the arena, where they share bytes with each other and with the activations, as Inductor converts
+weights in every call. resnet18 at batch 1 works in 4 MB and had 40 MB of NHWC weights; its largest are
+converted in each call now. Where one copy dominates (a single padded embedding), copying it per call
+would save little of its memory, so then all are held; other derived results are always held.
 """
 
 from __future__ import annotations
 
-from collections.abc import Sequence
+import bisect
+import itertools
+from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 import torch
 from torch.export.graph_signature import InputKind
 
+from ..knobs import knobs
 from .rewrite import add_constant, state_value
 
+aten = torch.ops.aten
 _SLACK = 1 / 16
 _SMALL = 1 << 16
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
@@ -81,7 +93,10 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         read = sum(source.meta["val"].numel() for source in reads[node])
         return value.numel() <= (read * (1 + _SLACK) if read else _SMALL)
 
-    results = [n for n in ep.graph.nodes if hoistable(n) and not all(hoistable(u) for u in n.users)]
+    results = _held(
+        [n for n in ep.graph.nodes if hoistable(n) and not all(hoistable(u) for u in n.users)],
+        lambda: working_bytes(ep, reads),
+    )
     if not results:
         return None
     needed: set[torch.fx.Node] = set()
@@ -115,6 +130,72 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
     ep.graph.eliminate_dead_code()
     ep.graph_module.recompile()
     return derived
+
+
+def _held(results: list[torch.fx.Node], working: Callable[[], int]) -> list[torch.fx.Node]:
+    """The results held between calls (the module docstring says which); the others stay in the program.
+    Only copies of the model's tensors (a layout conversion, a padding) may move into the calls: one
+    kernel each, bound by memory; longer computations (a projection of position embeddings) stay held."""
+    mode = knobs.derived
+    if mode not in ("auto", "all", "none"):
+        raise ValueError(f"PYGRAPH_DERIVED must be auto, all or none, not {mode!r}")
+    if mode != "auto":
+        return results if mode == "all" else []
+    copies = sorted((n for n in results if _copy_of_state(n)), key=_nbytes)
+    if not copies:
+        return results
+    computed = copies[bisect.bisect_right(list(itertools.accumulate(map(_nbytes, copies))), working()) :]
+    if not computed or sum(map(_nbytes, computed)) < 2 * _nbytes(computed[-1]):
+        return results  # (one copy dominates: computing it per call would save little of its memory)
+    return [n for n in results if n not in computed]
+
+
+def _copy_of_state(node: torch.fx.Node) -> bool:
+    """A copy (in another layout, or padded) of a placeholder or of a view of one."""
+    if node.target not in (aten.clone.default, aten.constant_pad_nd.default):
+        return False
+    source = node.args[0]
+    while source.op == "call_function" and getattr(source.target, "is_view", False):
+        source = source.args[0]
+    return source.op == "placeholder"
+
+
+def working_bytes(ep: torch.export.ExportedProgram, state_only: Container[torch.fx.Node]) -> int:
+    """The most bytes the program's intermediate results hold at once, in program order: each result
+    lives from its node to its last reader, a view keeps its base alive and costs nothing itself."""
+    nodes = list(ep.graph.nodes)
+    base: dict[torch.fx.Node, torch.fx.Node] = {}
+    last: dict[torch.fx.Node, int] = {}
+    for i, node in enumerate(nodes):
+        for operand in node.all_input_nodes:
+            if operand in base:
+                last[base[operand]] = i
+        if (
+            node.op != "call_function"
+            or node in state_only
+            or not isinstance(node.meta.get("val"), torch.Tensor)
+        ):
+            continue
+        if getattr(node.target, "is_view", False):  # a view of an input or of state costs nothing either
+            if node.args[0] in base:
+                base[node] = base[node.args[0]]
+            continue
+        base[node], last[node] = node, i
+    change = [0] * (len(nodes) + 1)
+    for i, node in enumerate(nodes):
+        if base.get(node) is node:
+            change[i] += _nbytes(node)
+            change[last[node] + 1] -= _nbytes(node)
+    live = peak = 0
+    for delta in change:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def _nbytes(node: torch.fx.Node) -> int:
+    value = node.meta["val"]
+    return value.numel() * value.element_size()
 
 
 def deterministic(node: torch.fx.Node) -> bool:

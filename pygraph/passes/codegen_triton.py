@@ -22,6 +22,14 @@ size in the indexed dim (negatives counted from the end for `index`), stops the 
 of range (`trap_unless`, defined in the kernel's source) and loads the source at its strides in the other
 dims plus the index times its stride, masked to the lanes in range.
 
+A pointwise kernel in which some buffer is transposed against the first output (its stride-1 dim is not
+the output's innermost, as in an NCHW to NHWC conversion of an activation or a convolution weight) gets
+2-D tiles instead (`TileWriter`): a program takes a tile over the output's innermost merged dim and that
+buffer's contiguous one, a scalar index in the others, so that its loads and its stores both run along
+contiguous memory; Triton exchanges the tile between the two orders through shared memory. In 1-D
+blocks one side reads or writes a float per 32-byte sector: resnet18's 9 MB weight conversions ran 12.6
+us each on an H200, where Inductor's tiled kernel takes 3.6.
+
 A fused function with reductions (`reductions` table) gets a 2-D kernel instead: rows (the dims its
 reductions keep) by columns (the dims they reduce). Program p handles rows [p * XBLOCK, (p + 1) * XBLOCK)
 as an [XBLOCK, RBLOCK] block; row and column indices address every buffer at its strides, merged as
@@ -134,6 +142,8 @@ class CodegenTriton(Pass):
                         kernel = MatmulWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = RowWriter(callee, layouts, self.max_rblock, indirect).write()
+                    elif (tile := transposing_tile(callee, layouts)) is not None:
+                        kernel = TileWriter(callee, layouts, tile, indirect).write()
                     else:
                         kernel = Writer(callee, layouts, self.max_block, indirect).write()
                 except PassError as exc:
@@ -637,6 +647,110 @@ class Writer:
         """`*fp32:16`: a pointer to the first element, 16-byte aligned; `**fp32:16`: a pointer to the table
         slot holding the address of the buffer's storage (the alignment promise is the buffer's)."""
         return f"{'**' if indirect else '*'}{layout.dtype.triton}{':16' if cls._aligned(layout) else ''}"
+
+
+@dataclasses.dataclass(frozen=True)
+class _Tile:
+    """The merged dims of a transposing kernel (in the first output's memory order), every buffer's strides
+    over them, and `dim`, the dim tiled against the innermost."""
+
+    dims: list[int]
+    strides: dict[int, list[int]]
+    dim: int
+
+
+_TILE_MIN = 8  # both tiled dims at least this long: shorter runs gain little from coalescing
+_TILE_SIDE = 32  # elements of a tile along the transposed dim, at most (128 bytes of float32)
+_TILE_ELEMENTS = 1024
+
+
+def transposing_tile(fn: Any, layouts: list[Layout]) -> _Tile | None:
+    """The tiling of a pointwise kernel in which some buffer steps with stride 1 along a merged dim other
+    than the innermost of the first output's memory order; None for kernels that do not transpose, or
+    that index by position (gathers, concatenations, aranges: they read the 1-D kernel's linear index)."""
+    block = fn.regions[0].blocks[0]
+    ops = list(block.operations)[:-1]
+    names = [aten.aten_name(op) or "" for op in ops]
+    if any(n in gathers.GATHERS or n == pointwise.CONCAT or n.startswith("aten.arange") for n in names):
+        return None
+    shape = tuple(tensor_info(block.operations[len(ops)].operands[0].type)[0])
+    try:
+        strides = {a: layout.expand(shape).strides for a, layout in enumerate(layouts)}
+    except ValueError:
+        return None  # (the 1-D writer reports it)
+    first = strides[len(block.arguments)]
+    order = sorted(range(len(shape)), key=lambda k: -first[k] if shape[k] > 1 else -math.inf)
+    dims, merged = merge_dims(
+        [shape[k] for k in order], {a: tuple(s[k] for k in order) for a, s in strides.items()}
+    )
+    inner = len(dims) - 1
+    for s in merged.values():
+        dim = next((k for k in range(inner) if s[k] == 1), None)
+        if dim is not None and s[inner] > 1 and min(dims[dim], dims[inner]) >= _TILE_MIN:
+            return _Tile(dims, merged, dim)
+    return None
+
+
+class TileWriter(Writer):
+    """Writes a transposing pointwise kernel in 2-D tiles (module docstring): program p takes a tile of
+    `rows` along the tiled dim by `cols` along the innermost, at one index of every other dim."""
+
+    def __init__(self, fn: Any, layouts: list[Layout], tile: _Tile, indirect: list[int | None]) -> None:
+        super().__init__(fn, layouts, _TILE_ELEMENTS, indirect)
+        self.tile = tile
+        dims = tile.dims
+        self.rows = min(pow2(dims[tile.dim]), _TILE_SIDE)
+        self.cols = min(pow2(dims[-1]), _TILE_ELEMENTS // self.rows)
+        self.num_warps = max(1, self.rows * self.cols // 256)
+        # programs in row-major order over the other dims, then the row blocks, then the column blocks
+        self.programs = [
+            *(n for k, n in enumerate(dims[:-1]) if k != tile.dim),
+            -(-dims[tile.dim] // self.rows),
+            -(-dims[-1] // self.cols),
+        ]
+        self.grid = math.prod(self.programs)
+
+    def _block_shape(self) -> str:
+        return f"{self.rows}, {self.cols}"
+
+    def _render(self, stores: list[tuple[int, str]]) -> str:
+        for a, _ in stores:
+            self._strides(a)  # (refuses an output that overlaps itself)
+        dims, dim, inner = self.tile.dims, self.tile.dim, len(self.tile.dims) - 1
+        lines = [
+            f"# {list(self.shape)} as {dims}: tiles of {self.rows} x {self.cols} along dims {dim} and {inner}"
+        ]
+        lines += self._dereference()
+        lines.append(f"p = {'tl.program_id(0).to(tl.int64)' if self.wide else 'tl.program_id(0)'}")
+        names = [f"d{k}" for k in range(inner) if k != dim] + ["r", "c"]
+        for j, (name, count) in enumerate(zip(names, self.programs, strict=True)):
+            after = math.prod(self.programs[j + 1 :])
+            quotient = "p" if after == 1 else f"p // {after}"
+            if count > 1:
+                lines.append(f"{name} = {quotient if j == 0 else f'{quotient} % {count}'}")
+            else:
+                lines.append(f"{name} = 0")
+        lines.append(f"d{dim} = r * {self.rows} + tl.arange(0, {self.rows})[:, None]")
+        lines.append(f"d{inner} = c * {self.cols} + tl.arange(0, {self.cols})[None, :]")
+        bounds = [
+            f"(d{k} < {dims[k]})" for k, side in ((dim, self.rows), (inner, self.cols)) if dims[k] % side
+        ]
+        mask = "mask" if bounds else ""
+        if bounds:
+            lines.append(f"mask = {' & '.join(bounds)}")
+
+        def offset(a: int) -> str:
+            return " + ".join(term(f"d{k}", s) for k, s in enumerate(self.tile.strides[a]) if s) or "0"
+
+        for line in self.lines:
+            if isinstance(line, _Load):
+                lines += load_lines(line, offset, mask, self._block_shape(), self.wide)
+            else:
+                lines.append(line)
+        n_in = len(self.args)
+        for a, value in stores:
+            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{f', mask={mask}' if mask else ''})")
+        return "".join(f"    {line}\n" for line in lines)
 
 
 def spans_overflow(layouts: list[Layout]) -> bool:

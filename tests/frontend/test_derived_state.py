@@ -2,6 +2,7 @@
 layouts of results after rewrites; GPU layouts forced on the CPU with PYGRAPH_GPU_LAYOUTS=on."""
 
 import copy
+import re
 
 import pytest
 import torch
@@ -10,6 +11,7 @@ from torch import nn
 
 import pygraph
 from pygraph.frontend import export_program, hoist_derived_state
+from pygraph.ir.plan import Segment
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
@@ -235,3 +237,56 @@ def test_cpu_programs_keep_their_layouts_unless_forced(setting, tf32):
     with knobs.scope(gpu_layouts=setting):
         program = export_program(Head(), (torch.randn(1100, 32),))
     assert not {aten.cat.default, aten.constant_pad_nd.default} & set(targets(program))
+
+
+class WideConvs(nn.Module):
+    """Three 64-channel 3 x 3 convolutions (147 KB of weights each) on 4 x 4 pixels (4 KB of activations),
+    after a small stem."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stem = nn.Conv2d(3, 64, 1)
+        self.convs = nn.ModuleList(nn.Conv2d(64, 64, 3, padding=1) for _ in range(3))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = torch.relu(self.stem(x))
+        for conv in self.convs:
+            x = torch.relu(conv(x)) + x
+        return x
+
+
+@pytest.mark.parametrize(("mode", "held"), [("auto", 0), ("all", 3), ("none", 0)])
+def test_weight_copies_larger_than_the_working_memory_are_made_in_each_call(mode: str, held: int):
+    """auto: the NHWC copies (441 KB) outgrow the activations (about 8 KB), so each call converts the weights
+    into the arena, where they share bytes; the results follow the model's weights either way."""
+    torch.manual_seed(0)
+    model = WideConvs().eval()
+    with knobs.scope(gpu_layouts="on", derived=mode), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(1, 3, 4, 4),))
+        derived = [a for a in compiled.plan.arguments if a.role == "derived"]
+        assert len(derived) == held
+        nodes = [n for step in compiled.plan.steps if isinstance(step, Segment) for n in step.nodes]
+        copies = [n for n in nodes if n.kind == "kernel" and re.fullmatch(r"k\d+_clone", n.kernel)]
+        assert len(copies) == 1 + 3 - held  # the input's conversion, and a weight's where it is not held
+        check(compiled, model, (1, 3, 4, 4))
+        model.convs[1].weight.mul_(-2)
+        check(compiled, model, (1, 3, 4, 4))
+
+
+def test_a_single_large_copy_stays_held():
+    """One NHWC weight far larger than the activations: converting it in each call would need its bytes in
+    the arena anyway, so it is held."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(64, 64, 3, padding=1)).eval()
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(1, 64, 2, 2),))
+        assert len([a for a in compiled.plan.arguments if a.role == "derived"]) == 1
+        check(compiled, model, (1, 64, 2, 2))
+
+
+def test_derived_knob_is_checked():
+    with (
+        knobs.scope(gpu_layouts="on", derived="sometimes"),
+        pytest.raises(ValueError, match="PYGRAPH_DERIVED"),
+    ):
+        pygraph.export_and_compile(WideConvs().eval(), (torch.randn(1, 3, 4, 4),))

@@ -568,3 +568,34 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A transposing kernel (an NCHW input written NHWC, as a convolution's input conversion): 2-D tiles over
+// the output's innermost dim (channels, 37) and the input's contiguous one (pixels, 99), at one image per
+// program: both the load and the store run along contiguous memory; masks cover both tails.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_relu(in0, out0):
+// CHECK-SAME:    # [2, 37, 9, 11] as [2, 99, 37]: tiles of 32 x 32 along dims 1 and 2\0A
+// CHECK-SAME:    p = tl.program_id(0)\0A
+// CHECK-SAME:    d0 = p // 8\0A
+// CHECK-SAME:    r = p // 2 % 4\0A
+// CHECK-SAME:    c = p % 2\0A
+// CHECK-SAME:    d1 = r * 32 + tl.arange(0, 32)[:, None]\0A
+// CHECK-SAME:    d2 = c * 32 + tl.arange(0, 32)[None, :]\0A
+// CHECK-SAME:    mask = (d1 < 99) & (d2 < 37)\0A
+// CHECK-SAME:    x0 = tl.load(in0 + d0 * 3663 + d1 + d2 * 99, mask=mask)\0A
+// CHECK-SAME:    tl.store(out0 + d0 * 3663 + d1 * 37 + d2, v0, mask=mask)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         grid = [16, 1, 1], kernel = @k0_relu
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[2,37,9,11],f32>) -> !torch.vtensor<[2,37,9,11],f32> attributes {pygraph.fused} {
+    %0 = torch.aten.relu %arg0 : !torch.vtensor<[2,37,9,11],f32> -> !torch.vtensor<[2,37,9,11],f32>
+    return %0 : !torch.vtensor<[2,37,9,11],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 37, 9, 11], [3663, 99, 11, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 37, 9, 11], [3663, 1, 407, 37], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
