@@ -29,7 +29,9 @@ def where(frames: list[dict]) -> str:
 
 def main(names: list[str], smallest_mb: float = 1.0) -> None:
     device = torch.device("cuda")
-    costs_for(device)
+    for tf32 in (False, True):  # calibrated for both, then TF32 on, as the benchmark times
+        torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
+        costs_for(device)
     for name in names:
         torch.manual_seed(0)
         model, draw = WORKLOADS[name].build(device)
