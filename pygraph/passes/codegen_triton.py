@@ -587,9 +587,13 @@ class Writer:
                 lines.append(self._load_piece(line, offset(line.name), masked))
             else:
                 lines.append(line)
+        return self._stored(lines, stores, offset, "mask" if masked else "")
+
+    def _stored(self, lines: list[str], stores: list[tuple[int, str]], offset: Any, mask: str) -> str:
+        """The kernel's body: `lines`, then each output stored at `offset(buffer)` under `mask`."""
         n_in = len(self.args)
         for a, value in stores:
-            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{', mask=mask' if masked else ''})")
+            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{f', mask={mask}' if mask else ''})")
         return "".join(f"    {line}\n" for line in lines)
 
     def _load_piece(self, piece: _Piece, offset: str, masked: bool) -> str:
@@ -747,10 +751,7 @@ class TileWriter(Writer):
                 lines += load_lines(line, offset, mask, self._block_shape(), self.wide)
             else:
                 lines.append(line)
-        n_in = len(self.args)
-        for a, value in stores:
-            lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{f', mask={mask}' if mask else ''})")
-        return "".join(f"    {line}\n" for line in lines)
+        return self._stored(lines, stores, offset, mask)
 
 
 def spans_overflow(layouts: list[Layout]) -> bool:
