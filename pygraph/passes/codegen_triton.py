@@ -557,7 +557,7 @@ class Writer:
         # Iterate in the memory order of the first output, so that neighbouring lanes store (and, for
         # inputs in the same layout, load) neighbouring elements whatever the logical order of dims.
         first = self._strides(stores[0][0])
-        order = sorted(range(len(self.shape)), key=lambda d: -first[d] if self.shape[d] > 1 else -math.inf)
+        order = memory_order(self.shape, first)
         per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
         per_access |= {p.name: p.strides for p in self.pieces}  # at the piece's strides
         per_access |= self.named
@@ -683,7 +683,7 @@ def transposing_tile(fn: Any, layouts: list[Layout]) -> _Tile | None:
     except ValueError:
         return None  # (the 1-D writer reports it)
     first = strides[len(block.arguments)]
-    order = sorted(range(len(shape)), key=lambda k: -first[k] if shape[k] > 1 else -math.inf)
+    order = memory_order(shape, first)
     dims, merged = merge_dims(
         [shape[k] for k in order], {a: tuple(s[k] for k in order) for a, s in strides.items()}
     )
@@ -752,6 +752,11 @@ class TileWriter(Writer):
             else:
                 lines.append(line)
         return self._stored(lines, stores, offset, mask)
+
+
+def memory_order(shape: tuple[int, ...], strides: tuple[int, ...]) -> list[int]:
+    """The dims of `shape`, outermost first in memory at `strides` (size-1 dims first: they never move)."""
+    return sorted(range(len(shape)), key=lambda k: -strides[k] if shape[k] > 1 else -math.inf)
 
 
 def spans_overflow(layouts: list[Layout]) -> bool:
