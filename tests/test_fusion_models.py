@@ -95,7 +95,7 @@ def test_mlp_is_one_kernel_per_layer() -> None:
     model, x = MLP().eval(), torch.randn(2, 64)
     compiled = pygraph.export_and_compile(model, (x,))
     assert_matches(compiled(x), model(x))
-    assert library_ops(compiled) == ["aten.linear.default"] * 3
+    assert library_ops(compiled) == ["aten.addmm.out"] * 3  # linear as eager computes it (out-form)
     assert len(kernels(compiled)) == 3 and all("gelu_layer_norm" in k for k in kernels(compiled))
 
 
@@ -107,9 +107,9 @@ def test_attention_softmax_and_residual_layer_norm() -> None:
     fused = kernels(compiled)
     assert any("softmax" in k for k in fused)
     assert any("add_layer_norm" in k for k in fused)
-    # Every projection keeps its bias (cuBLASLt adds it for free; split-bias leaves matmuls whole).
-    linears = [n.aten_args for n in nodes(compiled) if n.op == "aten.linear.default"]
-    assert len(linears) == 4 and None not in [args[2] for args in linears]
+    # Every projection keeps its bias (cuBLASLt adds it for free; split-bias leaves matmuls whole): each
+    # linear is an addmm adding it (out-form).
+    assert [op for op in library_ops(compiled) if op != "aten.matmul.default"] == ["aten.addmm.out"] * 4
 
 
 @pytest.mark.parametrize("freeze", [False, True])
@@ -162,7 +162,7 @@ def test_gelu_tanh_and_silu_are_one_kernel_each() -> None:
     x = torch.randn(4, 16)
     compiled = pygraph.export_and_compile(model, (x,))
     assert_matches(compiled(x), model(x))
-    assert library_ops(compiled) == ["aten.linear.default"] * 2
+    assert library_ops(compiled) == ["aten.addmm.out"] * 2
     assert len(kernels(compiled)) == 2 and all("gelu" in k or "silu" in k for k in kernels(compiled))
 
 

@@ -75,11 +75,12 @@ def bmm_operand_roots(compiled: pygraph.CompiledModel) -> list[str]:
     for node in nodes(compiled):
         for buffer in node.results or node.writes:
             makers[compiled.plan.root(buffer).id] = node
-    bmms = [n for n in nodes(compiled) if n.op == "aten.bmm.default"]
+    bmms = [n for n in nodes(compiled) if n.op == "aten.bmm.out"]
     return [
         (lambda maker: maker.op or maker.kernel)(makers[compiled.plan.root(b).id])
         for n in bmms
         for b in n.reads
+        if b not in n.writes
     ]
 
 
@@ -91,12 +92,10 @@ def test_one_sequence_heads_are_read_where_the_projections_wrote_them() -> None:
     # q, k and v straight from their linear layers; the scores' scale in the mask and softmax kernel;
     # the probabilities as that kernel wrote them. The context's copy stays: the output projection reads
     # rows of all heads, which no strides express.
-    assert bmm_operand_roots(compiled) == ["aten.linear.default"] * 2 + [kernels(compiled)[0]] + [
-        "aten.linear.default"
-    ]
+    assert bmm_operand_roots(compiled) == ["aten.addmm.out"] * 2 + [kernels(compiled)[0]] + ["aten.addmm.out"]
     scores, context = (k for k in kernels(compiled) if not k.endswith("_copy"))
     assert scores.startswith("k0_div") and scores.endswith("masked_fill_softmax") and context == "k0_clone"
-    assert library_ops(compiled).count("aten.bmm.default") == 2
+    assert library_ops(compiled).count("aten.bmm.out") == 2
     for _ in range(2):
         x, mask = inputs(1)
         assert_matches(compiled(x, mask), model(x, mask))

@@ -2,8 +2,9 @@
 build and three calls): the caching allocator's history is replayed to find the peak, and each block of
 1 MB or more live then is printed with the pygraph frames that allocated it.
 
-On the GPU machine: `python3 bench/probes/probe_peak_trace.py mlp,resnet18 [SMALLEST_MB]` (blocks from 1 MB
-by default; output: bench/results/probe-peak-trace-h200.log).
+On the GPU machine: `python3 bench/probes/probe_peak_trace.py mlp,resnet18 [SMALLEST_MB [SYSTEM]]` (blocks
+from 1 MB by default; SYSTEM `ro` traces reduce-overhead instead, built once untraced first so that
+Inductor's caches are warm, as the benchmark's ro figures are; output: bench/results/probe-peak-trace-*.log).
 """
 
 import gc
@@ -24,10 +25,17 @@ def where(frames: list[dict]) -> str:
         for f in frames
         if "pygraph" in f["filename"]
     ]
-    return " < ".join(ours[:4]) or (frames[0]["name"] if frames else "?")
+    theirs = [f"{f['filename'].rsplit('/', 1)[-1]}:{f['line']} {f['name']}" for f in frames]
+    return " < ".join(ours[:4] or theirs[:4]) or "?"
 
 
-def main(names: list[str], smallest_mb: float = 1.0) -> None:
+def build(system: str, model: torch.nn.Module, x: tuple) -> object:
+    if system == "ro":
+        return torch.compile(model, mode="reduce-overhead")
+    return pygraph.export_and_compile(model, x, profile=True)
+
+
+def main(names: list[str], smallest_mb: float = 1.0, system: str = "pygraph") -> None:
     device = torch.device("cuda")
     for tf32 in (False, True):  # calibrated for both, then TF32 on, as the benchmark times
         torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = tf32
@@ -36,13 +44,20 @@ def main(names: list[str], smallest_mb: float = 1.0) -> None:
         torch.manual_seed(0)
         model, draw = WORKLOADS[name].build(device)
         x = tuple(draw())
+        if system == "ro":  # warm Inductor's caches
+            with torch.no_grad():
+                warm = build(system, model, x)
+                for _ in range(3):
+                    warm(*x)
+            del warm
+            torch._dynamo.reset()
         gc.collect()
         torch._C._cuda_clearCublasWorkspaces()
         torch.cuda.empty_cache()
         base = torch.cuda.memory_allocated()
         torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
         with torch.no_grad():
-            compiled = pygraph.export_and_compile(model, x, profile=True)
+            compiled = build(system, model, x)
             for _ in range(3):
                 compiled(*x)
         torch.cuda.synchronize()
@@ -60,7 +75,7 @@ def main(names: list[str], smallest_mb: float = 1.0) -> None:
             elif event["action"] == "free_requested" and event["addr"] in live:
                 total -= live.pop(event["addr"])[0]
         print(
-            f"{name}: peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of {smallest_mb} MB or more live then:"
+            f"{name} ({system}): peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of {smallest_mb} MB or more live then:"
         )
         for size, frames in sorted(at_peak.values(), key=lambda v: -v[0]):
             if size >= smallest_mb * MB:
@@ -70,4 +85,4 @@ def main(names: list[str], smallest_mb: float = 1.0) -> None:
 
 
 if __name__ == "__main__":
-    main(sys.argv[1].split(","), *map(float, sys.argv[2:3]))
+    main(sys.argv[1].split(","), *map(float, sys.argv[2:3]), *sys.argv[3:4])

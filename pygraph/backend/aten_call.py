@@ -25,7 +25,9 @@ class AtenCall:
     """A bound call: resolved once, then run any number of times on the operands' current tensors.
 
     Device arguments become `device`, the backend's; a host op's CPU device stays the CPU (a GPU model
-    computing on the CPU, see isolate-data-dependent)."""
+    computing on the CPU, see isolate-data-dependent). An out form (`aten.mm.out`) must write the buffer
+    it is given where it is: ATen would resize an `out` of another shape, moving its storage (the whole
+    arena) where no reader of the plan looks, so that is an error."""
 
     def __init__(
         self, op_name: str, aten_args: Sequence[Any], device: torch.device, host: bool = False
@@ -36,6 +38,8 @@ class AtenCall:
             raise ValueError(f"{op_name} takes {len(schema)} arguments, the plan gives {len(aten_args)}")
         self.positional: list[Any] = []
         self.keyword: dict[str, Any] = {}
+        last = aten_args[-1] if aten_args else None
+        self.out = last.index if op_name.endswith(".out") and isinstance(last, Operand) else None
         for spec, value in zip(schema, aten_args, strict=True):
             value = _convert(value, str(spec.type), device, host)
             if spec.kwarg_only:
@@ -46,7 +50,12 @@ class AtenCall:
     def __call__(self, operands: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         args = [_substitute(a, operands) for a in self.positional]
         kwargs = {k: _substitute(v, operands) for k, v in self.keyword.items()}
+        if self.out is not None:
+            given = operands[self.out]
+            address, shape = given.data_ptr(), given.shape
         out = self.op(*args, **kwargs)
+        if self.out is not None and (given.data_ptr() != address or given.shape != shape):
+            raise RuntimeError(f"{self.op} resized the buffer it was to write ({list(shape)})")
         return [_tensor(o) for o in out] if isinstance(out, (tuple, list)) else [_tensor(out)]
 
 
@@ -104,12 +113,12 @@ def _substitute(value: Any, operands: Sequence[torch.Tensor]) -> Any:
     return value
 
 
-def check_fresh(node: Node, reads: list[torch.Tensor], outs: Sequence[Any]) -> None:
+def check_results(node: Node, reads: list[torch.Tensor], outs: Sequence[Any]) -> None:
     """A library node's results are fresh storage in the plan (memory planning may reuse its inputs'
     bytes once they die): an ATen call that returns a view of an input (`type_as` of the same dtype, a
     one-operand `einsum`) would be corrupted there, so it is an error here, not a wrong result. (Host
     nodes may return views: the views of data-dependent results run there.)"""
     inputs = {t.untyped_storage().data_ptr() for t in reads if t.numel() > 0}
-    for out in outs:
+    for out in outs[: len(node.results)]:
         if isinstance(out, torch.Tensor) and out.numel() > 0 and out.untyped_storage().data_ptr() in inputs:
             raise RuntimeError(f"{node.location}: {node.op} returned a view of its input, not a fresh tensor")

@@ -20,7 +20,7 @@ import torch
 
 from ..ir.layout import Layout
 from ..ir.plan import Node, Plan
-from .aten_call import AtenCall, check_fresh
+from .aten_call import AtenCall, check_results
 from .random import seed_and_offset
 from .stats import plan_stats
 from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
@@ -126,7 +126,7 @@ class Emulator:
                     f"{node.location}: {node.op} returned {len(outs)} tensors, the plan expects {len(node.results)}"
                 )
             if node.kind == "library":
-                check_fresh(node, reads, outs[: len(node.results)])  # (an in-place op returns its input)
+                check_results(node, reads, outs)
             for buffer, out in zip(node.results, outs, strict=False):
                 if not self.plan.buffers[buffer].used:
                     continue

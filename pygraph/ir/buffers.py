@@ -117,10 +117,15 @@ def users(value: ir.Value) -> list[Any]:
     return found
 
 
-def in_place_target(op: Any) -> ir.Value | None:
-    """The operand an in-place ATen call (`aten.index_put_.default`: its name ends in `_`) writes: the
-    operand it passes first; None for other calls."""
-    first = next(iter(op.args), None)
-    if not op.op.value.split(".")[1].endswith("_") or not isinstance(first, ir.IntegerAttr):
+def written_operand(op: Any) -> ir.Value | None:
+    """The operand an ATen call writes: an in-place form's first argument (`aten.index_put_.default`: its
+    name ends in `_`), an out form's last (`aten.mm.out`: `out`, write-in-place and out-form make them);
+    None for other calls."""
+    _, name, overload = op.op.value.split(".")
+    args = list(op.args)
+    position = 0 if name.endswith("_") else -1 if overload == "out" else None
+    if position is None or not args:
         return None
-    return op.inputs[first.value] if isinstance(first.type, ir.IndexType) else None
+    arg = args[position]
+    is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
+    return op.inputs[ir.IntegerAttr(arg).value] if is_operand else None

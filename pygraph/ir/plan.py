@@ -15,7 +15,7 @@ from . import dialect as d
 from . import dtypes
 from ._mlir import func, ir
 from .attrs import int_list, str_list
-from .buffers import in_place_target
+from .buffers import written_operand
 from .layout import Layout
 
 ARENA_ALIGNMENT = 256  # bytes; cudaMalloc's alignment, enough for every vector width
@@ -432,7 +432,7 @@ class _Reader:
                     raise _error(op, f"result slot {slot} is past the table ({self.table_slots} slots)")
                 self.buffers[b].slot = slot
         aten_args = [_aten_arg(a) for a in op.args]
-        written = in_place_target(op)  # an in-place call writes its first operand, results or not
+        written = written_operand(op)  # an in-place or out form writes an operand, results or not
         return Node(
             index,
             kind,

@@ -9,7 +9,7 @@ from typing import Any
 
 from ..ir import costs
 from ..ir import dialect as d
-from ..ir.buffers import buffer_layout
+from ..ir.buffers import buffer_layout, written_operand
 
 
 def launch_us(op: Any, model: costs.Costs) -> float:
@@ -26,11 +26,12 @@ def work_us(op: Any, model: costs.Costs) -> float:
     nbytes = sum(buffer_layout(v).nbytes() for v in values)
     work = nbytes / (model.bandwidth_gb_s * 1e3)
     if isinstance(op, d.LibraryOp):
+        out = op.results_[0] if len(op.results_) else written_operand(op)  # an out form writes an operand
         work += model.compute_us(
             flops(
                 op.op.value,
                 [buffer_layout(v) for v in op.inputs],
-                buffer_layout(op.results_[0]) if len(op.results_) else None,
+                None if out is None else buffer_layout(out),
             )
         )
     return work
@@ -42,7 +43,8 @@ def flops(name: str, inputs: list[Any], out: Any) -> float:
         return 0.0
     base = name.split(".")[1]
     if base in ("mm", "addmm", "bmm", "baddbmm", "matmul", "linear") and inputs:
-        k = inputs[0].shape[-1] if inputs[0].shape else 1
+        first = inputs[1] if base in ("addmm", "baddbmm") and len(inputs) > 1 else inputs[0]  # (after a bias)
+        k = first.shape[-1] if first.shape else 1
         return 2.0 * out.numel * k
     if base in ("convolution", "conv2d", "conv1d", "conv3d", "_convolution") and len(inputs) > 1:
         weight = inputs[1]

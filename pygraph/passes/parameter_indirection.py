@@ -49,7 +49,7 @@ from typing import Any
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_layout, buffer_root, in_place_target, users
+from ..ir.buffers import buffer_layout, buffer_root, users, written_operand
 from ..ir.layout import Layout
 from . import estimates
 from .base import Pass, PassError, main_function, record_transform
@@ -405,8 +405,8 @@ def _writes(op: Any, root: ir.Value) -> bool:
         return buffer_root(op.target) == root
     if isinstance(op, d.FillOp):
         return buffer_root(op.target) == root
-    if isinstance(op, d.LibraryOp):  # an in-place ATen op (write-in-place)
-        written = in_place_target(op)
+    if isinstance(op, d.LibraryOp):  # an in-place ATen op (write-in-place) or an out form
+        written = written_operand(op)
         return written is not None and buffer_root(written) == root
     return False
 

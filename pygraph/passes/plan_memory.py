@@ -30,7 +30,7 @@ from typing import Any
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_root, users
+from ..ir.buffers import buffer_root, users, written_operand
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from .base import Pass, main_function, walk
@@ -190,7 +190,11 @@ def _accesses(op: Any) -> list[tuple[ir.Value, str]] | None:
     if isinstance(op, d.KernelOp):
         return [(buffer_root(a), ir.StringAttr(m).value) for a, m in zip(op.args, op.access, strict=True)]
     if isinstance(op, (d.LibraryOp, d.HostOp)):
-        return [(buffer_root(v), "r") for v in op.inputs] + [(v, "w") for v in op.results_]
+        written = written_operand(op)  # an in-place or out form writes an operand
+        accesses = [
+            (buffer_root(v), "rw" if written is not None and v == written else "r") for v in op.inputs
+        ]
+        return accesses + [(v, "w") for v in op.results_]
     if isinstance(op, d.CopyOp):
         return [(buffer_root(op.source), "r"), (buffer_root(op.target), "w")]
     if isinstance(op, d.FillOp):

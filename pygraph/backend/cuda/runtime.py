@@ -52,7 +52,7 @@ from ...ir.plan import (
     pooled_results,
     reads_table,
 )
-from ..aten_call import AtenCall, check_fresh
+from ..aten_call import AtenCall, check_results
 from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
@@ -153,12 +153,13 @@ class CudaRuntime:
             for i, o in enumerate(plan.outputs)
             if o.io == "patch" and plan.buffers[o.buffer].kind != "output"
         }
+        # Outputs a vendor call writes in out form whose recording could not be patched: the recording
+        # writes a buffer of the runtime's, each call returns a copy. Output index -> that buffer.
+        self._staged_outputs: dict[int, torch.Tensor] = {}
         self._fresh_outputs()
         # the call's inputs and fresh outputs, while it runs
         self._call_inputs: Sequence[torch.Tensor] = _NOTHING
         self._outputs_now: Sequence[torch.Tensor | None] = _NOTHING
-        # the buffers of outputs returned as they are, on storage each call places anew (`_returned_roots`)
-        self._returned = [b for root in self._returned_roots() for b in self.family[root]]
         self._graphs: list[SegmentGraph] = []
         self._program: list[Runner] = []  # a replay: graph launches and eager steps, in order
         self._built = False
@@ -291,7 +292,7 @@ class CudaRuntime:
         where all are (`_all_fresh`), the call returns the fresh tensors as they are."""
         results, k = [], 0
         for i, out in enumerate(self.plan.outputs):
-            vendor = self._vendor_outputs.get(i, "fresh")
+            vendor = "copy" if i in self._staged_outputs else self._vendor_outputs.get(i, "fresh")
             if out.io in ("indirect", "patch"):
                 results.append(fresh[k] if vendor == "fresh" else self._tensor(out.buffer))
                 if vendor == "copy":
@@ -330,6 +331,7 @@ class CudaRuntime:
             for i, mode in self._vendor_outputs.items()
             if mode == "copy"
         )
+        extra += sum(t.numel() * t.element_size() for t in self._staged_outputs.values())
         stats["copied_bytes_per_call"] += extra
         stats["memcpy_bytes_per_call"] += extra  # the runtime's own copies
         return stats
@@ -442,7 +444,8 @@ class CudaRuntime:
         if staging is not None:
             source = self._call_inputs[self._input_index[root]]
             return lambda: staging.copy_(source)
-        if io == "copy" and root not in self._input_index:
+        staged = any(self.plan.root(self.plan.outputs[i].buffer).id == root for i in self._staged_outputs)
+        if (io == "copy" or staged) and root not in self._input_index:
             return lambda: self._tensor(root).clone()
         return None
 
@@ -577,18 +580,29 @@ class CudaRuntime:
         kernel or an inlined recording writes; nothing where a vendor call's own result is returned (run
         eagerly), or a copy of what its recording wrote: a tensor as large as the output would go unused."""
         self._fresh = [
-            spec if self._vendor_outputs.get(i, "fresh") == "fresh" else None for i, spec in self._fresh_specs
+            spec
+            if self._vendor_outputs.get(i, "fresh") == "fresh" and i not in self._staged_outputs
+            else None
+            for i, spec in self._fresh_specs
         ]
-        self._all_fresh = all(o.io in ("indirect", "patch") for o in self.plan.outputs) and all(
-            mode == "fresh" for mode in self._vendor_outputs.values()
+        self._all_fresh = (
+            all(o.io in ("indirect", "patch") for o in self.plan.outputs)
+            and all(mode == "fresh" for mode in self._vendor_outputs.values())
+            and not self._staged_outputs
         )
+        # the buffers of outputs returned as they are, on storage each call places anew (`_returned_roots`)
+        self._returned = [b for root in self._returned_roots() for b in self.family[root]]
 
     def _returned_roots(self) -> list[int]:
         """The roots of outputs returned as they are that each call places anew (its fresh tensors, results
         of eager ATen calls): the call drops them as it returns, so that a result lives as long as its caller
         keeps it. Homes stay, and what is returned as a copy (`measure_io` copies it again)."""
         plan = self.plan
-        copied = {plan.root(o.buffer).id for o in plan.outputs if o.io == "copy"}
+        copied = {
+            plan.root(o.buffer).id
+            for i, o in enumerate(plan.outputs)
+            if o.io == "copy" or i in self._staged_outputs
+        }
         returned = {plan.root(o.buffer).id for o in plan.outputs} - copied - set(self._homes)
         eager = self._eager_results()
         return sorted(r for r in returned if plan.buffers[r].kind == "output" or r in eager)
@@ -610,7 +624,8 @@ class CudaRuntime:
         for i, _, key, _, _ in self._slotted:
             self._place(self.inputs[i].buffer, self._patch_staging.get(key, self._call_inputs[i]))
         for buffer, out in zip(self._fresh_buffers, outputs, strict=True):
-            if self.plan.buffers[buffer].kind == "output":  # (a vendor call places its own result)
+            # (a vendor call places its own result; a staged output stays on its buffer)
+            if out is not None and self.plan.buffers[buffer].kind == "output":
                 self._place(buffer, out)
 
     def _take(self, node: Node, outputs: list[Any], recorded: bool) -> None:
@@ -706,7 +721,7 @@ class CudaRuntime:
             if not side:
                 outputs = call(inputs)
                 if not self._built and node.kind == "library":  # the warm-up checks each call once
-                    check_fresh(node, inputs, outputs[: len(node.results)])
+                    check_results(node, inputs, outputs)
                 self._take(node, outputs, recorded=False)
                 return
             # No record_stream on the outputs: it would keep each freed output allocated until the GPU
@@ -717,7 +732,7 @@ class CudaRuntime:
             with torch.cuda.stream(self.side):
                 outputs = call(inputs)
             current.wait_stream(self.side)
-            check_fresh(node, inputs, outputs[: len(node.results)])  # (`side`: the warm-up of a library call)
+            check_results(node, inputs, outputs)  # (`side`: the warm-up of a library call)
             self._take(node, outputs, recorded=False)
 
         return run
@@ -997,9 +1012,12 @@ class CudaRuntime:
             for root, key in inputs:
                 self._stage_patched(root, key, reason)
             for i in outputs:  # returned as a copy of what the recording writes
-                self._vendor_outputs[i] = "copy"
                 self.staging_reasons.append(f"output {i} is copied: {reason}")
-            if inputs:
+                if i in self._vendor_outputs:  # the call's own result
+                    self._vendor_outputs[i] = "copy"
+                else:  # written in out form: into a buffer of the runtime's from now on
+                    self._stage_output(i, roots)
+            if inputs or self._staged_outputs.keys() & outputs:
                 recording = self._record(node)
             builder.child(deps, recording.handle)
             return recording, []
@@ -1009,10 +1027,18 @@ class CudaRuntime:
             i = self._input_index.get(root)
             if i is not None:  # a new address must be as aligned as the one the vendor's kernels saw
                 self._align[i] = max(self._align[i], min(address & -address, 256))
-        for i in outputs:  # the graph writes each call's fresh tensor; what the recording allocated goes
-            self._vendor_outputs[i] = "fresh"
+        for i in outputs & self._vendor_outputs.keys():  # the graph writes each call's fresh tensor; what
+            self._vendor_outputs[i] = "fresh"  # the recording allocated goes
             self._free([self.plan.root(self.plan.outputs[i].buffer).id])
         return recording, patches
+
+    def _stage_output(self, i: int, keys: dict[int, int]) -> None:
+        """Output `i`, written by a recording that patching cannot follow: the recording writes a buffer of
+        the runtime's, which each call copies out (nodes patched with its address keep that address)."""
+        root = self.plan.root(self.plan.outputs[i].buffer).id
+        staging = self._staged_outputs[i] = empty(self.plan.buffers[root].layout, self.device)
+        self._place(root, staging)
+        self._addresses[keys[root]] = staging.data_ptr()
 
     def _stage_patched(self, root: int, key: int, reason: str) -> None:
         """An input that a recording holds in a way patching cannot follow: staged from now on."""
