@@ -10,7 +10,9 @@ program's own nodes). The compiled model runs them with ATen when it binds the m
 has changed since; so results follow `load_state_dict`, an optimizer step or `param.mul_(2)`.
 
 What stays in the program: views (they cost nothing), random ops, ops that read an input or a buffer the
-program writes, device moves (hoist-host-copies' business), results used as program outputs, and
+program writes, device moves (hoist-host-copies' business), lookups of more than `_SMALL` elements in the
+model's tables (embeddings at fixed positions: kernels gather those rows as cheaply as they would read
+them held), results used as program outputs, and
 results larger than the state they read (an `expand` made dense costs memory for the model's lifetime):
 a derived tensor is memory held beside the model's, so it may be at most `_SLACK` larger than what it
 reads (alignment padding), or `_SMALL` elements where it reads nothing (an `arange`).
@@ -40,6 +42,16 @@ from .rewrite import add_constant, state_value
 aten = torch.ops.aten
 _SLACK = 1 / 16
 _SMALL = 1 << 16
+# Lookups in the model's tables (position embeddings at fixed positions): generated kernels gather the rows
+# where they read them, from the table, reading as many bytes as they would from held rows, so holding many
+# rows would only cost memory. (A few are held: an index another lookup reads, which a kernel cannot
+# compute in the same kernel.)
+_LOOKUPS = {
+    aten.embedding.default,
+    aten.index_select.default,
+    aten.gather.default,
+    aten.index.Tensor,
+}
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
 
 
@@ -84,7 +96,9 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         value = node.meta.get("val")
         if node not in reads or node.op != "call_function" or not isinstance(value, torch.Tensor):
             return False
-        if node.target.is_view or node.target is torch.ops.aten._to_copy.default:
+        if node.target.is_view or node.target is aten._to_copy.default:
+            return False
+        if node.target in _LOOKUPS and value.numel() > _SMALL:
             return False
         if any(user.op == "output" for user in node.users) or not all(
             isinstance(s, int) for s in value.shape

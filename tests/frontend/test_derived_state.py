@@ -290,3 +290,30 @@ def test_derived_knob_is_checked():
         pytest.raises(ValueError, match="PYGRAPH_DERIVED"),
     ):
         pygraph.export_and_compile(WideConvs().eval(), (torch.randn(1, 3, 4, 4),))
+
+
+class Positions(nn.Module):
+    """Position embeddings at fixed positions (a buffer of indices), as BERT's: the rows of a large table
+    are gathered by the kernel that adds them, not held; a lookup of few rows is held."""
+
+    def __init__(self, rows: int) -> None:
+        super().__init__()
+        self.table = nn.Embedding(512, 256)
+        self.register_buffer("positions", torch.arange(rows)[None])
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.nn.functional.layer_norm(x + self.table(self.positions), (256,))
+
+
+@pytest.mark.parametrize(("rows", "held"), [(384, False), (16, True)])
+def test_large_lookups_in_the_model_s_tables_stay_in_the_program(rows: int, held: bool) -> None:
+    torch.manual_seed(0)
+    model, x = Positions(rows).eval(), torch.randn(2, rows, 256)
+    program = export_program(model, (x,))
+    derived = hoist_derived_state(program)
+    assert (derived is not None) == held
+    assert (aten.embedding.default in targets(program)) != held
+    compiled = pygraph.export_and_compile(model, (x,))
+    kernels = [n for s in compiled.plan.steps for n in s.nodes if n.kind == "kernel"]
+    assert len(kernels) == 1  # the gather joins the add and the norm
+    assert relative_error(compiled(x), model(x)) <= 1e-6
