@@ -2,8 +2,9 @@
 whose lifetimes do not overlap.
 
 Lifetimes are positions in program order: a buffer lives from the first node that touches it (or a
-view of it) to the last, the function's return included. Placement is greedy best-fit over buffers
-sorted by size, aligned to 256 bytes.
+view of it) to the last, the function's return included. Placement is greedy best-fit, aligned to 256
+bytes, over the buffers in a few orders (largest first, by first use, by bytes times lifetime), keeping
+the smallest arena.
 
 In place: a kernel's output takes the bytes of an input that dies at that kernel when both are arena
 buffers with the same layout and no other argument of the kernel reaches that input's storage. Every
@@ -68,20 +69,24 @@ class PlanMemory(Pass):
                     self._write_in_place(
                         op, position[op.operation], buffers, order, gathered.get(callee, set())
                     )
+        distinct = list(dict.fromkeys(buffers.values()))
+        placements = [self._place(sorted(distinct, key=key), order) for key in _ORDERS]
+        placed = min(placements, key=lambda p: max((off + b.size for b, off in p), default=0))
+        with module.context:
+            for buf, offset in placed:
+                for alloc in buf.allocs:
+                    alloc.attributes["arena_offset"] = attrs.i64(offset)
+            main.attributes[d.ARENA_BYTES] = attrs.i64(max((off + b.size for b, off in placed), default=0))
+
+    def _place(self, bufs: list[_Buffer], order: _Order) -> list[tuple[_Buffer, int]]:
+        """Each buffer, in turn, into the tightest gap between the placed ones it cannot share bytes with."""
         placed: list[tuple[_Buffer, int]] = []
-        total = 0
-        for buf in sorted(dict.fromkeys(buffers.values()), key=lambda b: (-b.size, b.first)):
+        for buf in bufs:
             busy = sorted(
                 (off, off + other.size) for other, off in placed if not self._can_share(buf, other, order)
             )
-            offset = _lowest_gap(busy, buf.size)
-            placed.append((buf, offset))
-            total = max(total, offset + buf.size)
-            with module.context:
-                for alloc in buf.allocs:
-                    alloc.attributes["arena_offset"] = attrs.i64(offset)
-        with module.context:
-            main.attributes[d.ARENA_BYTES] = attrs.i64(total)
+            placed.append((buf, _lowest_gap(busy, buf.size)))
+        return placed
 
     def _write_in_place(
         self, kernel: Any, at: int, buffers: dict[ir.Value, _Buffer], order: _Order, gathered: set[int]
@@ -200,6 +205,17 @@ def _accesses(op: Any) -> list[tuple[ir.Value, str]] | None:
     if isinstance(op, d.FillOp):
         return [(buffer_root(op.target), "w")]
     return None
+
+
+# Orders to place buffers in; the smallest arena wins (the first on ties). Largest first usually packs
+# best, but where a large buffer lives across smaller ones of other phases it can leave gaps that placing
+# by first use, or by bytes times lifetime, avoids (BERT's plan on the H200: 2.62 MB largest first, where
+# 2.25 MB are live at once).
+_ORDERS = (
+    lambda b: (-b.size, b.first),
+    lambda b: (b.first, -b.size),
+    lambda b: (-b.size * (b.last - b.first + 1), b.first),
+)
 
 
 def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:

@@ -173,3 +173,30 @@ module {
     return %out : !pygraph.buf
   }
 }
+
+// -----
+
+// Four buffers of 4, 3, 1 and 4 blocks of 256 bytes, each living across its neighbours' ends: placed
+// largest first they need 8 blocks (the one-block buffer finds no gap), placed by first use 7, which
+// the pass keeps (what is live at once never exceeds 7).
+// CHECK-LABEL: func.func @phases
+// CHECK-SAME:    pygraph.arena_bytes = 1792 : i64
+// CHECK:         %[[D:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64, layout = #pygraph.layout<[256], [1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[A:.*]] = "pygraph.alloc"() {arena_offset = 1024 : i64, layout = #pygraph.layout<[192], [1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[C:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64, layout = #pygraph.layout<[64], [1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[B:.*]] = "pygraph.alloc"() {arena_offset = 256 : i64, layout = #pygraph.layout<[256], [1], 0 : i64, f32>}
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @phases(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[3], [1], 0 : i64, f32>}) {
+    %d = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[192], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %c = "pygraph.alloc"() {layout = #pygraph.layout<[64], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %d) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%d, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%a, %c) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%c, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%b, %arg0) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
