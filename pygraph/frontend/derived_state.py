@@ -11,8 +11,8 @@ has changed since; so results follow `load_state_dict`, an optimizer step or `pa
 
 What stays in the program: views (they cost nothing), random ops, ops that read an input or a buffer the
 program writes, device moves (hoist-host-copies' business), lookups of more than `_SMALL` elements in the
-model's tables (embeddings at fixed positions: kernels gather those rows as cheaply as they would read
-them held), results used as program outputs, and
+model's tables that pointwise ops read (embeddings at fixed positions: their kernels gather those rows
+as cheaply as they would read them held), results used as program outputs, and
 results larger than the state they read (an `expand` made dense costs memory for the model's lifetime):
 a derived tensor is memory held beside the model's, so it may be at most `_SLACK` larger than what it
 reads (alignment padding), or `_SMALL` elements where it reads nothing (an `arange`).
@@ -37,15 +37,17 @@ import torch
 from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
+from ..passes.pointwise import POINTWISE
 from .rewrite import add_constant, state_value
 
 aten = torch.ops.aten
 _SLACK = 1 / 16
 _SMALL = 1 << 16
-# Lookups in the model's tables (position embeddings at fixed positions): generated kernels gather the rows
-# where they read them, from the table, reading as many bytes as they would from held rows, so holding many
+# Lookups in the model's tables (position embeddings at fixed positions) that pointwise ops read: their
+# kernel gathers the rows from the table, reading as many bytes as it would from held rows, so holding many
 # rows would only cost memory. (A few are held: an index another lookup reads, which a kernel cannot
-# compute in the same kernel.)
+# compute in the same kernel. So are lookups read otherwise: MT5's position biases, viewed into the scores,
+# would be an ATen call per call, 10 us on the H200.)
 _LOOKUPS = {
     aten.embedding.default,
     aten.index_select.default,
@@ -98,7 +100,7 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
             return False
         if node.target.is_view or node.target is aten._to_copy.default:
             return False
-        if node.target in _LOOKUPS and value.numel() > _SMALL:
+        if node.target in _LOOKUPS and value.numel() > _SMALL and all(map(_pointwise, node.users)):
             return False
         if any(user.op == "output" for user in node.users) or not all(
             isinstance(s, int) for s in value.shape
@@ -162,6 +164,10 @@ def _held(results: list[torch.fx.Node], working: Callable[[], int]) -> list[torc
     if not computed or sum(map(_nbytes, computed)) < 2 * _nbytes(computed[-1]):
         return results  # (one copy dominates: computing it per call would save little of its memory)
     return [n for n in results if n not in computed]
+
+
+def _pointwise(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) in POINTWISE
 
 
 def _copy_of_state(node: torch.fx.Node) -> bool:
