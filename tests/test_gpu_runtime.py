@@ -1,5 +1,6 @@
 """End to end on a CUDA GPU (run on the GPU machine): queued calls, state changes, profiling, memory."""
 
+import dataclasses
 import gc
 import weakref
 
@@ -42,6 +43,20 @@ def test_eight_queued_calls_on_rotating_inputs_see_their_own_addresses():
     assert stats["graphs"] >= 1 and stats["captures"] == stats["library_calls"]
     assert stats["nodes"]["kernel"] >= 1
     assert stats["nodes"]["child"] + stats["nodes"]["inlined"] == stats["nodes"]["library"]
+
+
+@pytest.fixture
+def cheap_patching(no_tf32):
+    """Parameter updates priced near zero on this GPU, so that parameter-indirection patches the inputs and
+    outputs these tests exercise: with calibrated figures the choice for an input of a few KB is close
+    (one update of 1.7 us on the host against a 0.8 us copy kernel on one H200, the other way on another)."""
+    key = costs_for(torch.device("cuda"))
+    calibrated = costs.load(key)
+    costs.save(key, dataclasses.replace(calibrated, set_params_us=0.05))
+    try:
+        yield
+    finally:
+        costs.save(key, calibrated)
 
 
 @pytest.fixture
@@ -111,7 +126,7 @@ def _poison(x: torch.Tensor) -> None:
 
 
 @pytest.mark.parametrize("name", PATCHED)
-@pytest.mark.usefixtures("vendor_gemv")
+@pytest.mark.usefixtures("vendor_gemv", "cheap_patching")
 def test_a_patched_vendor_call_reads_each_calls_input_and_never_the_old_one(name):
     torch.manual_seed(3)
     make, draw = PATCHED[name]
@@ -146,6 +161,7 @@ class Logits(torch.nn.Module):
         return self.head(self.norm(x))
 
 
+@pytest.mark.usefixtures("cheap_patching")
 def test_a_vendor_call_writes_each_calls_fresh_output():
     torch.manual_seed(7)
     model = Logits().cuda().eval()
@@ -163,6 +179,7 @@ def test_a_vendor_call_writes_each_calls_fresh_output():
     assert stats["copied_bytes_per_call"] == 0 and stats["host_ops"] == 0
 
 
+@pytest.mark.usefixtures("cheap_patching")
 def test_a_patched_node_is_updated_only_when_its_addresses_change(monkeypatch):
     """The same input again, the last result dropped (the allocator hands its block out again): no
     patched node is updated (the table's writer, if any, is). A failed update leaves the node to be
@@ -267,7 +284,7 @@ def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     [(Gemv, 1, 512 * 4), (lambda: torch.nn.Linear(512, 256), 2, (512 + 256) * 4)],
     ids=["input staged", "input staged, output copied"],
 )
-@pytest.mark.usefixtures("vendor_gemv")
+@pytest.mark.usefixtures("vendor_gemv", "cheap_patching")
 def test_an_unpatchable_recording_stages_its_input_and_copies_its_output(monkeypatch, make, staged, copied):
     """Where a recording cannot be patched, its input is staged; where its result is the output (a linear
     layer alone), each call returns a copy of what it wrote, so earlier results stay intact."""
