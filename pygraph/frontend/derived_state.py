@@ -46,8 +46,8 @@ _SMALL = 1 << 16
 # Lookups in the model's tables (position embeddings at fixed positions) that pointwise ops read: their
 # kernel gathers the rows from the table, reading as many bytes as it would from held rows, so holding many
 # rows would only cost memory. (A few are held: an index another lookup reads, which a kernel cannot
-# compute in the same kernel. So are lookups read otherwise: MT5's position biases, viewed into the scores,
-# would be an ATen call per call, 10 us on the H200.)
+# compute in the same kernel. So are lookups read otherwise, through a view or by a vendor call or kernel
+# template, which would need the rows made in each call by a kernel of their own.)
 _LOOKUPS = {
     aten.embedding.default,
     aten.index_select.default,
