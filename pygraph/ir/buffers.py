@@ -122,10 +122,13 @@ def written_operand(op: Any) -> ir.Value | None:
     name ends in `_`), an out form's last (`aten.mm.out`: `out`, write-in-place and out-form make them);
     None for other calls."""
     _, name, overload = op.op.value.split(".")
-    args = list(op.args)
     position = 0 if name.endswith("_") else -1 if overload == "out" else None
-    if position is None or not args:
-        return None
-    arg = args[position]
+    return None if position is None or not len(op.args) else argument_operand(op, position)
+
+
+def argument_operand(op: Any, position: int) -> ir.Value | None:
+    """The operand an ATen call (library or host op) passes as its argument `position` (negative: counted
+    from the end), if that argument is an operand (`N : index`)."""
+    arg = list(op.args)[position]
     is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
     return op.inputs[ir.IntegerAttr(arg).value] if is_operand else None

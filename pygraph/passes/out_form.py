@@ -26,7 +26,7 @@ from typing import Any
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.buffers import buffer_layout
+from ..ir.buffers import argument_operand, buffer_layout
 from ..ir.layout import Layout
 from .base import Pass, PassError, main_function
 
@@ -110,15 +110,16 @@ def _out_form(op: Any) -> _Call | None:
     layout = buffer_layout(op.results_[0])
     if layout.is_dynamic or layout.numel == 0 or not layout.dtype.is_float:
         return None
-    name, args, inputs = op.op.value, list(op.args), list(op.inputs)
+    name = op.op.value
     if name in OUT_FORMS:
-        return _Call(OUT_FORMS[name], inputs, args, layout) if _written_directly(layout) else None
-    return _linear(args, inputs, layout) if name == LINEAR else None
+        call = _Call(OUT_FORMS[name], list(op.inputs), list(op.args), layout)
+        return call if _written_directly(layout) else None
+    return _linear(op, layout) if name == LINEAR else None
 
 
-def _linear(args: list[ir.Attribute], inputs: list[ir.Value], layout: Layout) -> _Call | None:
+def _linear(op: Any, layout: Layout) -> _Call | None:
     """`linear(x, w, b)` as `addmm(b, x2, t(w))` (or `mm(x2, t(w))`), x2 the input's rows as a matrix."""
-    operands = [_operand(a, inputs) for a in args]
+    operands = [argument_operand(op, i) for i in range(len(op.args))]
     if len(operands) != 3 or operands[0] is None or operands[1] is None:
         return None
     x, w = buffer_layout(operands[0]), buffer_layout(operands[1])
@@ -147,11 +148,6 @@ def _written_directly(layout: Layout) -> bool:
         return False
     (m, n), (sm, sn) = layout.shape[-2:], layout.strides[-2:]
     return (sn == 1 and (m == 1 or sm >= max(1, n))) or (sm == 1 and (n == 1 or sn >= max(1, m)))
-
-
-def _operand(arg: ir.Attribute, inputs: list[ir.Value]) -> ir.Value | None:
-    is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
-    return inputs[ir.IntegerAttr(arg).value] if is_operand else None
 
 
 def _view(source: ir.Value, layout: Layout) -> ir.Value:

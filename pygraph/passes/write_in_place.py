@@ -26,7 +26,7 @@ from typing import Any
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_layout, buffer_root
+from ..ir.buffers import argument_operand, buffer_layout, buffer_root
 from ..ir.layout import Layout
 from ..ir.plan import attr_value
 from .base import Pass, PassError, main_function, record_transform
@@ -95,7 +95,7 @@ def _maker(value: ir.OpResult) -> Any:
 def _rewrite(module: ir.Module, maker: Any, copy: Any, source: ir.Value, target: ir.Value) -> str | None:
     """Makes `maker` write `target`; returns what changed, or None when it cannot."""
     name = _arg_name(target)
-    if isinstance(maker, d.LibraryOp) and _operand(maker, 0) == target:
+    if isinstance(maker, d.LibraryOp) and argument_operand(maker, 0) == target:
         if sum(buffer_root(v) == target for v in maker.inputs) != 1:
             return None  # another operand aliases the target: writing it would change what is read
         op = maker.op.value
@@ -114,7 +114,7 @@ def _rewrite(module: ir.Module, maker: Any, copy: Any, source: ir.Value, target:
             view = _scatter_view(op, buffer_layout(target), args)
             with ir.InsertionPoint(maker), maker.location:
                 window = d.create(d.ViewOp, [target], {"layout": view.to_attr()}, 1)
-                emit_copy(module, _operand(maker, 1), window.buf)
+                emit_copy(module, argument_operand(maker, 1), window.buf)
             _replace(copy, source, target)
             return (
                 f"{op} of '{name}' becomes a copy into the view it replaces: only {view.numel} elements move"
@@ -180,13 +180,6 @@ def _writes(op: Any, value: ir.Value) -> bool:
 def _reads(op: Any, target: ir.Value) -> bool:
     """Whether `op` touches `target`'s storage (through any view)."""
     return any(buffer_root(v) == target for v in op.operands)
-
-
-def _operand(op: Any, position: int) -> ir.Value | None:
-    """The operand an ATen call passes as its argument `position`, if that argument is one."""
-    arg = list(op.args)[position]
-    is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
-    return op.inputs[ir.IntegerAttr(arg).value] if is_operand else None
 
 
 def _scatter_view(op: str, base: Layout, args: list[Any]) -> Layout:
