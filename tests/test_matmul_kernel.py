@@ -22,6 +22,7 @@ from torch import nn
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
+from pygraph.passes.matmul_kernel import matmul_blocks
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 
@@ -156,6 +157,43 @@ def test_products_without_a_pointwise_consumer_stay_vendor_calls() -> None:
         assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
+class Heads(nn.Module):
+    """Products no pointwise op reads, returned as they are: a linear layer with 1001 outputs (4004-byte
+    rows, which cuBLAS writes slowly) and one with 1000, on few rows; the same head on many rows."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.odd, self.even = nn.Linear(24, 1001), nn.Linear(24, 1000)
+
+    def forward(self, x: torch.Tensor, many: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return self.odd(x), self.even(x), self.odd(many)
+
+
+def test_few_rows_of_unaligned_width_are_a_product_kernel_of_their_own() -> None:
+    """Only the odd head on few rows (computes_alone): no epilogue, the rows in one block per column block."""
+    torch.manual_seed(0)
+    model, shapes = Heads().eval(), [(1, 7, 24), (40, 24)]
+    with knobs.scope(matmul="all"):
+        compiled = compile_model(model, *(torch.randn(*s) for s in shapes))
+    kernels = [k.source for k in compiled.plan.kernels.values() if "tl.dot(" in k.source]
+    assert len(kernels) == 1 and "[7, 24] x [24, 1001] plus a bias, no epilogue" in kernels[0], kernels
+    assert [op for op in ops(compiled) if op in _PRODUCTS] == [*_PRODUCTS[:1] * 2]
+    with torch.no_grad():
+        for _ in range(2):
+            inputs = [torch.randn(*s) for s in shapes]
+            assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-5
+    with tf32(True):  # routed by default too (few rows, K <= MAX_K)
+        assert generated_products(compile_model(model, *(torch.randn(*s) for s in shapes))) == 1
+
+
+def test_blocks_cover_few_rows_of_a_wide_product_once() -> None:
+    """GPT-2's logits ([32, 768] by 50257 columns): one block of 32 rows per 64 columns, so every program
+    reads its slice of the weight once; narrower products keep blocks of 16 rows (more programs)."""
+    assert matmul_blocks(32, 50257, 768) == (32, 64, 32)
+    assert matmul_blocks(32, 3072, 768) == (16, 64, 64)
+    assert matmul_blocks(197, 3072, 192) == (128, 64, 32)
+
+
 def test_routing_follows_tf32_and_the_knob() -> None:
     """auto: generated only where TF32 dots are allowed at compile time; all: in IEEE float32 too; off:
     never; anything else is refused by name."""
@@ -210,3 +248,23 @@ def test_gpu_products_with_epilogues_match_eager(name: str) -> None:
         reference = copy.deepcopy(model).double()(*(x.double() for x in examples))
         reference = pytree.tree_map(lambda t: t.float(), reference)  # (rounded: the metric compares dtypes)
         assert relative_error(compiled(*examples), reference) <= 5e-3
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_wide_product_of_few_rows_matches_float64() -> None:
+    """GPT-2's logits as routed by default with TF32 (32 rows by 50257 columns, one kernel writing the
+    unaligned rows), calls queued back to back, against float64."""
+    torch.manual_seed(0)
+    model = nn.Linear(768, 50257, bias=False).cuda().eval()
+    calls = [torch.randn(1, 32, 768, device="cuda") for _ in range(3)]
+    with tf32(True):
+        compiled = compile_model(model, calls[0], target="cuda")
+        assert generated_products(compiled) == 1 and "aten.cat" not in compiled.ir("torch")
+        with torch.no_grad():
+            results = [compiled(x) for x in calls]
+            torch.cuda.synchronize()
+            reference = copy.deepcopy(model).double()
+            for x, y in zip(calls, results, strict=True):
+                assert y.stride() == (32 * 50257, 50257, 1)
+                assert relative_error(y, reference(x.double()).float()) <= 5e-3

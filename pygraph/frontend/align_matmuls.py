@@ -22,13 +22,17 @@ Two rewrites, by the weight's memory order:
   `keep_output_layouts`).
 
 Only matmuls whose weight is the model's state (a parameter, buffer or constant, or a view of one) and
-whose output is large enough for the kernel choice to matter are rewritten.
+whose output is large enough for the kernel choice to matter are rewritten; and not those the generated
+matmul kernel computes as they are, faster than either rewrite: float32 products of few rows
+(`passes/matmul_kernel.py`, `computes_alone`: GPT-2's logits while it generates, 32 rows).
 """
 
 from __future__ import annotations
 
 import torch
 
+from ..knobs import knobs
+from ..passes.matmul_kernel import computes_alone, routed
 from .derived_state import state_only_nodes
 from .rewrite import propagate_fake_tensors, redirect_uses, views_as_reshapes
 
@@ -58,6 +62,8 @@ def align_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, .
         weight = node.args[_WEIGHT[node.target]]
         if width % per_row == 0 or width < per_row or weight not in state or weight.meta["val"].dim() != 2:
             continue
+        if _left_to_the_kernel(node, value.numel() // width, width):
+            continue
         if _rows_along_k(node.target, weight):
             _split(ep, node, width - width % per_row)
         else:
@@ -72,6 +78,7 @@ def align_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, .
 # the operand holding the weight, whose output columns get aligned, and the bias operand
 _WEIGHT = {aten.linear.default: 1, aten.mm.default: 1, aten.matmul.default: 1, aten.addmm.default: 2}
 _BIAS = {aten.linear.default: 2, aten.addmm.default: 0}
+_ROWS = {aten.linear.default: 0, aten.mm.default: 0, aten.matmul.default: 0, aten.addmm.default: 1}
 
 
 def _n_dim(op: object) -> int:
@@ -140,6 +147,23 @@ def _pad(ep: torch.export.ExportedProgram, node: torch.fx.Node, extra: int) -> N
         view = graph.call_function(aten.slice.Tensor, (node, -1, 0, width))
     redirect_uses(ep, node, view)
     node.args = tuple(args)
+
+
+def _left_to_the_kernel(node: torch.fx.Node, rows: int, width: int) -> bool:
+    """Whether the generated matmul kernel computes this product as it is: few rows, which it writes
+    unaligned faster than cuBLAS computes either rewrite (`passes/matmul_kernel.py`, `computes_alone`)."""
+    k = node.args[_ROWS[node.target]].meta["val"].shape[-1]
+    index = _BIAS.get(node.target)
+    bias = node.args[index] if index is not None and index < len(node.args) else None
+    plain = all(node.kwargs.get(scalar, 1) == 1 for scalar in ("beta", "alpha")) and (
+        bias is None or bias.meta["val"].numel() == width  # (a bias per column, as the kernel adds)
+    )
+    return (
+        node.meta["val"].dtype == torch.float32
+        and plain
+        and routed(rows, width, k, knobs.matmul, "tf32")
+        and computes_alone(rows, width)
+    )
 
 
 def _widths(node: object) -> int | None:

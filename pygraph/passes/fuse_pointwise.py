@@ -47,7 +47,8 @@ A product of class `matmul` joins, last, the one group that reads its result (di
 that nothing else reads, which join with it) if that group is pointwise (no reduction, no concatenation)
 and computes the result's shape: the generated matmul computes it and applies the group's ops as its
 epilogue (`matmul_kernel.py`). A product that no such group reads stays a vendor call (class `library`):
-alone, or before a reduction, the kernel would save no launch.
+alone, or before a reduction, the kernel would save no launch; but for few rows whose width cuBLAS writes
+slowly (unaligned rows, `matmul_kernel.computes_alone`) it is a kernel of its own.
 """
 
 from __future__ import annotations
@@ -64,7 +65,9 @@ from ..ir._mlir import func, ir
 from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
 from . import gathers, pointwise, reductions
 from .base import Pass, PassError, main_function
+from .matmul_kernel import computes_alone
 from .matvec_kernel import read_matvec
+from .products import read_product
 
 # Ops that make the scalars (and scalar tensors) a fused body reads; cloned into it.
 _CONSTANTS = ("torch.constant.", "torch.prim.ListConstruct", "torch.prim.NumToTensor.Scalar")
@@ -295,8 +298,15 @@ class _Grouping:
                 or len(group.members) >= self.max_ops
                 or not self._can_share(group.members, [i, *reshapes])
             ):
-                op.attributes[d.CLASS] = attrs.string("library")
-                del op.attributes[d.MATMUL_KERNEL]
+                product = read_product(op)
+                if computes_alone(product.m, product.n):
+                    group = _Group([i], tuple(tensor_info(op.results[0].type)[0]), next(self.created))
+                    group.alone = group.product = True
+                    self.groups.append(group)
+                    self.owner[i] = group
+                else:
+                    op.attributes[d.CLASS] = attrs.string("library")
+                    del op.attributes[d.MATMUL_KERNEL]
                 continue
             group.members = sorted([*group.members, i, *reshapes])
             group.product = True

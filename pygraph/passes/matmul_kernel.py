@@ -22,15 +22,26 @@ x [1024, 4096] 17.0 against 11.0 + 2.0 (cuBLAS splits K across more multiprocess
 below it, GPT-2's and BERT's 2.4M above), unless the rows are at most `FEW_ROWS` (GPT-2's 32: blocks of
 16 rows make twice as many programs as columns of 64, each streaming its slice of the weight once). With IEEE
 float32 dots (TF32 off) cuBLAS's SGEMM wins everywhere, by about 2x. So with `matmul=auto` classify-ops
-gives the class `matmul` to products within `MAX_WORK`, `MAX_K` and `MAX_WEIGHT` (or `FEW_ROWS`) when the dots may use
-TF32, and fuse-pointwise fuses one only when the kernel reading its result is pointwise (a consumer kernel
-would otherwise remain: a reduction, as layer norm after a residual add, keeps the vendor call);
-`matmul=all` takes every product the kernel can compute, in either precision (tests, and users who
-measured).
+gives the class `matmul` to products within `MAX_WORK`, `MAX_K` and `MAX_WEIGHT`, or of at most `FEW_ROWS`
+rows and `MAX_K` at any width, when the dots may use TF32, and fuse-pointwise fuses one only when the
+kernel reading its result is pointwise (a consumer kernel would otherwise remain: a reduction, as layer
+norm after a residual add, keeps the vendor call); `matmul=all` takes every product the kernel can
+compute, in either precision (tests, and users who measured).
+
+One product computes alone, with no epilogue (`computes_alone`): few rows by a width whose rows cuBLAS's
+fast kernels cannot write (not a multiple of 16 bytes: GPT-2's logits, 32 rows by 50257 words). cuBLAS
+then runs its unaligned kernels, or the aligned prefix and a cat (`frontend/align_matmuls.py`), both slower
+(`bench/probes/probe_wide_product.py`, `probe-wide-product-h200.log`, [32, 768] x [768, 50257] with TF32:
+65.2 and 58.3 us against 43.3 for this kernel, which streams the weight once as cuBLAS does); and the
+split's prefix would hold its 6.1 MB in the arena until the cat. With many rows the split wins (2048 rows:
+704 against 821 us), so align_matmuls leaves only these products unsplit.
 
 Blocks (`matmul_blocks`, same probe): BM = 128, else 64, rows when that still makes 90 programs (most
 of a wave of 132 multiprocessors), else 16 rows with BK = 64 (the best configuration on every shape of
-fewer than 256 rows but BERT's [128, 3072] output); BN = 64, 4 warps, 3 pipeline stages.
+fewer than 256 rows but BERT's [128, 3072] output); BN = 64, 4 warps, 3 pipeline stages. A block is never
+taller than the rows (rounded up to a power of two), and rows of at most 32 fill one block where that
+makes 90 programs: a wide product then reads each slice of its weight once (GPT-2's logits: 32 x 64
+blocks; 16-row blocks would read the 154 MB weight twice).
 """
 
 from __future__ import annotations
@@ -65,6 +76,7 @@ MAX_WORK = 1 << 30  # M * N * K
 MAX_WEIGHT = 1 << 19  # N * K
 FEW_ROWS = 32
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
+_ALIGNED_COLUMNS = 4  # float32 values in 16 bytes: rows of a multiple of this many cuBLAS writes fast
 _MIN_PROGRAMS = 90
 
 
@@ -73,20 +85,34 @@ def read_matmul(op: Any, route: str, precision: str) -> Product | None:
     one row (one row is the matrix-vector kernel's), and with `auto` TF32 dots and a size where the kernel
     measured faster."""
     product = read_product(op)
-    if route == "off" or product is None or product.m == 1:
-        return None
-    m, n, k = product.m, product.n, product.k
-    small = k <= MAX_K and m * n * k <= MAX_WORK and (n * k <= MAX_WEIGHT or m <= FEW_ROWS)
-    if route == "auto" and (precision != "tf32" or not small):
+    if product is None or not routed(product.m, product.n, product.k, route, precision):
         return None
     return product
+
+
+def routed(m: int, n: int, k: int, route: str, precision: str) -> bool:
+    """Whether `route` gives a product of [m, k] by [k, n] to the kernel (module docstring)."""
+    if route == "off" or m == 1:
+        return False
+    small = k <= MAX_K and (m <= FEW_ROWS or (m * n * k <= MAX_WORK and n * k <= MAX_WEIGHT))
+    return route == "all" or (precision == "tf32" and small)
+
+
+def computes_alone(m: int, n: int) -> bool:
+    """Whether the kernel should compute a float32 product of `m` rows and `n` columns that no pointwise op
+    reads (module docstring): few rows whose `n` values cuBLAS's fast kernels cannot write (rows not a
+    multiple of 16 bytes, `frontend/align_matmuls.py`)."""
+    return m <= FEW_ROWS and n % _ALIGNED_COLUMNS != 0
 
 
 def matmul_blocks(m: int, n: int, k: int) -> tuple[int, int, int]:
     """(BM, BN, BK) for a product of [m, k] by [k, n] (module docstring)."""
     block_n = min(64, max(_MIN_DOT, pow2(n)))
     columns = -(-n // block_n)
-    block_m = next((b for b in (128, 64) if -(-m // b) * columns >= _MIN_PROGRAMS), _MIN_DOT)
+    rows = max(_MIN_DOT, pow2(m))
+    block_m = next(
+        (b for b in (128, 64, rows) if b <= rows and -(-m // b) * columns >= _MIN_PROGRAMS), _MIN_DOT
+    )
     block_k = 64 if block_m == _MIN_DOT else 32
     return block_m, block_n, min(block_k, max(_MIN_DOT, pow2(k)))
 
@@ -147,10 +173,11 @@ class MatmulWriter(Writer):
         p, bm, bn, bk = self.product, self.block_m, self.block_n, self.block_k
         m_tail, n_tail, k_tail = p.m % bm != 0, p.n % bn != 0, p.k % bk != 0
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+        ops = self.epilogue_ops
+        epilogue = f"then an epilogue of {ops} op{'s' if ops > 1 else ''}" if ops else "no epilogue"
         lines = [
-            f"# [{p.m}, {p.k}] x [{p.k}, {p.n}]{' plus a bias' if p.bias is not None else ''}, then an epilogue "
-            f"of {self.epilogue_ops} op{'s' if self.epilogue_ops > 1 else ''}: {self.grid} programs of {bm} x {bn}, K in steps of {bk}, "
-            f"{self.precision} dots",
+            f"# [{p.m}, {p.k}] x [{p.k}, {p.n}]{' plus a bias' if p.bias is not None else ''}, {epilogue}: "
+            f"{self.grid} programs of {bm} x {bn}, K in steps of {bk}, {self.precision} dots",
             *self._dereference(),
             f"pid = {pid}",
             f"rm = {_scaled(f'pid // {self.grid_n}' if self.grid_n > 1 else 'pid', bm)} + tl.arange(0, {bm})",

@@ -211,6 +211,16 @@ def test_a_split_matmul_with_tf32_on_the_gpu_matches_float64(tf32):
                 assert relative_error(g, w.float()) <= 5e-3
 
 
+@pytest.mark.parametrize("route", ["auto", "off"])
+def test_few_rows_of_unaligned_width_are_left_to_the_generated_kernel(route, tf32):
+    """16 rows by 65537 columns: the generated matmul kernel writes them as they are (faster than either
+    rewrite, passes/matmul_kernel.py), unless PYGRAPH_MATMUL=off leaves products to cuBLAS."""
+    linear = nn.Linear(8, 65537)
+    with knobs.scope(gpu_layouts="on", matmul=route):
+        program = export_program(linear, (torch.randn(16, 8),))
+    assert (aten.cat.default in targets(program)) == (route == "off")
+
+
 def test_unaligned_matmuls_stay_as_they_are_without_tf32(no_tf32):
     """In IEEE float32 cuBLAS's unaligned kernels are as fast (module docstring)."""
     with knobs.scope(gpu_layouts="on"):

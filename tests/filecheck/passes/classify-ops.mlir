@@ -84,8 +84,9 @@ func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,
 
 // Products of more rows are class matmul, marked with their dots' precision, where the generated matmul
 // should compute them: by default (IEEE float32 dots) none; with TF32 dots those of at most 2^30
-// multiply-adds, K <= 1024 and 2^19 weight values or at most 32 rows (4 rows of 2048: K too long; 64 rows
-// by a 1024 x 1024 weight: too large); with `matmul=all` every one it can compute (not float64).
+// multiply-adds, K <= 1024 and 2^19 weight values, or of at most 32 rows with K <= 1024 at any width (4 rows
+// of 2048: K too long; 64 rows by a 1024 x 1024 weight: too large; GPT-2's 32 rows of logits, 1.2 * 2^30
+// multiply-adds: few rows); with `matmul=all` every one it can compute (not float64).
 // CHECK-LABEL: func.func @matmuls
 // CHECK:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "library"}
 // CHECK:         torch.aten.mm %arg3, %arg4 {pygraph.class = "library"}
@@ -94,17 +95,19 @@ func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,
 // TF32:         torch.aten.mm %arg3, %arg4 {pygraph.class = "library"}
 // TF32:         torch.aten.mm %arg5, %arg5 {pygraph.class = "library"}
 // TF32:         torch.aten.mm %arg6, %arg7 {pygraph.class = "library"}
+// TF32:         torch.aten.mm %arg8, %arg9 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"}
 // ALL-LABEL: func.func @matmuls
 // ALL:         torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "ieee"}
 // ALL:         torch.aten.mm %arg3, %arg4 {pygraph.class = "matmul", pygraph.matmul_kernel = "ieee"}
 // ALL:         torch.aten.mm %arg5, %arg5 {pygraph.class = "library"}
 // ALL:         torch.aten.mm %arg6, %arg7 {pygraph.class = "matmul", pygraph.matmul_kernel = "ieee"}
-func.func @matmuls(%arg0: !torch.vtensor<[2,9,16],f32>, %arg1: !torch.vtensor<[8,16],f32>, %arg2: !torch.vtensor<[8],f32>, %arg3: !torch.vtensor<[4,2048],f32>, %arg4: !torch.vtensor<[2048,8],f32>, %arg5: !torch.vtensor<[4,4],f64>, %arg6: !torch.vtensor<[64,1024],f32>, %arg7: !torch.vtensor<[1024,1024],f32>) -> (!torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>, !torch.vtensor<[64,1024],f32>) {
+func.func @matmuls(%arg0: !torch.vtensor<[2,9,16],f32>, %arg1: !torch.vtensor<[8,16],f32>, %arg2: !torch.vtensor<[8],f32>, %arg3: !torch.vtensor<[4,2048],f32>, %arg4: !torch.vtensor<[2048,8],f32>, %arg5: !torch.vtensor<[4,4],f64>, %arg6: !torch.vtensor<[64,1024],f32>, %arg7: !torch.vtensor<[1024,1024],f32>, %arg8: !torch.vtensor<[32,768],f32>, %arg9: !torch.vtensor<[768,50257],f32>) -> (!torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>, !torch.vtensor<[64,1024],f32>, !torch.vtensor<[32,50257],f32>) {
   %0 = torch.aten.linear %arg0, %arg1, %arg2 : !torch.vtensor<[2,9,16],f32>, !torch.vtensor<[8,16],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[2,9,8],f32>
   %1 = torch.aten.mm %arg3, %arg4 : !torch.vtensor<[4,2048],f32>, !torch.vtensor<[2048,8],f32> -> !torch.vtensor<[4,8],f32>
   %2 = torch.aten.mm %arg5, %arg5 : !torch.vtensor<[4,4],f64>, !torch.vtensor<[4,4],f64> -> !torch.vtensor<[4,4],f64>
   %3 = torch.aten.mm %arg6, %arg7 : !torch.vtensor<[64,1024],f32>, !torch.vtensor<[1024,1024],f32> -> !torch.vtensor<[64,1024],f32>
-  return %0, %1, %2, %3 : !torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>, !torch.vtensor<[64,1024],f32>
+  %4 = torch.aten.mm %arg8, %arg9 : !torch.vtensor<[32,768],f32>, !torch.vtensor<[768,50257],f32> -> !torch.vtensor<[32,50257],f32>
+  return %0, %1, %2, %3, %4 : !torch.vtensor<[2,9,8],f32>, !torch.vtensor<[4,8],f32>, !torch.vtensor<[4,4],f64>, !torch.vtensor<[64,1024],f32>, !torch.vtensor<[32,50257],f32>
 }
 
 // -----

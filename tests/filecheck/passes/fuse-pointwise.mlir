@@ -526,6 +526,25 @@ func.func @products(%x: !torch.vtensor<[4,16],f32>, %w1: !torch.vtensor<[8,16],f
 
 // -----
 
+// A product that no pointwise op reads is a kernel of its own only for few rows of a width cuBLAS writes
+// unaligned (10 float32 values a row, 40 bytes); the aligned one (8 values) stays a vendor call.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      %arg0: !torch.vtensor<[4,16],f32>, %arg1: !torch.vtensor<[10,16],f32>, %arg2: !torch.vtensor<[10],f32>) -> !torch.vtensor<[4,10],f32>
+// CHECK-NEXT:    %[[P:.*]] = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"}
+// CHECK-NEXT:    return %[[P]]
+// CHECK-LABEL: func.func @lone_products
+// CHECK:         %[[O:.*]] = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK:         %[[E:.*]] = torch.aten.linear %arg0, %arg3, %none {pygraph.class = "library"}
+// CHECK:         return %[[O]], %[[E]]
+func.func @lone_products(%x: !torch.vtensor<[4,16],f32>, %w: !torch.vtensor<[10,16],f32>, %b: !torch.vtensor<[10],f32>, %w8: !torch.vtensor<[8,16],f32>) -> (!torch.vtensor<[4,10],f32>, !torch.vtensor<[4,8],f32>) {
+  %0 = torch.aten.linear %x, %w, %b {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[4,16],f32>, !torch.vtensor<[10,16],f32>, !torch.vtensor<[10],f32> -> !torch.vtensor<[4,10],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %1 = torch.aten.linear %x, %w8, %none {pygraph.class = "matmul", pygraph.matmul_kernel = "tf32"} : !torch.vtensor<[4,16],f32>, !torch.vtensor<[8,16],f32>, !torch.none -> !torch.vtensor<[4,8],f32>
+  return %0, %1 : !torch.vtensor<[4,10],f32>, !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
 // A product of one row takes the group computing its row as its prologue (GELU and layer norm before the
 // second linear); the third linear's row is returned too, so its group stays a kernel of its own.
 // CHECK-LABEL: func.func private @fused_0(
