@@ -6,7 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from gpu_marks import needs_gpu
-from test_fusion_models import assert_matches, library_ops, nodes
+from test_fusion_models import assert_matches, kernels, library_ops, nodes
 from torch import nn
 
 import pygraph
@@ -98,6 +98,43 @@ def test_a_linear_whose_rows_merge_into_no_matrix_keeps_its_result() -> None:
     assert_matches(compiled(x), model(x))
 
 
+class Heads(nn.Module):
+    """Attention with a relative bias (no attention kernel: two bmm and a softmax kernel), whose context
+    returns to [B, S, H * D] through `permute(0, 2, 1, 3).contiguous()`, as DeBERTa's and XLNet's do."""
+
+    def __init__(self, heads: int = 4, dim: int = 8) -> None:
+        super().__init__()
+        self.heads, self.dim = heads, dim
+        self.qkv, self.out = nn.Linear(heads * dim, 3 * heads * dim), nn.Linear(heads * dim, heads * dim)
+
+    def forward(self, x: torch.Tensor, rel: torch.Tensor) -> torch.Tensor:
+        b, s, _ = x.shape
+        qkv = self.qkv(x).view(b, s, 3, self.heads, self.dim).permute(2, 0, 3, 1, 4)
+        q, k, v = (t.reshape(b * self.heads, s, self.dim) for t in qkv)
+        p = torch.softmax(torch.bmm(q, k.transpose(1, 2)) / 3.0 + rel, -1)
+        context = torch.bmm(p, v).view(b, self.heads, s, self.dim).permute(0, 2, 1, 3).contiguous()
+        return self.out(context.view(b, s, self.heads * self.dim))
+
+
+@pytest.mark.parametrize("batch", [1, 2])
+def test_the_context_product_writes_its_copy_of_the_heads(batch: int) -> None:
+    """One sequence: the second bmm writes the [B, S, H, D] buffer through strides (D, H * D, 1) and the
+    copy kernel goes; two: heads of different sequences share no batch stride, the copy stays."""
+    torch.manual_seed(0)
+    model = Heads().eval()
+    shapes = [(batch, 16, 32), (batch * 4, 16, 16)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, tuple(torch.randn(*s) for s in shapes))
+    assert bool([k for k in kernels(compiled) if "clone" in k]) == (batch == 2)
+    context = [n for n in nodes(compiled) if n.op == "aten.bmm.out"][1]
+    written = compiled.plan.buffers[context.writes[0]].layout
+    assert written.strides == ((8, 32, 1) if batch == 1 else (128, 8, 1))
+    with torch.no_grad():
+        for _ in range(2):
+            inputs = [torch.randn(*s) for s in shapes]
+            assert_matches(compiled(*inputs), model(*inputs))
+
+
 def test_an_out_form_that_would_resize_its_buffer_is_an_error() -> None:
     """A plan whose buffer has the wrong shape: ATen would move it to storage of its own; refused."""
     call = AtenCall("aten.mm.out", [Operand(0), Operand(1), Operand(2)], torch.device("cpu"))
@@ -128,3 +165,18 @@ def test_gpu_products_write_planned_buffers(no_tf32) -> None:
         x, c = torch.randn(2, 5, 3, 24, device="cuda"), torch.randn(5, 3, 3, device="cuda")
         for got, ref in zip(compiled(x, c), model(x, c), strict=True):
             assert_matches(got, ref)
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_context_product_writes_its_copy_of_the_heads(no_tf32) -> None:
+    """cuBLAS writes the heads at strides (D, H * D, 1) directly; calls queued back to back match eager."""
+    torch.manual_seed(0)
+    model = Heads().eval().cuda()
+    calls = [(torch.randn(1, 16, 32, device="cuda"), torch.randn(4, 16, 16, device="cuda")) for _ in range(4)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, calls[0])
+        assert not [k for k in kernels(compiled) if "clone" in k]
+        results = [compiled(*c) for c in calls]
+        for c, got in zip(calls, results, strict=True):
+            assert_matches(got, model(*c))

@@ -62,3 +62,60 @@ module {
     return %a, %l, %n, %c : !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf
   }
 }
+
+// -----
+
+// A copy that alone reads a product's result, through views covering it once, goes: the product writes
+// the copy's destination where the copy would have put each element. The context of attention heads,
+// bmm -> [1, 4, 16, 8] -> permute(0, 2, 1, 3) -> copy to [1, 16, 4, 8], becomes bmm.out into that buffer
+// viewed as [4, 16, 8] with strides (8, 32, 1), which cuBLAS writes directly; the copy kernel and its
+// function go. With two sequences ([2, 4, 16, 8]: heads of different sequences share no stride) the
+// copy stays.
+// CHECK-LABEL: module
+// CHECK-NOT:     func.func private @copy_heads
+// CHECK-LABEL:   func.func @heads
+// CHECK:         %[[DST:.*]] = "pygraph.alloc"() {arena_offset = -1 : i64, layout = #pygraph.layout<[1, 16, 4, 8], [512, 32, 8, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[W:.*]] = "pygraph.view"(%[[DST]]) {layout = #pygraph.layout<[4, 16, 8], [8, 32, 1], 0 : i64, f32>}
+// CHECK-NEXT:    "pygraph.library"(%arg0, %arg1, %[[W]]) {{.*}}op = "aten.bmm.out"
+// CHECK-NOT:     "pygraph.kernel"
+// CHECK:         return %[[DST]]
+module {
+  func.func private @copy_heads(%a: !torch.vtensor<[1,16,4,8],f32>) -> !torch.vtensor<[1,16,4,8],f32> attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0
+    %0 = torch.aten.clone %a, %int0 : !torch.vtensor<[1,16,4,8],f32>, !torch.int -> !torch.vtensor<[1,16,4,8],f32>
+    return %0 : !torch.vtensor<[1,16,4,8],f32>
+  }
+  func.func @heads(%p: !pygraph.buf {pygraph.role = "input", pygraph.name = "p", pygraph.layout = #pygraph.layout<[4, 16, 16], [256, 16, 1], 0 : i64, f32>, pygraph.io = "stage"},
+                   %v: !pygraph.buf {pygraph.role = "input", pygraph.name = "v", pygraph.layout = #pygraph.layout<[4, 16, 8], [128, 8, 1], 0 : i64, f32>, pygraph.io = "stage"})
+      -> (!pygraph.buf {pygraph.io = "copy"}) {
+    %c = "pygraph.library"(%p, %v) {op = "aten.bmm.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[4, 16, 8], [128, 8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+    %h = "pygraph.view"(%c) {layout = #pygraph.layout<[1, 4, 16, 8], [512, 128, 8, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+    %t = "pygraph.view"(%h) {layout = #pygraph.layout<[1, 16, 4, 8], [512, 8, 128, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+    %y = "pygraph.alloc"() {layout = #pygraph.layout<[1, 16, 4, 8], [512, 32, 8, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%t, %y) {kernel = @copy_heads, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %y : !pygraph.buf
+  }
+}
+
+// -----
+
+// CHECK-LABEL: func.func @two_sequences
+// CHECK:         op = "aten.bmm.out"
+// CHECK:         "pygraph.kernel"({{.*}}) {{.*}}kernel = @copy_two
+module {
+  func.func private @copy_two(%a: !torch.vtensor<[2,16,4,8],f32>) -> !torch.vtensor<[2,16,4,8],f32> attributes {pygraph.fused} {
+    %int0 = torch.constant.int 0
+    %0 = torch.aten.clone %a, %int0 : !torch.vtensor<[2,16,4,8],f32>, !torch.int -> !torch.vtensor<[2,16,4,8],f32>
+    return %0 : !torch.vtensor<[2,16,4,8],f32>
+  }
+  func.func @two_sequences(%p: !pygraph.buf {pygraph.role = "input", pygraph.name = "p", pygraph.layout = #pygraph.layout<[8, 16, 16], [256, 16, 1], 0 : i64, f32>, pygraph.io = "stage"},
+                           %v: !pygraph.buf {pygraph.role = "input", pygraph.name = "v", pygraph.layout = #pygraph.layout<[8, 16, 8], [128, 8, 1], 0 : i64, f32>, pygraph.io = "stage"})
+      -> (!pygraph.buf {pygraph.io = "copy"}) {
+    %c = "pygraph.library"(%p, %v) {op = "aten.bmm.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[8, 16, 8], [128, 8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+    %h = "pygraph.view"(%c) {layout = #pygraph.layout<[2, 4, 16, 8], [512, 128, 8, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+    %t = "pygraph.view"(%h) {layout = #pygraph.layout<[2, 16, 4, 8], [512, 8, 128, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+    %y = "pygraph.alloc"() {layout = #pygraph.layout<[2, 16, 4, 8], [512, 32, 8, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%t, %y) {kernel = @copy_two, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %y : !pygraph.buf
+  }
+}
