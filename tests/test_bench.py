@@ -32,6 +32,24 @@ def test_merge_keeps_baselines_of_the_same_device_and_versions(tmp_path: Path):
     assert json.loads(path.read_text()) == data
 
 
+def test_merged_commands_name_the_run_of_each_kept_system(tmp_path: Path):
+    """Three runs measuring fewer systems each: the command names each system's own run, flat."""
+    path = tmp_path / "latest.json"
+    bench.merge(
+        path, {"mlp": entry("small", {"eager": 0.5, "compile": 0.4, "ro": 0.1, "pygraph": 0.2}, command="a")}
+    )
+    bench.merge(path, {"mlp": entry("small", {"ro": 0.12, "pygraph": 0.1}, command="b")})
+    data = bench.merge(path, {"mlp": entry("small", {"pygraph": 0.05}, command="c")})
+    command = data["workloads"]["mlp"]["command"]
+    assert command == "c  [ro from: b on 2026-11-20; eager, compile from: a on 2026-11-20]"
+    assert bench.provenance(command) == (
+        "c",
+        {s: "a on 2026-11-20" for s in ("eager", "compile")} | {"ro": "b on 2026-11-20"},
+    )
+    nested = "c  [ro, eager from: b  [eager from: a on 2026-11-19] on 2026-11-20]"
+    assert bench.provenance(nested)[1] == {"ro": "b on 2026-11-20", "eager": "a on 2026-11-19"}
+
+
 def test_table_has_speedups_and_geomeans():
     data = {"workloads": {
         "a": entry("small", {"eager": 1.0, "compile": 0.5, "ro": 0.25, "pygraph": 0.125}),

@@ -284,6 +284,41 @@ def measure(
 # ------------------------------------------------------------------------------------------ results
 
 
+def provenance(command: str) -> tuple[str, dict[str, str]]:
+    """An entry's command split into the run that wrote the entry and, for each system kept from earlier
+    runs, the run that measured it ("COMMAND on DATE"); reads the flat form `cited` writes and the nested
+    one of older entries ("[a from: COMMAND  [b from: ...] on DATE]")."""
+    run, bracket, rest = command.partition("  [")
+    if not bracket:
+        return command, {}
+    origins: dict[str, str] = {}
+    depth, start, parts = 0, 0, []
+    body = rest[:-1]  # (without the closing bracket)
+    for i, ch in enumerate(body):
+        depth += {"[": 1, "]": -1}.get(ch, 0)
+        if depth == 0 and body.startswith("; ", i):
+            parts.append(body[start:i])
+            start = i + 2
+    parts.append(body[start:])
+    for part in parts:
+        names, _, source = part.partition(" from: ")
+        earlier, _, date = source.rpartition(" on ")
+        earlier_run, earlier_origins = provenance(earlier)
+        for system in names.split(", "):
+            origins[system] = earlier_origins.get(system, f"{earlier_run} on {date}")
+    return run, origins
+
+
+def cited(origins: dict[str, str]) -> str:
+    """The suffix naming the run each kept system comes from: "  [a, b from: RUN on DATE; c from: ...]"."""
+    if not origins:
+        return ""
+    by_run: dict[str, list[str]] = {}
+    for system, source in origins.items():
+        by_run.setdefault(source, []).append(system)
+    return "  [" + "; ".join(f"{', '.join(names)} from: {source}" for source, names in by_run.items()) + "]"
+
+
 def merge(path: Path, entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
     """Merges new workload entries into `path`; systems a run did not measure keep their earlier figures
     when the device and versions match (the entry's command says which run they come from)."""
@@ -294,8 +329,8 @@ def merge(path: Path, entries: dict[str, dict[str, Any]]) -> dict[str, Any]:
             kept = [s for s in old["systems"] if s not in entry["systems"]]
             for s in kept:
                 entry["systems"][s] = old["systems"][s]
-            if kept:
-                entry["command"] += f"  [{', '.join(kept)} from: {old['command']} on {old['date']}]"
+            run, origins = provenance(old["command"])
+            entry["command"] += cited({s: origins.get(s, f"{run} on {old['date']}") for s in kept})
             if "compile" in kept:
                 entry["floor_ms"] = old.get("floor_ms")
         data["workloads"][name] = entry
