@@ -174,7 +174,7 @@ class _Copy:
         self.kernel.operation.erase()
         for view in reversed(self.views):
             view.operation.erase()
-        if not [u for u in _symbol_users(self.function)]:
+        if not _symbol_users(self.function):
             self.function.operation.erase()
 
 
