@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..ir._mlir import func, ir
-from ..ir.dialect import DEVICE, TRANSFORMS
+from ..ir.dialect import DEVICE, TRANSFORMS, BufType
 from ..ir.explain import source_location
 
 
@@ -102,6 +102,15 @@ def main_function(module: ir.Module) -> Any:
     if len(public) != 1:
         raise PassError([(module.operation.location, f"expected one public function, found {len(public)}")])
     return public[0]
+
+
+def plan_function(module: ir.Module) -> Any:
+    """The public function of a module at the plan level (arguments are buffers); an error names the
+    pass to run first otherwise."""
+    main = main_function(module)
+    if any(not isinstance(t, BufType) for t in main.type.inputs):
+        raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
+    return main
 
 
 def argument_attrs(fn: Any) -> list[dict[str, ir.Attribute]]:

@@ -37,7 +37,7 @@ from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.buffers import argument_operand, buffer_layout, users
 from ..ir.layout import Layout
-from .base import Pass, PassError, main_function, walk
+from .base import Pass, plan_function, walk
 
 # Functional ATen products -> their out forms, whose schema is the functional one plus a last `out`.
 OUT_FORMS = {
@@ -67,9 +67,7 @@ class OutForm(Pass):
     summary = "vendor matrix products write arena buffers or the call's outputs (ATen out= forms)"
 
     def run(self, module: ir.Module) -> None:
-        main = main_function(module)
-        if any(not isinstance(t, d.BufType) for t in main.type.inputs):
-            raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
+        main = plan_function(module)
         block = main.regions[0].blocks[0]
         ret = block.operations[len(block.operations) - 1]
         patched = _patched_outputs(main)

@@ -52,7 +52,7 @@ from ..ir._mlir import func, ir
 from ..ir.buffers import buffer_layout, buffer_root, users, written_operand
 from ..ir.layout import Layout
 from . import estimates
-from .base import Pass, PassError, main_function, record_transform
+from .base import Pass, PassError, plan_function, record_transform
 from .copies import emit_copy
 
 # Host time within the slack still delays a call made on an idle GPU: a tenth of it counts, so a tiny
@@ -70,10 +70,10 @@ class ParameterIndirection(Pass):
     costs: str = "default"  # the cost cache key (device and versions) to read
 
     def run(self, module: ir.Module) -> None:
-        main = main_function(module)
+        main = plan_function(module)
         if d.TABLE_SLOTS in main.attributes:
             return  # already decided
-        if "res_attrs" not in main.attributes or any(not isinstance(t, d.BufType) for t in main.type.inputs):
+        if "res_attrs" not in main.attributes:
             raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
         with module.context, main.location:
             _Indirection(module, main, costs.load(self.costs), self.static_outputs).run()

@@ -29,7 +29,7 @@ from ..ir._mlir import func, ir
 from ..ir.buffers import argument_operand, buffer_layout, buffer_root
 from ..ir.layout import Layout
 from ..ir.plan import attr_value
-from .base import Pass, PassError, main_function, record_transform
+from .base import Pass, plan_function, record_transform
 from .copies import emit_copy
 from .gathers import gathered_arguments
 
@@ -53,9 +53,7 @@ class WriteInPlace(Pass):
     summary = "write a mutated buffer or input in place (in-place ATen ops, kernels) instead of copying it"
 
     def run(self, module: ir.Module) -> None:
-        main = main_function(module)
-        if any(not isinstance(t, d.BufType) for t in main.type.inputs):
-            raise PassError.at(main, "the function is not at the plan level: run lower-to-plan first")
+        main = plan_function(module)
         block = main.regions[0].blocks[0]
         with module.context:
             for copy in [op for op in block.operations if _overwrite(op) is not None]:
