@@ -129,6 +129,10 @@ class CudaRuntime:
             )
             self.side = side_stream(self.device)
             self._own_storage()
+        # Library calls recorded into graphs (warmed up on the side stream first).
+        self._records = any(
+            n.kind == "library" for step in plan.steps if is_graphed(step) for n in step.nodes
+        )
         # The table writer's parameters: the table's address, then one value per slot; rewritten each call.
         self.table_params = KernelParams([self.table.data_ptr(), *[0] * plan.table_slots, 0, 0])
         self.slot_values = self.table_params.values
@@ -225,7 +229,12 @@ class CudaRuntime:
 
     def _warm_up(self) -> None:
         """The first call: each runner list is a placer, then one runner per node; results freed after
-        their last use, as the graphs built next will need them."""
+        their last use, as the graphs built next will need them. Library calls recorded next warm up on
+        the side stream, where cuBLAS makes a workspace (32 MiB on Hopper) that the build drops again:
+        the caller's stream's own workspace (made by derived state computed at export) is dropped first,
+        so that the two are never held at once."""
+        if self._records:
+            torch._C._cuda_clearCublasWorkspaces()
         for s, runners in enumerate(self._runners):
             for n, run in enumerate(runners):
                 run()
@@ -774,8 +783,7 @@ class CudaRuntime:
         program: list[Runner | None] = []
         # The recordings' cuBLAS workspace comes from their pool; a build that records nothing leaves
         # cuBLAS's workspaces alone.
-        records = any(n.kind == "library" for step in self.plan.steps if is_graphed(step) for n in step.nodes)
-        with own_workspaces() if records else contextlib.nullcontext():
+        with own_workspaces() if self._records else contextlib.nullcontext():
             for s, (step, runners) in enumerate(zip(self.plan.steps, self._runners, strict=True)):
                 if is_graphed(step):
                     if step.nodes:
