@@ -143,16 +143,20 @@ def _tensor_pipeline() -> str:
 
 
 def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
-    """The plan pipeline with its options: cost figures, output mechanism, forced graph modes (PYGRAPH_GRAPHS)."""
+    """The plan pipeline with its options: cost figures, output mechanism, forced graph modes (PYGRAPH_GRAPHS),
+    products in phases of rows where TF32 matmuls are allowed."""
     force = {"auto": "", "all": " force=graph", "none": " force=eager"}.get(knobs.graphs)
     if force is None:
         raise ValueError(f"PYGRAPH_GRAPHS must be auto, all or none, not {knobs.graphs!r}")
     indirection = (
         f"parameter-indirection{{costs={cost_key}{' static-outputs=true' if static_outputs else ''}}}"
     )
-    return PLAN_PIPELINE.replace("parameter-indirection", indirection).replace(
+    pipeline = PLAN_PIPELINE.replace("parameter-indirection", indirection).replace(
         "select-graphs", f"select-graphs{{costs={cost_key}{force}}}"
     )
+    if torch.backends.cuda.matmul.allow_tf32:  # read now, as the tensor pipeline's matmul precision
+        pipeline = pipeline.replace("row-phases", "row-phases{matmul-precision=tf32}")
+    return pipeline
 
 
 def _device(model: torch.nn.Module, target: str) -> torch.device:

@@ -21,6 +21,10 @@ Two rewrites, by the weight's memory order:
   and the program reads the view [..., :N] of it (results returned are copied into eager's layout,
   `keep_output_layouts`).
 
+A bias-free product of many rows is left whole instead of split: row-phases (`passes/row_phases.py`)
+writes it in eager's layout by aligned products, one per phase of rows, with no copy, where reading the
+weight once per phase costs less than the copy (distilgpt2's logits, 2048 rows).
+
 Only matmuls whose weight is the model's state (a parameter, buffer or constant, or a view of one) and
 whose output is large enough for the kernel choice to matter are rewritten; and not those the generated
 matmul kernel computes as they are, faster than either rewrite: float32 products of few rows
@@ -33,12 +37,11 @@ import torch
 
 from ..knobs import knobs
 from ..passes.matmul_kernel import computes_alone, routed
+from ..passes.row_phases import ALIGNMENT_BYTES, MIN_ELEMENTS, phases_pay
 from .derived_state import state_only_nodes
 from .rewrite import propagate_fake_tensors, redirect_uses, views_as_reshapes
 
 aten = torch.ops.aten
-_ALIGNMENT_BYTES = 16
-_MIN_ELEMENTS = 1 << 20  # smaller outputs: an unaligned kernel costs a few microseconds at most
 
 
 def align_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> int:
@@ -55,16 +58,18 @@ def align_matmul_outputs(ep: torch.export.ExportedProgram, devices: tuple[str, .
         value = node.meta.get("val")
         if not isinstance(value, torch.Tensor) or value.device.type not in devices:
             continue
-        if not value.dtype.is_floating_point or value.numel() < _MIN_ELEMENTS:
+        if not value.dtype.is_floating_point or value.numel() < MIN_ELEMENTS:
             continue
         width = value.shape[-1]
-        per_row = _ALIGNMENT_BYTES // value.element_size()
+        per_row = ALIGNMENT_BYTES // value.element_size()
         weight = node.args[_WEIGHT[node.target]]
         if width % per_row == 0 or width < per_row or weight not in state or weight.meta["val"].dim() != 2:
             continue
         if _left_to_the_kernel(node, value.numel() // width, width):
             continue
         if _rows_along_k(node.target, weight):
+            if _in_phases(node, value.numel() // width, width):
+                continue
             _split(ep, node, width - width % per_row)
         else:
             _pad(ep, node, per_row - width % per_row)
@@ -100,8 +105,8 @@ def _rows_along_k(op: object, weight: torch.fx.Node) -> bool:
     k_dim = 1 - n_dim
     row, offset = value.stride(n_dim), value.storage_offset()
     aligned = (
-        (row * value.element_size()) % _ALIGNMENT_BYTES
-        == (offset * value.element_size()) % _ALIGNMENT_BYTES
+        (row * value.element_size()) % ALIGNMENT_BYTES
+        == (offset * value.element_size()) % ALIGNMENT_BYTES
         == 0
     )
     return value.stride(k_dim) == 1 and aligned
@@ -164,6 +169,21 @@ def _left_to_the_kernel(node: torch.fx.Node, rows: int, width: int) -> bool:
         and routed(rows, width, k, knobs.matmul, "tf32")
         and computes_alone(rows, width)
     )
+
+
+def _in_phases(node: torch.fx.Node, rows: int, width: int) -> bool:
+    """Whether the product stays whole for row-phases (`passes/row_phases.py`) to write in aligned phases
+    of rows: a bias-free product of contiguous aligned input rows, with rows enough that reading the
+    weight once per phase costs less than the prefix's copy."""
+    x = node.args[0].meta["val"]
+    bias = _BIAS.get(node.target)
+    if node.target not in (aten.linear.default, aten.mm.default) or (
+        bias is not None and bias < len(node.args) and node.args[bias] is not None
+    ):
+        return False
+    k = x.shape[-1]
+    aligned = x.is_contiguous() and (k * x.element_size()) % ALIGNMENT_BYTES == 0
+    return aligned and phases_pay(rows, width, k, x.element_size())
 
 
 def _widths(node: object) -> int | None:

@@ -132,3 +132,8 @@ def argument_operand(op: Any, position: int) -> ir.Value | None:
     arg = list(op.args)[position]
     is_operand = isinstance(arg, ir.IntegerAttr) and isinstance(arg.type, ir.IndexType)
     return op.inputs[ir.IntegerAttr(arg).value] if is_operand else None
+
+
+def view_of(source: ir.Value, layout: Layout) -> ir.Value:
+    """A view of `source`'s storage with `layout`, created at the current insertion point."""
+    return d.create(d.ViewOp, [source], {"layout": layout.to_attr()}, 1).buf

@@ -25,6 +25,7 @@ _REGISTRY: dict[str, str] = {
     "place-constants": "pygraph.passes.place_constants:PlaceConstants",
     "plan-memory": "pygraph.passes.plan_memory:PlanMemory",
     "prepare-attention-masks": "pygraph.passes.prepare_attention_masks:PrepareAttentionMasks",
+    "row-phases": "pygraph.passes.row_phases:RowPhases",
     "seed-random": "pygraph.passes.seed_random:SeedRandom",
     "select-graphs": "pygraph.passes.select_graphs:SelectGraphs",
     "split-bias": "pygraph.passes.split_bias:SplitBias",

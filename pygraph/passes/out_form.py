@@ -35,7 +35,7 @@ from typing import Any
 from ..ir import attrs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import argument_operand, buffer_layout, users
+from ..ir.buffers import argument_operand, buffer_layout, users, view_of
 from ..ir.layout import Layout
 from .base import Pass, plan_function, walk
 
@@ -85,7 +85,7 @@ class OutForm(Pass):
                     if copy is not None:
                         target = copy.destination
                         target.owner.move_before(op.operation)  # (an alloc or output: no operands)
-                        written = _view(target, copy.write)
+                        written = view_of(target, copy.write)
                     else:
                         if len(returned) == 1 and returned[0] in patched:
                             fields = {"index": attrs.i64(returned[0]), "layout": layout.to_attr()}
@@ -93,7 +93,7 @@ class OutForm(Pass):
                         else:
                             fields = {"layout": layout.to_attr(), "arena_offset": attrs.i64(-1)}
                             target = d.create(d.AllocOp, [], fields, 1).buf
-                        written = target if call.write == layout else _view(target, call.write)
+                        written = target if call.write == layout else view_of(target, call.write)
                     fields = {
                         "op": attrs.string(call.op),
                         "args": ir.ArrayAttr.get([*call.args, attrs.index(len(call.inputs))]),
@@ -147,8 +147,8 @@ def _linear(op: Any, layout: Layout) -> _Call | None:
     matrix, written = x.view([rows, x.shape[-1]]), layout.view([rows, layout.shape[-1]])
     if matrix is None or written is None or not _written_directly(written):
         return None
-    mat1 = operands[0] if matrix == x else _view(operands[0], matrix)
-    mat2 = _view(operands[1], w.transpose(0, 1))
+    mat1 = operands[0] if matrix == x else view_of(operands[0], matrix)
+    mat2 = view_of(operands[1], w.transpose(0, 1))
     if bias is None:
         return _Call("aten.mm.out", [mat1, mat2], [attrs.index(0), attrs.index(1)], written)
     one = attrs.i64(1)
@@ -272,7 +272,3 @@ def _written_directly(layout: Layout) -> bool:
         return False
     (m, n), (sm, sn) = layout.shape[-2:], layout.strides[-2:]
     return (sn == 1 and (m == 1 or sm >= max(1, n))) or (sm == 1 and (n == 1 or sn >= max(1, m)))
-
-
-def _view(source: ir.Value, layout: Layout) -> ir.Value:
-    return d.create(d.ViewOp, [source], {"layout": layout.to_attr()}, 1).buf

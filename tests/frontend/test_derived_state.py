@@ -160,9 +160,12 @@ def test_a_weight_with_unaligned_rows_is_padded_not_split(tf32):
         assert relative_error(compiled(x), model(x)) <= 1e-4
 
 
-def test_a_split_matmul_read_by_kernels_and_vendor_calls_matches_eager(tf32):
-    """GPT-2's tied head (`h @ wte.t()`, a [K, N] view of an [N, K] weight) read by a softmax kernel, a
-    slice and another product; the weight changed in place between calls."""
+@pytest.mark.parametrize("head", ["tied", "linear"])
+def test_an_aligned_product_read_by_kernels_and_vendor_calls_matches_eager(head, tf32):
+    """GPT-2's tied head (`h @ wte.t()`, a [K, N] view of an [N, K] weight) or a bias-free linear, read by
+    a softmax kernel, a slice and another product; the weight changed in place between calls. The tied
+    head's aligned prefix and last column are joined by a cat; the linear's 1200 rows are written in
+    phases of rows (passes/row_phases.py: ten products, no copy)."""
 
     class Tied(nn.Module):
         def __init__(self) -> None:
@@ -171,7 +174,7 @@ def test_a_split_matmul_read_by_kernels_and_vendor_calls_matches_eager(tf32):
             self.proj = nn.Parameter(torch.randn(1003, 8) / 16)
 
         def forward(self, h: torch.Tensor) -> tuple[torch.Tensor, ...]:
-            logits = h @ self.wte.t()
+            logits = h @ self.wte.t() if head == "tied" else nn.functional.linear(h, self.wte)
             return torch.softmax(logits, -1), logits[..., 999:], logits @ self.proj
 
     torch.manual_seed(0)
@@ -179,11 +182,13 @@ def test_a_split_matmul_read_by_kernels_and_vendor_calls_matches_eager(tf32):
     h = torch.randn(2, 600, 24)
     with knobs.scope(gpu_layouts="on"):
         program = export_program(model, (h,))
-    assert targets(program).count(aten.cat.default) == 1
+    assert targets(program).count(aten.cat.default) == (head == "tied")
     assert aten.constant_pad_nd.default not in targets(program)
     with knobs.scope(gpu_layouts="on"), torch.no_grad():
         compiled = pygraph.export_and_compile(model, (h,))
         assert not [a for a in compiled.plan.arguments if a.role == "derived"]
+        phases = [n for s in compiled.plan.steps for n in s.nodes if n.op == "aten.mm.out"]
+        assert len(phases) == (10 if head == "linear" else 0)
         for _ in range(2):
             h = torch.randn(2, 600, 24)
             for got, want in zip(compiled(h), model(h), strict=True):

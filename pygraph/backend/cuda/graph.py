@@ -8,10 +8,11 @@ it depends on its own dependencies instead, so indices keep their meaning.
 A recording is added as a child node, or, where a call's address changes every call ("patch"),
 inlined: its nodes copied into the graph, with the parameter bytes of its kernels in memory of our own,
 so that the runtime can rewrite the address in them (`cuGraphExecKernelNodeSetParams` needs a top-level
-node). Each kernel's parameters are scanned word by word: every word equal to the old address becomes a
-place to patch; a recording with a word pointing elsewhere into the buffer (an address computed from
-it), or with a node other than a kernel or an unrelated memset, is refused (`NotPatchable`), since
-patching would leave it reading the old buffer.
+node). Each kernel's parameters are scanned word by word: every 8-byte-aligned word pointing into the
+buffer (its start, or an address inside it: a call writing a view of the output, row-phases' products)
+becomes a place to patch, the new address plus the same distance; a recording with such an address at
+an unaligned place (a packed struct), or with a node other than a kernel or an unrelated memset, is
+refused (`NotPatchable`), since patching would leave it reading the old buffer.
 """
 
 from __future__ import annotations
@@ -188,9 +189,9 @@ def _copy(node: cu.CUgraphNode, buffers: Mapping[int, tuple[int, int]]) -> _Kern
         ctypes.create_string_buffer(ctypes.string_at(given[i], n), n) for i, n in enumerate(sizes)
     ]
     places = [
-        (ctypes.c_uint64.from_buffer(blob, offset), key, 0)
+        (ctypes.c_uint64.from_buffer(blob, offset), key, delta)
         for blob in memory
-        for offset, key in find_addresses(blob.raw, buffers)
+        for offset, key, delta in find_addresses(blob.raw, buffers)
     ]
     pointers = (ctypes.c_void_p * len(memory))(*(ctypes.addressof(b) for b in memory))
     copy = cu.CUDA_KERNEL_NODE_PARAMS()
@@ -202,19 +203,22 @@ def _copy(node: cu.CUgraphNode, buffers: Mapping[int, tuple[int, int]]) -> _Kern
     return _KernelCopy(copy, places, [*memory, pointers])
 
 
-def find_addresses(parameter: bytes, buffers: Mapping[int, tuple[int, int]]) -> list[tuple[int, int]]:
-    """(byte offset, key) of each 8-byte-aligned word of a kernel parameter equal to the address of one of
-    `buffers` (key -> (address, bytes)). Any 8-byte window at a 4-byte step that points elsewhere into a
-    buffer (an address computed from it, or the address unaligned in a packed struct) raises
-    `NotPatchable`: patching the start would leave it."""
+def find_addresses(parameter: bytes, buffers: Mapping[int, tuple[int, int]]) -> list[tuple[int, int, int]]:
+    """(byte offset, key, distance from the buffer's start) of each 8-byte-aligned word of a kernel
+    parameter pointing into one of `buffers` (key -> (address, bytes)). An 8-byte window at a 4-byte step
+    that points into a buffer from an unaligned place (a packed struct) raises `NotPatchable`: a place
+    to patch must be a whole word."""
     found = []
     for offset in range(0, len(parameter) - 7, 4):
         word = int.from_bytes(parameter[offset : offset + 8], "little")
         for key, (address, size) in buffers.items():
-            if word == address and offset % 8 == 0:
-                found.append((offset, key))
-            elif address <= word < address + size:
-                raise NotPatchable(f"a kernel parameter holds {word:#x}, inside the buffer at {address:#x}")
+            if not address <= word < address + size:
+                continue
+            if offset % 8:
+                raise NotPatchable(
+                    f"a kernel parameter holds {word:#x}, inside the buffer at {address:#x}, unaligned"
+                )
+            found.append((offset, key, word - address))
     return found
 
 
