@@ -388,3 +388,31 @@ def test_gpu_concatenations_match_eager() -> None:
     assert "k0_neg_cat_mul_add" in ops(compiled)
     for got, ref in zip(compiled(*inputs), ComputedPieces()(*inputs), strict=True):
         assert_matches(got, ref)
+
+
+@pytest.mark.parametrize("derived", ["auto", "none"])
+@pytest.mark.parametrize(
+    ("make", "shape"),
+    [
+        # T5's and MPNet's relative positions: arange[None, :] - arange[:, None], added to scores
+        (lambda x: x + (torch.arange(x.shape[-1])[None, :] - torch.arange(x.shape[-1])[:, None]), (2, 8, 8)),
+        # a position ramp added to every row; 70000 values are never held as derived state
+        (lambda x: x + torch.arange(x.shape[-1], dtype=x.dtype), (2, 70_000)),
+    ],
+    ids=["relative", "ramp"],
+)
+def test_an_arange_read_at_a_broadcast_shape_keeps_its_values(make, shape, derived):
+    """An arange's values are its kernel's element index: recomputed inside a larger kernel that reads it
+    through a broadcast, `arange(W)` counted on across the rows (MPNet, T5, Funnel, mBART and WavLM were
+    wrong with PYGRAPH_DERIVED=none, and any arange of more than 64K values always)."""
+
+    class Positions(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return make(x)
+
+    torch.manual_seed(0)
+    x = torch.randn(shape)
+    with knobs.scope(derived=derived):
+        compiled = pygraph.export_and_compile(Positions(), (x,), target="emulator")
+    x = torch.randn(shape)
+    assert relative_error(compiled(x), Positions()(x)) <= 1e-6

@@ -246,10 +246,7 @@ class _Grouping:
                     and not (piece.concatenates or piece.alone or piece.product)
                     and len(piece.members) <= self.max_recompute
                     and len(piece.members) + len(cat_group.members) <= self.max_ops
-                    and not any(
-                        aten.aten_name(self.ops[m]).startswith("aten.arange") or m in self.in_memory
-                        for m in piece.members
-                    )
+                    and not any(_from_index(self.ops[m]) or m in self.in_memory for m in piece.members)
                 ):
                     self._merge(cat_group, piece)
 
@@ -338,6 +335,7 @@ class _Grouping:
                 or small.concatenates
                 or small.alone
                 or len(small.members) > self.max_recompute
+                or any(_from_index(self.ops[m]) for m in small.members)
             ):
                 continue
             passed: list[int] = []
@@ -507,6 +505,13 @@ class _Grouping:
         if other.reduced is not None:
             target.reduced = other.reduced
         self.groups.remove(other)
+
+
+def _from_index(op: Any) -> bool:
+    """Whether the op's values are its kernel's element index (`arange`: pointwise._arange), so that it
+    computes them only in a kernel of its own shape, never recomputed in a larger one (an `arange(W)`
+    in a [R, W] kernel would count on across rows: MPNet's and T5's relative positions were wrong)."""
+    return aten.aten_name(op).startswith("aten.arange")
 
 
 def _broadcasts(small: tuple[int, ...], shape: tuple[int, ...]) -> bool:

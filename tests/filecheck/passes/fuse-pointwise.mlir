@@ -707,3 +707,30 @@ func.func @main(%scores: !torch.vtensor<[3,4,4],f32>, %c2p: !torch.vtensor<[3,4,
   %p = torch.aten.softmax.int %sum, %int-1, %none {pygraph.class = "reduction"} : !torch.vtensor<[3,4,4],f32>, !torch.int, !torch.none -> !torch.vtensor<[3,4,4],f32>
   return %p : !torch.vtensor<[3,4,4],f32>
 }
+
+// -----
+
+// An arange read at a broadcast shape ([8] added to [4, 8]) is not recomputed in its reader's kernel:
+// its values are its kernel's element index, so it stays a kernel of its own shape.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> !torch.vtensor<[8],f32>
+// CHECK:         torch.aten.arange
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK-SAME:      -> !torch.vtensor<[4,8],f32>
+// CHECK-NOT:     torch.aten.arange
+// CHECK:         torch.aten.add.Tensor
+// CHECK-LABEL: func.func @main
+// CHECK-NEXT:    %[[R:.*]] = call @fused_0()
+// CHECK-NEXT:    %[[Y:.*]] = call @fused_1(%arg0, %[[R]])
+// CHECK-NEXT:    return %[[Y]]
+func.func @main(%x: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
+  %int8 = torch.constant.int 8 {pygraph.class = "scalar"}
+  %int6 = torch.constant.int 6 {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %cpu = torch.constant.device "cpu" {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %0 = torch.aten.arange %int8, %int6, %none, %cpu, %false {pygraph.class = "pointwise"} : !torch.int, !torch.int, !torch.none, !torch.Device, !torch.bool -> !torch.vtensor<[8],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %1 = torch.aten.add.Tensor %x, %0, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
+  return %1 : !torch.vtensor<[4,8],f32>
+}
