@@ -16,6 +16,16 @@ def no_tf32():
 
 
 @pytest.fixture
+def tf32():
+    """TF32 matmuls allowed, as the benchmark times them (only then are products of unaligned rows
+    rewritten: align_matmuls.py, row_phases.py)."""
+    before = torch.backends.cuda.matmul.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = True
+    yield
+    torch.backends.cuda.matmul.allow_tf32 = before
+
+
+@pytest.fixture
 def kernel_cache(tmp_path_factory: pytest.TempPathFactory) -> Iterator[None]:
     """Generated kernels' sources and cubins cached in this test run's directory, not the user's cache."""
     from pygraph.knobs import knobs

@@ -52,14 +52,6 @@ class LanguageHead(nn.Module):
         return self.head(self.norm(x))
 
 
-@pytest.fixture
-def tf32():
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = before
-
-
 @pytest.mark.gpu
 @needs_gpu
 def test_phases_write_each_calls_fresh_output_on_the_gpu(tf32):

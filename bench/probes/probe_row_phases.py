@@ -9,6 +9,7 @@ On the GPU machine: `python3 bench/probes/probe_row_phases.py` (output: bench/re
 """
 
 import torch
+from probe_out_form import kernels
 from timing import gpu_us
 
 PER_ROW = 4  # float32 values per 16 bytes
@@ -51,15 +52,6 @@ def phased_mv(x: torch.Tensor, w: torch.Tensor, out: torch.Tensor) -> torch.Tens
             for c in range(a, b):
                 torch.mv(x[j::p], w[c], out=out[j::p, c])
     return out
-
-
-def kernels(fn) -> list[str]:
-    fn()
-    torch.cuda.synchronize()
-    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
-        fn()
-        torch.cuda.synchronize()
-    return [e.name[:40] for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
 
 
 def measure(m: int, n: int, k: int) -> None:

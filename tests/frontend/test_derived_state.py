@@ -104,15 +104,6 @@ class Head(nn.Module):
         return self.linear(x), torch.softmax(x @ self.w, dim=-1)
 
 
-@pytest.fixture
-def tf32():
-    """TF32 matmuls allowed, as the benchmark times them (only then are unaligned matmuls rewritten)."""
-    before = torch.backends.cuda.matmul.allow_tf32
-    torch.backends.cuda.matmul.allow_tf32 = True
-    yield
-    torch.backends.cuda.matmul.allow_tf32 = before
-
-
 def test_unaligned_matmul_outputs_are_split_or_padded_and_results_keep_eager_layouts(tf32):
     torch.manual_seed(0)
     model = Head()
