@@ -50,12 +50,12 @@ def phase_count(row_stride: int, itemsize: int) -> int:
     return p
 
 
-def phases_pay(rows: int, width: int, k: int, itemsize: int) -> bool:
+def phases_pay(rows: int, width: int, k: int, itemsize: int, row_stride: int | None = None) -> bool:
     """Whether rows in phases beat an aligned prefix and a copy: the weight's P - 1 extra reads (K values
     per column) against the copy's reading and writing of every row (2 * rows per column); and whether
     the output is large enough for either to beat the unaligned kernel ([1024, 3]: 7 us unaligned, 35 in
-    phases)."""
-    p = phase_count(width, itemsize)
+    phases). The phases follow the rows' stride (`width` where the output is contiguous)."""
+    p = phase_count(width if row_stride is None else row_stride, itemsize)
     large = rows * width >= MIN_ELEMENTS and width * itemsize >= ALIGNMENT_BYTES
     return p > 1 and large and (p - 1) * k < 2 * rows
 
@@ -129,7 +129,7 @@ def _phased_operands(op: Any) -> list[tuple[Layout, Layout, Layout]] | None:
     unaligned_rows = (out.strides[0] % per_row) != 0
     if not aligned or not unaligned_rows or x.dtype != out.dtype or w.dtype != out.dtype:
         return None
-    if not phases_pay(rows, out.strides[0], k, itemsize):
+    if not phases_pay(rows, width, k, itemsize, row_stride=out.strides[0]):
         return None
     p = phase_count(out.strides[0], itemsize)
     return [
