@@ -610,3 +610,30 @@ def test_sizes_of_a_dynamic_dim_alternate_on_the_gpu():
         for x, y in zip(inputs, outputs, strict=True):
             assert relative_error(y, model(x)) <= 1e-4
     assert len(compiled._variants) == 2 and all(v.stats()["graphs"] >= 1 for v in compiled._variants.values())
+
+
+class Upsampled(torch.nn.Module):
+    """A channels-last convolution's 8 channels upsampled bilinearly (DPT's fusion stage): ATen's CUDA kernel
+    returns them channels-last, where its fake kernel (hence the plan) says contiguous."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 8, 3, padding=1)
+        self.out = torch.nn.Conv2d(8, 4, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.nn.functional.interpolate(
+            self.conv(x), scale_factor=2, mode="bilinear", align_corners=False
+        )
+        return self.out(torch.relu(h)) + h.mean(1, keepdim=True)
+
+
+def test_a_recorded_call_returning_other_strides_than_planned_is_copied_into_the_plan_layout():
+    model = Upsampled().cuda().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(
+            model, (torch.randn(2, 3, 16, 16, device="cuda"),), target="cuda"
+        )
+        for _ in range(3):
+            x = torch.randn(2, 3, 16, 16, device="cuda")
+            assert relative_error(compiled(x), model(x)) <= 1e-5

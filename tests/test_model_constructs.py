@@ -313,6 +313,29 @@ def test_a_write_to_a_parameter_is_refused_by_node_and_line():
     assert "test_model_constructs.py:" in message and "'linear.weight'" in message and "node 'div" in message
 
 
+class RebindsItsBuffer(nn.Module):
+    """Assigns a float32 tensor to a float16 buffer (Llama's long-rope frequencies in a half-precision model):
+    eager rebinds the attribute to the new tensor; torch.export records a buffer mutation."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("scale", torch.ones(4, dtype=torch.float16))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.scale = x.float().mean(0)
+        return x * 2
+
+
+def test_a_buffer_rebound_to_another_dtype_is_refused_by_node_and_line():
+    with torch.no_grad(), pytest.raises(UnsupportedError) as error:
+        pygraph.export_and_compile(
+            RebindsItsBuffer(), (torch.randn(3, 4, dtype=torch.float16),), target="emulator"
+        )
+    message = str(error.value)
+    assert "test_model_constructs.py:" in message and "'scale' (float16[4])" in message
+    assert "float32[4] tensor" in message
+
+
 class NormedHeads(nn.Module):
     """Gemma3's RMSNorm of query and key heads ends in `type_as(x)`, which returns its input itself; a
     one-operand `einsum` returns a view (here a permutation and a diagonal). As library calls their

@@ -1,10 +1,14 @@
 """Second generality sweep: random-weight tiny Hugging Face models and hand-written constructs, compiled for
 the emulator and compared with eager over two calls of fresh random inputs (masks padded where a model takes
-one). `python bench/probes/sweep2.py [NAME_PREFIX ...]`; one line per case (bench/results/sweep2-cpu.log)."""
+one). `python bench/probes/sweep2.py [--dtype float16|bfloat16] [--device cuda] [--shard K/N] [NAME_PREFIX ...]`;
+one line per case (bench/results/sweep2-cpu.log). With `--dtype`, the model and its float inputs are cast to that dtype and both
+eager and pygraph are compared with the model run in float32: pygraph passes where its error is at most twice
+eager's own (or one ulp of the dtype)."""
 
 from __future__ import annotations
 
-import sys
+import argparse
+import copy
 import time
 import traceback
 from collections.abc import Callable
@@ -12,6 +16,7 @@ from typing import Any
 
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree as pytree
 from torch import nn
 
 import pygraph
@@ -1533,26 +1538,36 @@ construct(
 # ---------------------------------------------------------------- runner
 
 
-def run_case(name: str) -> str:
+def run_case(name: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> str:
     """Compiles the case, then per call runs eager and the compiled model on the same fresh inputs."""
     torch.manual_seed(0)
     start = time.time()
     try:
         model, inputs = CASES[name]()
-        model = model.eval().float()
+        model = model.eval().float().to(device)
+        reference = copy.deepcopy(model) if dtype != torch.float32 else None
+        model = model.to(dtype)
+        target = "cuda" if device == "cuda" else "emulator"
         with torch.no_grad():
-            compiled = pygraph.export_and_compile(model, inputs(0), target="emulator")
-            worst = 0.0
+            compiled = pygraph.export_and_compile(model, _cast(inputs(0), dtype, device), target=target)
+            worst, bound = 0.0, 1e-5
             for seed in (1, 2):
-                args = inputs(seed)
-                ref = model(*args)
-                got = compiled(*args)
-                worst = max(worst, relative_error(got, ref))
-        status = "PASS" if worst <= 1e-5 else "MISMATCH"
-        return f"{status} {name} err={worst:.1e} ({time.time() - start:.0f}s)"
+                args = _cast(inputs(seed), torch.float32, device)
+                got = compiled(*_cast(args, dtype, device))
+                if reference is None:
+                    worst = max(worst, relative_error(got, model(*args)))
+                    continue
+                exact = reference(*args)
+                worst = max(worst, relative_error(_cast(got, torch.float32, device), exact))
+                eager = relative_error(
+                    _cast(model(*_cast(args, dtype, device)), torch.float32, device), exact
+                )
+                bound = max(bound, 2 * eager, torch.finfo(dtype).eps)
+        status = "PASS" if worst <= bound else "MISMATCH"
+        return f"{status} {name} err={worst:.1e} bound={bound:.1e} ({time.time() - start:.0f}s)"
     except Exception as error:
-        if _eager_fails(name):
-            return f"SKIP {name} (eager fails too: {_eager_fails(name)})"
+        if _eager_fails(name, dtype, device):
+            return f"SKIP {name} (eager fails too: {_eager_fails(name, dtype, device)})"
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         where = traceback.extract_tb(error.__traceback__)[-1]
         first = " | ".join(lines[:4])[:600]
@@ -1562,22 +1577,39 @@ def run_case(name: str) -> str:
         )
 
 
-def _eager_fails(name: str) -> str:
-    """Why the model itself fails on the example inputs ("" if it runs)."""
+def _cast(values: Any, dtype: torch.dtype, device: str) -> Any:
+    """Tensors in `values` moved to `device`, floating ones cast to `dtype` (integer ids and masks kept)."""
+    return pytree.tree_map(
+        lambda v: (
+            v.to(device, dtype if v.is_floating_point() else v.dtype) if isinstance(v, torch.Tensor) else v
+        ),
+        values,
+    )
+
+
+def _eager_fails(name: str, dtype: torch.dtype, device: str) -> str:
+    """Why the model itself fails on the example inputs in `dtype` ("" if it runs)."""
     try:
         model, inputs = CASES[name]()
         with torch.no_grad():
-            model.eval()(*inputs(0))
+            model.eval().to(device, dtype)(*_cast(inputs(0), dtype, device))
     except Exception as error:
         return f"{type(error).__name__}: {str(error).splitlines()[0][:200]}"
     return ""
 
 
 def main() -> None:
-    prefixes = sys.argv[1:] or [""]
-    for name in CASES:
-        if any(name.startswith(p) for p in prefixes):
-            print(run_case(name), flush=True)
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("prefixes", nargs="*", default=[""], help="run the cases whose names start so")
+    parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
+    parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="cuda: target='cuda'")
+    parser.add_argument("--shard", default="0/1", help="K/N: every N-th case from the K-th")
+    args = parser.parse_args()
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    shard, shards = map(int, args.shard.split("/"))
+    names = [name for name in CASES if any(name.startswith(p) for p in args.prefixes)]
+    for name in names[shard::shards]:
+        print(run_case(name, getattr(torch, args.dtype), args.device), flush=True)
 
 
 if __name__ == "__main__":

@@ -9,7 +9,9 @@ import sys
 import types
 from typing import Any
 
+import numpy as np
 import triton.language as tl
+import triton.runtime.interpreter as interpreter
 from triton.runtime.interpreter import InterpretedFunction
 from triton.runtime.jit import JITFunction
 
@@ -63,6 +65,24 @@ def load_interpreted(kernel: TritonKernel) -> InterpretedFunction:
     }
     copy = types.FunctionType(fn.__code__, scope, fn.__name__, fn.__defaults__, fn.__closure__)
     return InterpretedFunction(copy)
+
+
+def _convert_float_rounding_bfloat16(
+    data: np.ndarray, source: tl.dtype, target: tl.dtype, rounding_mode: Any
+) -> np.ndarray:
+    """Triton's interpreter converts float32 to bfloat16 by truncation, where the GPU (and eager) round to
+    nearest even: one ulp off, so the emulator's half-precision results drifted from the GPU's. Every other
+    conversion is the interpreter's own."""
+    if source != tl.float32 or target != tl.bfloat16:
+        return _interpreter_convert_float(data, source, target, rounding_mode)
+    bits = np.ascontiguousarray(data, dtype=np.float32).view(np.uint32)
+    rounded = (bits + np.uint32(0x7FFF) + ((bits >> 16) & np.uint32(1))) >> 16
+    quiet_nan = (bits >> 16) | np.uint32(0x40)
+    return np.where(np.isnan(data), quiet_nan, rounded).astype(np.uint16)
+
+
+_interpreter_convert_float = interpreter._convert_float
+interpreter._convert_float = _convert_float_rounding_bfloat16
 
 
 def _interpreted_range(*bounds: Any) -> range:

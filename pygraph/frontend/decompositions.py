@@ -50,6 +50,10 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
         "eval batch norm: pointwise ops in the input's shape, one kernel with the ops around it "
         "(torch's own calls the non-functional _native_batch_norm_legit)"
     ),
+    aten.index_put.default: (
+        "`x[mask] = v` by one boolean mask, with a v not sized by the mask, becomes where: ATen's finds the "
+        "mask's elements with nonzero, a synchronisation no CUDA graph can hold (every other index_put stays)"
+    ),
 }
 
 
@@ -72,6 +76,25 @@ def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
     """As ATen's: a 0-d input counts as 1-d."""
     indices = aten.nonzero.default(x.unsqueeze(0) if x.dim() == 0 else x)
     return [aten.select.int(indices, 1, dim) for dim in range(indices.shape[1])]
+
+
+def _index_put_by_mask(
+    x: torch.Tensor, indices: list[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    """`x[mask] = values` (`+=` with accumulate) as `where(mask, values, x)`, where one boolean mask covers
+    x's leading dims and values broadcasts to what it selects without its count (a number, a row)."""
+    mask = indices[0] if len(indices) == 1 else None
+    if mask is None or mask.dtype not in (torch.bool, torch.uint8):
+        return NotImplemented
+    rest = x.dim() - mask.dim()  # the dims each selected element spans
+    if rest < 0 or tuple(mask.shape) != tuple(x.shape[: mask.dim()]) or values.dim() > rest + 1:
+        return NotImplemented
+    if values.dim() == rest + 1:  # [count, *rest] in ATen's terms: only a count of 1 broadcasts
+        if values.shape[0] != 1:
+            return NotImplemented
+        values = values[0]
+    mask = mask.bool().view(*mask.shape, *[1] * rest)
+    return torch.where(mask, x + values if accumulate else values, x)
 
 
 def _batch_norm_inference(
@@ -136,6 +159,7 @@ _OWN = {
     aten.nonzero_numpy.default: _nonzero_numpy,
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     aten.einsum.default: _einsum,
+    aten.index_put.default: _index_put_by_mask,
 }  # ops decomposed by pygraph's own function, not torch._decomp's
 
 

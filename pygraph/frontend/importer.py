@@ -245,6 +245,11 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
             InputKind.CONSTANT_TENSOR,
         ):
             raise UnsupportedError(f"input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
+    written = {  # what a mutation may target: buffers by name, user inputs by placeholder
+        spec.target if spec.kind == InputKind.BUFFER else spec.arg.name: nodes[spec.arg.name]
+        for spec in ep.graph_signature.input_specs
+        if spec.kind in (InputKind.BUFFER, InputKind.USER_INPUT)
+    }
     for i, spec in enumerate(ep.graph_signature.output_specs):
         if spec.kind == OutputKind.PARAMETER_MUTATION:
             node = nodes.get(getattr(spec.arg, "name", ""))
@@ -255,6 +260,8 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
             )
         if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
             raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
+        if spec.kind in _MUTATIONS:
+            _check_in_place(nodes, spec, written[spec.target])
         if not isinstance(spec.arg, TensorArgument):
             node = nodes.get(getattr(spec.arg, "name", ""))
             what = (
@@ -266,6 +273,24 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
     for node in ep.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             raise UnsupportedError(f"{_describe(node)} is the higher-order operator {node.target.name()}")
+
+
+def _check_in_place(nodes: dict[str, torch.fx.Node], spec: Any, target: torch.fx.Node) -> None:
+    """A mutation is written into the target's own bytes, so it must keep the target's dtype and shape. Eager
+    may instead rebind a buffer attribute to a new tensor (`self.buf = x.float()`); pygraph refuses that."""
+    node = nodes.get(spec.arg.name)
+    new, old = (n.meta.get("val") for n in (node, target))
+    if not isinstance(new, torch.Tensor) or not isinstance(old, torch.Tensor):
+        return
+    if new.dtype != old.dtype or new.shape != old.shape:
+        raise UnsupportedError(
+            f"{_describe(node)} replaces '{spec.target}' ({_typed(old)}) with a {_typed(new)} tensor: pygraph "
+            "writes buffers and inputs in place, keeping their dtype and shape"
+        )
+
+
+def _typed(tensor: torch.Tensor) -> str:
+    return f"{str(tensor.dtype).removeprefix('torch.')}{list(tensor.shape)}"
 
 
 def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:

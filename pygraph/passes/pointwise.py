@@ -102,12 +102,13 @@ def _float32_rounds(value: float) -> bool:
 
 
 def convert(expr: str, source: DType, target: DType) -> str:
-    """`expr` of dtype `source` as `target`. float64 becomes float16 or bfloat16 through float32, as in
-    eager (c10's Half and BFloat16 are made from a float), which can differ from rounding once; Triton's
-    interpreter also makes garbage of a direct float64 to bfloat16 conversion."""
+    """`expr` of dtype `source` as `target`. Conversions to and from float16 or bfloat16 go through float32,
+    as in eager (c10's Half and BFloat16 are made from and read as a float): from float64 or a wide integer
+    that can differ from rounding once, and Triton's interpreter makes garbage of any direct bfloat16
+    conversion but float32's (it keeps bfloat16 as 16-bit integers)."""
     if source == target:
         return expr
-    if source == FLOAT64 and target.is_float and target.itemsize == 2:
+    if FLOAT32 not in (source, target) and any(d.is_float and d.itemsize == 2 for d in (source, target)):
         return convert(convert(expr, source, FLOAT32), FLOAT32, target)
     return f"{expr if expr.isidentifier() else f'({expr})'}.to({tl_type(target)})"
 
@@ -228,6 +229,8 @@ def emit(name: str, k: OpEmitter) -> str:
     expr = entry.emit(k)
     dtype = BOOL if entry.predicate else k.dtype
     if _is_literal(expr):  # a number: make it a block (the interpreter mishandles 0-d tensors)
+        if dtype.name == "bfloat16":  # made in float32: the interpreter has no bfloat16 constants
+            dtype = FLOAT32
         expr = f"tl.full([{k.block}], {expr}, {tl_type(dtype)})"
     return convert(expr, dtype, k.out)
 

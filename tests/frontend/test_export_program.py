@@ -5,6 +5,7 @@ import torch
 import torch.nn.functional as F
 from torch import nn
 
+import pygraph
 from pygraph.frontend import ExportError, export_program, import_program
 from pygraph.frontend.decompositions import EXPLICIT, TABLE
 from pygraph.ir.context import make_context, print_module
@@ -109,3 +110,35 @@ def test_decomposed_ops_import_as_named_torch_ops():
     decomposed = ["diff", "multiply", "greater", "concat", "index_copy", "index_add", "index_fill", "take"]
     assert not [name for name in decomposed if f"torch.aten.{name}" in text]
     assert "torch.aten.index_put" in text and "torch.aten.squeeze.dim " in text
+
+
+class WritesByMask(nn.Module):
+    """Wav2Vec2 zeroes padded positions with `h[~mask] = 0`; a learned row fills masked time steps."""
+
+    def __init__(self):
+        super().__init__()
+        self.row = nn.Parameter(torch.randn(3))
+
+    def forward(self, h, mask, index):
+        a = h * 2
+        a[~mask.bool()] = 0
+        b = h + 1
+        b[mask.bool()] = self.row
+        c = h.clone()
+        c.index_put_((mask.to(torch.uint8),), torch.tensor(0.5), accumulate=True)
+        d = h.clone()
+        d[index] = 7.0  # integer indices: stays index_put
+        return a, b, c, d
+
+
+def test_a_write_by_a_boolean_mask_becomes_where():
+    """ATen's index_put finds a mask's elements with nonzero, a synchronisation no CUDA graph can hold."""
+    model = WritesByMask()
+    inputs = (torch.randn(2, 5, 3), torch.randint(0, 2, (2, 5)), torch.tensor([1, 0]))
+    targets = [str(n.target) for n in export_program(model, inputs).graph.nodes if n.op == "call_function"]
+    assert targets.count("aten.where.self") == 3 and targets.count("aten.index_put.default") == 1
+    compiled = pygraph.export_and_compile(model, inputs, target="emulator")
+    for _ in range(2):
+        args = (torch.randn(2, 5, 3), torch.randint(0, 2, (2, 5)), torch.tensor([0, 1]))
+        for got, want in zip(compiled(*args), model(*args), strict=True):
+            torch.testing.assert_close(got, want, rtol=0, atol=0)

@@ -659,9 +659,7 @@ class CudaRuntime:
                     raise RuntimeError(
                         f"{node.location}: {node.op} gave {layout_of(out)}, the plan says {layout}"
                     )
-                placed = empty(layout, out.device)  # an eager call may choose other strides
-                placed.copy_(out)
-                out = placed
+                out = _in_layout(out, layout)
             home = self._homes.get(b)
             if home is not None:
                 home.copy_(out)
@@ -1070,12 +1068,32 @@ class CudaRuntime:
         inputs = [self._tensor(b) for b in node.reads]
         self._free(node.results)  # the warm-up's results: the recording's replace them, none beside them
         try:
-            recording, outputs = record(lambda: call(inputs), self.side, self.pool)
+            recording, outputs = record(
+                lambda: self._in_plan_layouts(node, call(inputs)), self.side, self.pool
+            )
         except Exception as exc:
             raise RuntimeError(f"{node.location}: recording {node.op} failed: {exc}") from exc
         self.captures += 1
         self._take(node, outputs, recorded=True)
         return recording
+
+    def _in_plan_layouts(self, node: Node, outputs: list[Any]) -> list[Any]:
+        """An ATen call's results, each copied into the layout the plan states where it has that shape and
+        dtype but other strides: ATen's CUDA kernels and the fake kernels the plan's layouts come from
+        disagree on a few ops (upsample_bilinear2d of fewer than 16 channels-last channels returns
+        channels-last; its fake kernel says contiguous). Recorded, the copy is part of the recording."""
+        placed = list(outputs)
+        for i, (b, out) in enumerate(zip(node.results, outputs, strict=False)):
+            layout = self.plan.buffers[b].layout
+            if (
+                isinstance(out, torch.Tensor)
+                and not layout.is_dynamic
+                and tuple(out.shape) == layout.shape
+                and out.dtype == torch_dtype(layout)
+                and not _has_layout(out, layout)
+            ):
+                placed[i] = _in_layout(out, layout)
+        return placed
 
     def _release(self) -> None:
         """Drops the graphs, so that the next call builds anew (its warm-up returns vendor calls' results)."""
@@ -1094,6 +1112,12 @@ def _table_writer(slots: int, arch: int) -> Cubin:
     source = f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef write_table(table, {', '.join(names)}):\n{body}"
     kernel = TritonKernel(f"write_table_{slots}", source, "write_table", ["*i64", *["i64"] * slots], 1, 1)
     return compile_kernel(kernel, arch)
+
+
+def _in_layout(tensor: torch.Tensor, layout: Layout) -> torch.Tensor:
+    placed = empty(layout, tensor.device)
+    placed.copy_(tensor)
+    return placed
 
 
 def _has_layout(t: torch.Tensor, layout: Layout) -> bool:

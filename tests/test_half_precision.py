@@ -1,0 +1,105 @@
+"""Models in float16 and bfloat16, against the same model in float32: pygraph's error must stay within twice
+eager's own error in that dtype (its kernels compute in float32 and round each op's result as eager does;
+the GPU's reductions sum in another order than eager's). On the emulator and end to end on the GPU."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch.nn.functional as F
+from gpu_marks import needs_gpu
+from torch import nn
+
+import pygraph
+from pygraph.metrics import relative_error
+
+pytestmark = pytest.mark.filterwarnings("ignore:.*encountered in:RuntimeWarning")  # masked-off lanes
+
+
+class Block(nn.Module):
+    """Pre-norm transformer block: layer norm, attention, GELU MLP, residuals."""
+
+    def __init__(self, width: int = 64) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(width), nn.LayerNorm(width)
+        self.attention = nn.MultiheadAttention(width, 4, batch_first=True)
+        self.mlp = nn.Sequential(nn.Linear(width, 4 * width), nn.GELU(), nn.Linear(4 * width, width))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm1(x)
+        x = x + self.attention(h, h, h, need_weights=False)[0]
+        return x + self.mlp(self.norm2(x))
+
+
+class Convolutional(nn.Module):
+    """Convolution, batch norm in eval, ReLU, pooling, a linear head and a softmax."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv1, self.bn1 = nn.Conv2d(3, 16, 3, padding=1), nn.BatchNorm2d(16)
+        self.conv2, self.bn2 = nn.Conv2d(16, 32, 3, stride=2, padding=1), nn.BatchNorm2d(32)
+        self.head = nn.Linear(32, 10)
+        for bn in (self.bn1, self.bn2):  # running statistics that are not the identity
+            bn.running_mean.uniform_(-0.5, 0.5)
+            bn.running_var.uniform_(0.5, 2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = F.max_pool2d(torch.relu(self.bn1(self.conv1(x))), 2)
+        x = torch.relu(self.bn2(self.conv2(x)))
+        return self.head(x.mean((2, 3))).softmax(-1)
+
+
+class Gated(nn.Module):
+    """Llama's RMS norm (computed in float32 inside a half-precision model, cast back) and SiLU-gated MLP."""
+
+    def __init__(self, width: int = 64) -> None:
+        super().__init__()
+        self.weight = nn.Parameter(1 + 0.1 * torch.randn(width))
+        self.gate, self.up = nn.Linear(width, 3 * width, bias=False), nn.Linear(width, 3 * width, bias=False)
+        self.down = nn.Linear(3 * width, width, bias=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.float()
+        h = (h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6)).to(x.dtype) * self.weight
+        return x + self.down(F.silu(self.gate(h)) * self.up(h))
+
+
+MODELS = {
+    "block": (Block, (2, 16, 64)),
+    "convolutional": (Convolutional, (2, 3, 16, 16)),
+    "gated": (Gated, (2, 16, 64)),
+}
+
+
+def check(name: str, dtype: torch.dtype, device: str) -> None:
+    build, shape = MODELS[name]
+    torch.manual_seed(0)
+    reference = build().eval().to(device)
+    model = copy.deepcopy(reference).to(dtype)
+    example = torch.randn(shape, device=device)
+    target = "cuda" if device == "cuda" else "emulator"
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (example.to(dtype),), target=target)
+        for _ in range(2):
+            x = torch.randn(shape, device=device)
+            exact, eager, got = reference(x), model(x.to(dtype)), compiled(x.to(dtype))
+            assert got.dtype == eager.dtype == dtype
+            eager_error = relative_error(eager.float(), exact)
+            assert 0 < eager_error < 0.05  # the dtype's rounding shows, and the model is not degenerate
+            assert relative_error(got.float(), exact) <= 2 * eager_error
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_a_half_precision_model_is_as_accurate_as_eager(name: str, dtype: torch.dtype) -> None:
+    check(name, dtype, "cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_a_half_precision_model_is_as_accurate_as_eager_on_the_gpu(name: str, dtype: torch.dtype) -> None:
+    check(name, dtype, "cuda")
