@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from typing import Any
 
 import torch
+import torch._decomp.decompositions as torch_decompositions
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export.graph_signature import InputKind
 
@@ -130,7 +131,7 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
     names = _argument_names(model, len(example_inputs))
     inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
-        with _attributes_kept(model), warnings.catch_warnings():  # (torch's pytree deprecation, in export)
+        with _attributes_kept(model), _lstm_states_in_shape(), warnings.catch_warnings():  # (pytree warning)
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             yield inputs
     except Exception as e:
@@ -156,6 +157,25 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
                 leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
                 if any(isinstance(leaf, FakeTensor) for leaf in leaves):
                     del module.__dict__[name]
+
+
+@contextlib.contextmanager
+def _lstm_states_in_shape() -> Iterator[None]:
+    """Export traces `nn.LSTM` off the CPU into torch's `one_layer_lstm` per layer and direction, which in
+    torch 2.11 squeezes the final states on the wrong dim: h_n and c_n of a CUDA LSTM came out
+    [layers, 1, batch, hidden]. Each layer's final states have the shape of the initial ones it was given:
+    while exporting, they are viewed so (a no-op where torch's are right)."""
+    original = torch_decompositions.one_layer_lstm
+
+    def one_layer_lstm(inp: Any, hidden: Any, *args: Any, **kwargs: Any) -> Any:
+        out, (h, c) = original(inp, hidden, *args, **kwargs)
+        return out, (h.reshape(hidden[0].shape), c.reshape(hidden[1].shape))
+
+    torch_decompositions.one_layer_lstm = one_layer_lstm
+    try:
+        yield
+    finally:
+        torch_decompositions.one_layer_lstm = original
 
 
 def _argument_names(model: torch.nn.Module, count: int) -> list[str]:

@@ -142,3 +142,34 @@ def test_a_write_by_a_boolean_mask_becomes_where():
         args = (torch.randn(2, 5, 3), torch.randint(0, 2, (2, 5)), torch.tensor([0, 1]))
         for got, want in zip(compiled(*args), model(*args), strict=True):
             torch.testing.assert_close(got, want, rtol=0, atol=0)
+
+
+class Recurrent(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lstm = nn.LSTM(8, 16, num_layers=2, bidirectional=True)
+
+    def forward(self, x):
+        out, (h, c) = self.lstm(x)
+        return out, h, c
+
+
+def test_lstm_final_states_keep_their_shape_when_torch_decomposes_them_wrongly(monkeypatch):
+    """torch 2.11 traces a CUDA LSTM layer into a decomposition whose final states come out with an extra
+    dim ([layers, 1, batch, hidden]); here the CPU takes that path (oneDNN off) with such a decomposition."""
+    import torch._decomp.decompositions as torch_decompositions
+
+    correct = torch_decompositions.one_layer_lstm
+
+    def with_extra_dim(*args, **kwargs):
+        out, (h, c) = correct(*args, **kwargs)
+        return out, (h.unsqueeze(0), c.unsqueeze(0))
+
+    monkeypatch.setattr(torch_decompositions, "one_layer_lstm", with_extra_dim)
+    model = Recurrent().eval()
+    with torch.no_grad(), torch.backends.mkldnn.flags(enabled=False):
+        compiled = pygraph.export_and_compile(model, (torch.randn(5, 2, 8),), target="emulator")
+        x = torch.randn(5, 2, 8)
+        for got, want in zip(compiled(x), model(x), strict=True):
+            assert got.shape == want.shape
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
