@@ -1072,7 +1072,11 @@ class CudaRuntime:
                 lambda: self._in_plan_layouts(node, call(inputs)), self.side, self.pool
             )
         except Exception as exc:
-            raise RuntimeError(f"{node.location}: recording {node.op} failed: {exc}") from exc
+            raise RuntimeError(
+                f"{node.location}: recording {node.op} failed: {exc}\n(a call that synchronises with the host, "
+                "reads a value back or copies from pageable CPU memory cannot be part of a CUDA graph; "
+                "PYGRAPH_GRAPHS=none runs every segment without graphs)"
+            ) from exc
         self.captures += 1
         self._take(node, outputs, recorded=True)
         return recording
