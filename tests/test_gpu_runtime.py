@@ -113,6 +113,19 @@ class Lookup(torch.nn.Module):
         return self.table[ids, ids] * 0.5
 
 
+class TwoReaders(torch.nn.Module):
+    """The input read by two vendor calls: staged for both, it must be one staging buffer (a second one left
+    the first recording reading a stale copy: half-precision bidirectional LSTMs, whose cuBLAS kernels
+    cannot be patched, replayed wrong)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc1, self.fc2 = torch.nn.Linear(512, 512), torch.nn.Linear(512, 512)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.fc1(x)) + self.fc2(x)
+
+
 PATCHED = {
     "gemv": (Gemv, lambda: torch.randn(1, 512, device="cuda")),
     "conv": (Conv, lambda: torch.randn(2, 16, 20, 20, device="cuda").to(memory_format=torch.channels_last)),
@@ -281,8 +294,8 @@ def test_a_patched_vendor_input_may_be_misaligned_or_strided():
 
 @pytest.mark.parametrize(
     "make, staged, copied",
-    [(Gemv, 1, 512 * 4), (lambda: torch.nn.Linear(512, 256), 2, (512 + 256) * 4)],
-    ids=["input staged", "input staged, output copied"],
+    [(Gemv, 1, 512 * 4), (lambda: torch.nn.Linear(512, 256), 2, (512 + 256) * 4), (TwoReaders, 1, 512 * 4)],
+    ids=["input staged", "input staged, output copied", "input of two recordings staged once"],
 )
 @pytest.mark.usefixtures("vendor_gemv", "cheap_patching")
 def test_an_unpatchable_recording_stages_its_input_and_copies_its_output(monkeypatch, make, staged, copied):

@@ -1040,14 +1040,21 @@ class CudaRuntime:
 
     def _stage_output(self, i: int, keys: dict[int, int]) -> None:
         """Output `i`, written by a recording that patching cannot follow: the recording writes a buffer of
-        the runtime's, which each call copies out (nodes patched with its address keep that address)."""
+        the runtime's, which each call copies out (nodes patched with its address keep that address). One
+        buffer, whichever recordings write it."""
+        if i in self._staged_outputs:
+            return
         root = self.plan.root(self.plan.outputs[i].buffer).id
         staging = self._staged_outputs[i] = empty(self.plan.buffers[root].layout, self.device)
         self._place(root, staging)
         self._addresses[keys[root]] = staging.data_ptr()
 
     def _stage_patched(self, root: int, key: int, reason: str) -> None:
-        """An input that a recording holds in a way patching cannot follow: staged from now on."""
+        """An input that a recording holds in a way patching cannot follow: staged from now on, in one
+        staging buffer whichever recordings read it (each call refreshes that one: a second buffer for a
+        second such recording left the first reading a stale copy)."""
+        if key in self._patch_staging:
+            return
         i = self._input_index[root]
         staging = empty(self.plan.buffers[root].layout, self.device)
         staging.copy_(self._tensor(root))
