@@ -1,6 +1,8 @@
 """Models in float16 and bfloat16, against the same model in float32: pygraph's error must stay within twice
 eager's own error in that dtype (its kernels compute in float32 and round each op's result as eager does;
-the GPU's reductions sum in another order than eager's). On the emulator and end to end on the GPU."""
+the GPU's reductions sum in another order than eager's), or one ulp of the dtype (cuDNN's LSTM keeps its
+state in float32 inside one kernel, where the program torch.export traces rounds every op of the cell).
+On the emulator and end to end on the GPU."""
 
 from __future__ import annotations
 
@@ -105,7 +107,7 @@ def check(name: str, dtype: torch.dtype, device: str) -> None:
                 assert g.dtype == e.dtype == dtype
                 eager_error = relative_error(e.float(), r)
                 assert 0 < eager_error < 0.05  # the dtype's rounding shows, and the model is not degenerate
-                assert relative_error(g.float(), r) <= 2 * eager_error
+                assert relative_error(g.float(), r) <= max(2 * eager_error, torch.finfo(dtype).eps)
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
