@@ -93,7 +93,7 @@ def _index_put_by_mask(
         if values.shape[0] != 1:
             return NotImplemented
         values = values[0]
-    mask = mask.bool().view(*mask.shape, *[1] * rest)
+    mask = mask.to(x.device, torch.bool).view(*mask.shape, *[1] * rest)  # (ATen takes a mask on the CPU)
     return torch.where(mask, x + values if accumulate else values, x)
 
 
