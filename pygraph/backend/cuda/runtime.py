@@ -638,11 +638,14 @@ class CudaRuntime:
                 self._place(buffer, out)
 
     def _take(self, node: Node, outputs: list[Any], recorded: bool) -> None:
-        """Makes an ATen call's outputs the node's results, in the layouts the plan states."""
+        """Makes an ATen call's outputs the node's results, in the layouts the plan states (a recording put
+        its results in them already, `_record`)."""
         if len(outputs) < len(node.results):
             raise RuntimeError(
                 f"{node.location}: {node.op} returned {len(outputs)} tensors, the plan expects {len(node.results)}"
             )
+        if not recorded:
+            outputs = self._in_plan_layouts(node, outputs)
         for b, out in zip(node.results, outputs, strict=False):
             layout = self.plan.buffers[b].layout
             if not self.plan.buffers[b].used:
@@ -655,11 +658,9 @@ class CudaRuntime:
                 self.tensors[b] = out  # sizes the data decided: only host steps read it
                 continue
             if not _has_layout(out, layout):
-                if recorded or tuple(out.shape) != layout.shape or out.dtype != torch_dtype(layout):
-                    raise RuntimeError(
-                        f"{node.location}: {node.op} gave {layout_of(out)}, the plan says {layout}"
-                    )
-                out = _in_layout(out, layout)
+                raise RuntimeError(
+                    f"{node.location}: {node.op} gave {layout_of(out)}, the plan says {layout}"
+                )
             home = self._homes.get(b)
             if home is not None:
                 home.copy_(out)
@@ -1092,18 +1093,21 @@ class CudaRuntime:
         """An ATen call's results, each copied into the layout the plan states where it has that shape and
         dtype but other strides: ATen's CUDA kernels and the fake kernels the plan's layouts come from
         disagree on a few ops (upsample_bilinear2d of fewer than 16 channels-last channels returns
-        channels-last; its fake kernel says contiguous). Recorded, the copy is part of the recording."""
+        channels-last; its fake kernel says contiguous), and an eager call may choose its strides.
+        Recorded, the copy is part of the recording."""
         placed = list(outputs)
         for i, (b, out) in enumerate(zip(node.results, outputs, strict=False)):
             layout = self.plan.buffers[b].layout
             if (
                 isinstance(out, torch.Tensor)
+                and self.plan.buffers[b].used
                 and not layout.is_dynamic
                 and tuple(out.shape) == layout.shape
                 and out.dtype == torch_dtype(layout)
                 and not _has_layout(out, layout)
             ):
-                placed[i] = _in_layout(out, layout)
+                placed[i] = empty(layout, out.device)
+                placed[i].copy_(out)
         return placed
 
     def _release(self) -> None:
@@ -1123,12 +1127,6 @@ def _table_writer(slots: int, arch: int) -> Cubin:
     source = f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef write_table(table, {', '.join(names)}):\n{body}"
     kernel = TritonKernel(f"write_table_{slots}", source, "write_table", ["*i64", *["i64"] * slots], 1, 1)
     return compile_kernel(kernel, arch)
-
-
-def _in_layout(tensor: torch.Tensor, layout: Layout) -> torch.Tensor:
-    placed = empty(layout, tensor.device)
-    placed.copy_(tensor)
-    return placed
 
 
 def _has_layout(t: torch.Tensor, layout: Layout) -> bool:
