@@ -13,17 +13,20 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .backend import UnrecordableCall
 from .frontend import (
     DerivedState,
     DynamicDim,
     ImportedProgram,
+    called_op,
     declared_dims,
     export_program,
     hoist_derived_state,
     import_program,
+    keep_outside_graphs,
 )
 from .ir.context import make_context, parse, print_module
-from .ir.explain import Explanation, explain_plan, source_location
+from .ir.explain import Explanation, explain_plan, node_name, source_location
 from .ir.plan import Plan, read_plan
 from .knobs import knobs
 from .passes.base import PassError
@@ -91,28 +94,45 @@ def export_and_compile(
         raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
-    name = type(model).__name__
-    program = export_program(model, example_inputs, freeze=freeze)  # for the example's sizes
     dynamic = {} if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
+    options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
+    compiled = _compile(model, example_inputs, options, {})
+    compiled._dynamic = dynamic
+    return compiled
+
+
+def _compile(
+    model: torch.nn.Module, example_inputs: tuple[Any, ...], options: dict[str, Any], outside: dict[str, str]
+) -> CompiledModel:
+    """`export_and_compile` for a checked target, and for the shape variants of a compiled model; calls of
+    the ops named in `outside` (op name -> why) run between graphs (a recording of one failed before)."""
+    target, name = options["target"], type(model).__name__
+    program = export_program(model, example_inputs, freeze=options["freeze"])  # for the example's sizes
     derived = hoist_derived_state(program)
     context = make_context()
     imported = import_program(program, context, derived.names if derived else ())
-    stages: dict[str, str] = {}
-    module = _stage(name, "torch", imported.module, context, stages)
-    module = _run(name, "pygraph", module, _tensor_pipeline(), context, stages)
+    keep_outside_graphs(imported.module, outside)
     cost_key = _cost_key(target, model)
-    module = _run(name, "plan", module, _plan_pipeline(cost_key, static_outputs), context, stages)
+    pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
+    stages: dict[str, str] = {}
+    module = _lower(name, imported.module, context, pipelines, stages)
     compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
-    compiled._dynamic = dynamic
-    compiled._variant_options = {
-        "target": target,
-        "freeze": freeze,
-        "static_outputs": static_outputs,
-        "profile": profile,
-    }
-    if profile:
-        compiled._profile(example_inputs, cost_key)
+    compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
+    if options["profile"]:
+        while True:  # each failed recording re-plans once, with one more op between graphs
+            try:
+                compiled._profile(example_inputs, cost_key)
+                break
+            except UnrecordableCall as exc:
+                compiled._keep_outside_graphs(exc)
     return compiled
+
+
+def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
+    """The torch stage through the tensor and plan pipelines; each stage's text into `stages`."""
+    module = _stage(name, "torch", module, context, stages)
+    module = _run(name, "pygraph", module, pipelines[0], context, stages)
+    return _run(name, "plan", module, pipelines[1], context, stages)
 
 
 def _cost_key(target: str, model: torch.nn.Module) -> str:
@@ -241,11 +261,11 @@ class CompiledModel:
         target: str,
         derived: DerivedState | None = None,
     ) -> None:
-        self.model, self.plan, self.target, self._stages = model, plan, target, stages
+        self.model, self.target, self._stages = model, target, stages
         self._out_spec = imported.out_spec
-        self._inputs = [a for a in plan.arguments if a.role == "input"]
         self._input_names = imported.input_names
-        self._device = device = _device(model, target)
+        self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
+        self._device = _device(model, target)
         self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
         # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
         # computed from with the versions they had then. First the values export computed (computing them
@@ -260,37 +280,51 @@ class CompiledModel:
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
-        if target == "cuda":
+        # The pipelines the stages went through, and the ops kept between graphs because recording a call
+        # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
+        self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
+        self._outside: dict[str, str] = {}
+        self._single_output = self._out_spec.is_leaf()
+        _StateWatch.install()
+        if derived is not None:
+            self._derived_from = [(t, t._version) for t in self._derived_sources()]
+        self._backend: Any = None
+        self._use_plan(plan)
+
+    def _use_plan(self, plan: Plan) -> None:
+        """Runs `plan` from now on: a backend of its own (the previous one dropped first, so that two are
+        never held at once), the inputs it takes, the model's state bound to it."""
+        if self._backend is not None:
+            self._backend = None
+            gc.collect()  # the runtime's runners are closures over it: only the collector frees its arena
+        self.plan = plan
+        self._inputs = [a for a in plan.arguments if a.role == "input"]
+        if self.target == "cuda":
             from .backend.cuda.runtime import CudaRuntime
 
-            self._backend = CudaRuntime(plan, device)
+            self._backend = CudaRuntime(plan, self._device)
         else:
             from .backend.emulator import Emulator
 
             self._backend = Emulator(plan)
-        devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._expected = [
             (
                 torch.Size(plan.buffers[a.buffer].layout.shape),
                 getattr(torch, plan.buffers[a.buffer].layout.dtype.name),
-                target == "cuda" and device == "cuda",
+                self.target == "cuda" and device == "cuda",
             )
-            for a, device in zip(self._inputs, devices, strict=True)
+            for a, device in zip(self._inputs, self._input_devices, strict=True)
         ]
         # Inputs that may be Python numbers (0-d host tensors: the frontend lifts numbers into them).
         self._numbers = [
             (i, dtype) for i, (shape, dtype, cuda) in enumerate(self._expected) if not shape and not cuda
         ]
-        self._single_output = self._out_spec.is_leaf()
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
         # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
         self._replayable = not self._numbers and not (self._mutated_inputs and len(self._inputs) > 1)
-        _StateWatch.install()
-        if derived is not None:
-            self._derived_from = [(t, t._version) for t in self._derived_sources()]
         self._bind_state(derive=False)
 
     def __call__(self, *args: Any) -> Any:
@@ -330,7 +364,11 @@ class CompiledModel:
                 copy.copy_(source)
                 self._placed[name] = (source, source._version, copy)
                 self._watch_state()
-        flat = self._backend(inputs)
+        try:
+            flat = self._backend(inputs)
+        except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
+            flat = exc.results
+            self._keep_outside_graphs(exc)
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
@@ -504,7 +542,7 @@ class CompiledModel:
                 f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
                 stacklevel=4,
             )
-        variant = self._variants[key] = export_and_compile(self.model, args, **self._variant_options)
+        variant = self._variants[key] = _compile(self.model, args, self._variant_options, self._outside)
         return variant
 
     def _state(self, role: str, name: str) -> torch.Tensor:
@@ -532,24 +570,43 @@ class CompiledModel:
         device = self._backend.device
         # The measuring runtimes each hold an arena and recordings: dropping this one first (a cycle: its
         # runners are closures over it) keeps the build's peak memory at one runtime's, not two or three.
-        del self._backend
+        self._backend = None
         gc.collect()
         segments, io = profile_segments(self._stages["plan"], state, inputs, device)
         costs.record_segments(cost_key, segments)
         module = parse(self._stages["plan"])
         run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))
         self._stages["plan"] = print_module(module, debug_info=True)
-        self.plan = read_plan(module)
-        from .backend.cuda.runtime import CudaRuntime
-
         self._record_io(*io)
-        self._backend = CudaRuntime(self.plan, device)
-        self._bind_state(derive=False)  # the model's tensors have not changed since the build
+        self._use_plan(read_plan(parse(self._stages["plan"])))
+
+    def _keep_outside_graphs(self, failure: UnrecordableCall) -> None:
+        """An op whose call could not be recorded runs between graphs from now on, every call of it, as if
+        tagged `cudagraph_unsafe`: the torch stage is lowered again with those calls marked
+        `pygraph.outside_graphs`, and a warning says so. Raises `failure` where that would change nothing
+        (the location names no FX node, or the op is marked already: an overridden stage)."""
+        context = make_context()
+        module = parse(self._stages["torch"], context)
+        op = called_op(module, node_name(failure.location) or "")
+        if op is None or op in self._outside:
+            raise failure
+        warnings.warn(
+            f"{type(self.model).__name__}: {user_location(failure.location)}: {op} cannot be recorded into a "
+            f"CUDA graph ({failure.cause}); compiled again with every call of it between graphs (an op tagged "
+            "torch.Tag.cudagraph_unsafe is put there from the start)",
+            stacklevel=4,
+        )
+        self._outside[op] = f"recording it into a CUDA graph failed: {failure.cause}"
+        keep_outside_graphs(module, self._outside)
+        stages: dict[str, str] = {}
+        module = _lower(type(self.model).__name__, module, context, self._pipelines, stages)
+        self._stages = stages
+        self._use_plan(read_plan(module))
 
     def _record_io(
         self, measured_inputs: list[dict[str, float]], measured_outputs: list[dict[str, float]]
     ) -> None:
-        """The measured cost of each input's and output's mechanism, into the plan (`pygraph.io_measured`)."""
+        """The measured cost of each input's and output's mechanism, into the plan's text (`pygraph.io_measured`)."""
         from .ir import attrs
         from .ir import dialect as d
         from .ir._mlir import ir
@@ -577,7 +634,6 @@ class CompiledModel:
             main.attributes["arg_attrs"] = ir.ArrayAttr.get(args)
             main.attributes["res_attrs"] = ir.ArrayAttr.get(results)
         self._stages["plan"] = print_module(module, debug_info=True)
-        self.plan = read_plan(module)
 
     def rebind(self) -> None:
         """Rebinds parameters and buffers now, in every shape variant too: needed only after

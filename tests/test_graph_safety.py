@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import copy
 import math
+import warnings
 from collections.abc import Callable
 from typing import Any
 
@@ -21,6 +22,7 @@ from torch import nn
 from torch._subclasses.fake_tensor import FakeTensorMode
 
 import pygraph
+from pygraph.backend import UnrecordableCall
 from pygraph.backend.emulator import Emulator
 from pygraph.frontend import export_program, import_program
 from pygraph.ir.context import make_context
@@ -143,6 +145,41 @@ class OnTheCpu(nn.Module):
         h = torch.relu(self.fc(x))
         ranks = cpu_ranks(h.cpu()) / 16
         return self.out(h * ranks.to(h.device)) + x.mean()
+
+
+def _scaled_by_largest(x: torch.Tensor) -> torch.Tensor:
+    """Reads the largest magnitude back to the host (`.item()`, as a library's kernel wrapper might): a
+    synchronisation that no CUDA graph can record."""
+    return x * (1.0 / max(x.abs().max().item(), 1.0))
+
+
+@torch.library.custom_op("pygraph_test::scaled_by_largest", mutates_args=())
+def scaled_by_largest(x: torch.Tensor) -> torch.Tensor:
+    return _scaled_by_largest(x)
+
+
+@torch.library.custom_op(
+    "pygraph_test::scaled_by_largest_tagged", mutates_args=(), tags=(torch.Tag.cudagraph_unsafe,)
+)
+def scaled_by_largest_tagged(x: torch.Tensor) -> torch.Tensor:
+    return _scaled_by_largest(x)
+
+
+for _op in (scaled_by_largest, scaled_by_largest_tagged):
+    _op.register_fake(torch.empty_like)
+
+
+class Synchronising(nn.Module):
+    """Pattern 6: a custom op that synchronises inside, called twice, its author's tag saying so or not."""
+
+    def __init__(self, tagged: bool) -> None:
+        super().__init__()
+        self.fc, self.out = nn.Linear(16, 16), nn.Linear(16, 16)
+        self.scale = scaled_by_largest_tagged if tagged else scaled_by_largest
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.relu(self.fc(x))
+        return self.out(self.scale(h)) + self.scale(x)
 
 
 # ------------------------------------------------------------------------------------------- helpers
@@ -449,6 +486,69 @@ def test_a_gpu_model_computing_on_the_cpu_runs_that_part_between_graphs():
         assert_matches(call(x)[0], model(x))
 
 
+def test_an_op_tagged_cudagraph_unsafe_runs_between_graphs():
+    torch.manual_seed(3)
+    model = Synchronising(tagged=True)
+    compiled = pygraph.export_and_compile(model, (torch.randn(8, 16),))
+    assert segments_around_host_ops(compiled) == ["graph", "host", "host", "graph"]
+    op = "pygraph_test.scaled_by_largest_tagged.default"
+    reason = f"torch tags {op} cudagraph_unsafe"
+    assert [(item["op"], item["reason"]) for item in compiled.explain().outside] == [(op, reason)] * 2
+    for _ in range(3):
+        x = torch.randn(8, 16)
+        assert_matches(compiled(x), model(x))
+
+
+class _FailsToRecord:
+    """Wraps a backend so that its first call fails as the CUDA runtime's does when an op of `op` cannot be
+    recorded: its results computed, then `UnrecordableCall`."""
+
+    def __init__(self, backend: Any, op: str) -> None:
+        self.backend, self.op, self.native = backend, op, None
+
+    def __call__(self, inputs: Any) -> list[torch.Tensor]:
+        results = self.backend(inputs)
+        node = next(n for s in self.backend.plan.steps for n in s.nodes if n.op == self.op)
+        failure = UnrecordableCall(
+            node.location, node.op, RuntimeError("operation not permitted when capturing")
+        )
+        failure.results = results
+        raise failure
+
+    def __getattr__(self, name: str) -> Any:
+        return getattr(self.backend, name)
+
+
+def test_a_call_that_cannot_be_recorded_is_compiled_again_between_graphs():
+    torch.manual_seed(4)
+    model = Synchronising(tagged=False)
+    x = torch.randn(8, 16)
+    batch = torch.export.Dim("batch", min=2, max=64)
+    compiled = pygraph.export_and_compile(model, (x,), dynamic_shapes={"x": {0: batch}})
+    op = "pygraph_test.scaled_by_largest.default"
+    assert "host" not in segments_around_host_ops(compiled)
+    compiled._backend = _FailsToRecord(compiled._backend, op)
+    with pytest.warns(
+        UserWarning, match=f"node scaled_by_largest.*{op} cannot be recorded into a CUDA graph"
+    ):
+        assert_matches(compiled(x), model(x))  # the first call's results stand
+    assert segments_around_host_ops(compiled) == ["graph", "host", "host", "graph"]  # both calls of the op
+    reason = "recording it into a CUDA graph failed: operation not permitted when capturing"
+    assert [(item["op"], item["reason"]) for item in compiled.explain().outside] == [(op, reason)] * 2
+    assert f'pygraph.outside_graphs = "{reason}"' in compiled.ir("torch")  # pygraph-opt replays the stage
+    for _ in range(3):
+        x = torch.randn(8, 16)
+        assert_matches(compiled(x), model(x))
+    with warnings.catch_warnings():  # a variant for other shapes puts the op between graphs from the start
+        warnings.simplefilter("error")
+        x = torch.randn(5, 16)
+        assert_matches(compiled(x), model(x))
+    assert segments_around_host_ops(compiled._variants[((5, 16),)]) == ["graph", "host", "host", "graph"]
+    compiled._backend = _FailsToRecord(compiled._backend, op)  # the same op failing again: nothing to re-plan
+    with pytest.raises(UnrecordableCall, match=f"recording {op} failed"):
+        compiled(torch.randn(8, 16))
+
+
 # ------------------------------------------------------------------------------------ GPU (the lead)
 
 
@@ -568,3 +668,24 @@ def test_gpu_host_ops_between_graphs(no_tf32, make, seed, expected_steps):
         x = torch.randn(8, 16, device="cuda")
         assert_matches(compiled(x), model(x))
     assert compiled.stats()["graphs"] == steps.count("graph")
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("tagged", [True, False], ids=["tagged", "found-by-recording"])
+def test_gpu_a_call_that_synchronises_runs_between_graphs(no_tf32, tagged):
+    torch.manual_seed(6)
+    model = _on_gpu(Synchronising(tagged))
+    x = torch.randn(8, 16, device="cuda")
+    with knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (x,), target="cuda")
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert_matches(compiled(x), model(x))
+    said = [str(w.message) for w in caught if "cannot be recorded into a CUDA graph" in str(w.message)]
+    assert len(said) == (0 if tagged else 1)
+    assert segments_around_host_ops(compiled) == ["graph", "host", "host", "graph"]
+    for _ in range(4):
+        x = torch.randn(8, 16, device="cuda")
+        assert_matches(compiled(x), model(x))
+    assert compiled.stats()["graphs"] == 2

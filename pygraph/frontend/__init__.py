@@ -2,7 +2,14 @@
 
 from .derived_state import DerivedState, hoist_derived_state
 from .export import DynamicDim, ExportError, declared_dims, export_program
-from .importer import ArgumentSpec, ImportedProgram, UnsupportedError, import_program
+from .importer import (
+    ArgumentSpec,
+    ImportedProgram,
+    UnsupportedError,
+    called_op,
+    import_program,
+    keep_outside_graphs,
+)
 
 __all__ = [
     "ArgumentSpec",
@@ -11,8 +18,10 @@ __all__ = [
     "ExportError",
     "ImportedProgram",
     "UnsupportedError",
+    "called_op",
     "declared_dims",
     "export_program",
     "hoist_derived_state",
     "import_program",
+    "keep_outside_graphs",
 ]

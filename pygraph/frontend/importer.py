@@ -27,10 +27,11 @@ from torch_mlir.extras.fx_importer import (
     InputInfo,
 )
 
-from ..ir import dialect, dtypes, torch_types
+from ..ir import aten, dialect, dtypes, torch_types
 from ..ir._mlir import ir
 from ..ir.attrs import string
 from ..ir.layout import Layout
+from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
 
@@ -101,6 +102,7 @@ def import_program(
             argument.set_location(ir.Location.name(name))
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
+        keep_outside_graphs(importer.module, _unsafe_in_graphs(nodes.values()))
     return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs)
 
 
@@ -380,6 +382,35 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
                     )
         except ValueError as e:  # a dtype pygraph does not support
             raise UnsupportedError(f"{_describe(node)}: {e}") from e
+
+
+def _unsafe_in_graphs(nodes: Collection[torch.fx.Node]) -> dict[str, str]:
+    """The ops called whose author tagged them `torch.Tag.cudagraph_unsafe` (they synchronise, or allocate in
+    a way no replay repeats), by name, with the reason: reduce-overhead keeps them out of its graphs, and
+    so does pygraph."""
+    return {
+        str(node.target): f"torch tags {node.target} cudagraph_unsafe"
+        for node in nodes
+        if isinstance(node.target, torch._ops.OpOverload) and torch.Tag.cudagraph_unsafe in node.target.tags
+    }
+
+
+def keep_outside_graphs(module: ir.Module, reasons: dict[str, str]) -> None:
+    """Marks every call in `@main` of an op named in `reasons` (`ns.name.overload` -> why)
+    `pygraph.outside_graphs`, which makes it a host op between graphs."""
+    with module.context:
+        for op in main_function(module).regions[0].blocks[0].operations:
+            reason = reasons.get(aten.aten_name(op))
+            if reason is not None:
+                op.attributes[dialect.OUTSIDE_GRAPHS] = string(reason)
+
+
+def called_op(module: ir.Module, node: str) -> str | None:
+    """The name (`ns.name.overload`) of the op that FX node `node` calls in `@main`, None where none does."""
+    for op in main_function(module).regions[0].blocks[0].operations:
+        if _node_name(op.location) == node and aten.aten_name(op) is not None:
+            return aten.aten_name(op)
+    return None
 
 
 def _dense_mask_results(node: torch.fx.Node) -> list[torch.Tensor] | None:

@@ -51,6 +51,9 @@ ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"
 TRANSFORMS = "pygraph.transforms"  # module: what each graph-safety pass changed ({pass, what, location})
 REASON = "pygraph.reason"  # torch op of class "host": why it runs between graphs; a gather left to ATen: why
+# torch op that no graph may hold although its shapes are static, and why: torch tags it cudagraph_unsafe, or
+# recording it failed on the GPU (the frontend and the re-plan after a failed recording set it)
+OUTSIDE_GRAPHS = "pygraph.outside_graphs"
 RANDOM_NUMBERS = "pygraph.random_numbers"  # plan function: random numbers each call draws
 
 

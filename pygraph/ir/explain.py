@@ -65,6 +65,12 @@ _FILE_LINE = re.compile(r'"([^"]+)":(\d+):\d+')
 _NAME = re.compile(r'^(?:loc\()?"([^"]+)"\(')
 
 
+def node_name(text: str) -> str | None:
+    """The FX node's name in an MLIR location's text (`loc("linear_1"(...))`), None where it names none."""
+    name = _NAME.match(text)
+    return name.group(1) if name else None
+
+
 def source_location(text: str) -> str:
     """`model.py:12 (node linear_1)` from an MLIR location's text: the innermost frame outside torch (an
     installed model's own file, such as transformers' `modeling_*.py`, where the op is written) and the FX
@@ -74,8 +80,8 @@ def source_location(text: str) -> str:
         return text[len("loc(") : -1] if text.startswith("loc(") else text
     user = [f for f in frames if "/torch/" not in f[0]]
     file, line = (user or frames)[0]
-    name = _NAME.match(text)
-    return f"{file}:{line} (node {name.group(1)})" if name else f"{file}:{line}"
+    name = node_name(text)
+    return f"{file}:{line} (node {name})" if name else f"{file}:{line}"
 
 
 _MOVES = {"stage", "copy", "copy kernel"}  # mechanisms that move the tensor's bytes each call

@@ -3,17 +3,19 @@
 Classes: `pointwise`, `reduction` and `concat` (`aten.cat`) (the kernel generator can emit it;
 fuse-pointwise puts it in a kernel or leaves it to ATen), `gather` (an embedding, index_select, gather or
 `index` by one tensor that a kernel can compute, `gathers.py`; one it cannot is a library op whose
-`pygraph.reason` says why), `attention` (a `scaled_dot_product_attention`
-the frontend routed to the generated attention kernel, `pygraph.attention_kernel`: checked here, so an
-attention the kernel cannot compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the
-generated matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the
-vendor library), `matmul` (a product of more rows that the generated matmul kernel should compute with its
+`pygraph.reason` says why), `attention` (a `scaled_dot_product_attention` the frontend routed to the
+generated attention kernel, `pygraph.attention_kernel`: checked here, so an attention the kernel cannot
+compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the generated
+matrix-vector kernel computes, `matvec_kernel.py`; option `matvec=false` leaves them to the vendor
+library), `matmul` (a product of more rows that the generated matmul kernel should compute with its
 pointwise consumers, `matmul_kernel.py`: options `matmul=auto|all|off`, which products, and
 `matmul-precision=ieee|tf32`, its dots' precision, marked `pygraph.matmul_kernel` on the op; the default
-is torch's, IEEE float32, under which `auto` takes none), `view` (layout only), `library` (one ATen call), `host` (needs the
-host: it synchronises or has a data-dependent shape), `scalar` (evaluated at compile time), `constant` (a literal tensor), `nop`. Any ATen op that
-computes tensors and is not otherwise known is a library op, so no model is refused for a missing
-lowering; ops that are not ATen at all are errors naming the op and its source location.
+is torch's, IEEE float32, under which `auto` takes none), `view` (layout only), `library` (one ATen
+call), `host` (needs the host: it synchronises or has a data-dependent shape, or its
+`pygraph.outside_graphs` says why no graph may hold it), `scalar` (evaluated at compile time), `constant`
+(a literal tensor), `nop`. Any ATen op that computes tensors and is not otherwise known is a library op,
+so no model is refused for a missing lowering; ops that are not ATen at all are errors naming the op and
+its source location.
 """
 
 from __future__ import annotations
@@ -57,7 +59,7 @@ def classify(op: Any, matvec: bool = True, matmul: str = "off", precision: str =
         return "scalar"  # size arithmetic and other ops on Python numbers
     if aten_name in aten.VIEW_OPS:
         return "view"
-    if aten_name in aten.HOST_OPS:
+    if aten_name in aten.HOST_OPS or d.OUTSIDE_GRAPHS in op.attributes:
         return "host"
     if aten_name in POINTWISE:
         return "pointwise"

@@ -5,7 +5,8 @@ the data (`nonzero`, boolean-mask indexing, `unique`), an op that reads a value 
 (`.item()`), nor the ops that consume such a shape or number. torch.export marks them: their results
 have dynamic dims and no eager layout (unbacked sizes), or are numbers computed from tensors. Nor can it
 hold what a GPU model computes on the CPU (`y = cpu_only_op(x.cpu()).to(x.device)`, for an op with no
-CUDA kernel): the copy to the host, every op on the host copy, and the copy back. This pass
+CUDA kernel): the copy to the host, every op on the host copy, and the copy back. Nor an op marked
+`pygraph.outside_graphs` (torch tags it `cudagraph_unsafe`, or recording it failed). This pass
 makes exactly those ops `host`, with the reason, so that form-segments splits the model into graph,
 host and graph segments around them instead of the model being refused; every op that computes a value
 of static shape, the first one back from the host included (a `.sum()` of a masked selection), stays in
@@ -149,6 +150,8 @@ def _reason(op: Any, used: list[ir.Value]) -> str | None:
         return "it reads a value back to the host"
     if any(_dynamic(r) for r in op.results):
         return "its output shape depends on the data"
+    if d.OUTSIDE_GRAPHS in op.attributes:
+        return ir.StringAttr(op.attributes[d.OUTSIDE_GRAPHS]).value
     return None
 
 

@@ -52,6 +52,7 @@ from ...ir.plan import (
     pooled_results,
     reads_table,
 )
+from .. import UnrecordableCall
 from ..aten_call import AtenCall, check_results
 from ..random import seed_and_offset
 from ..stats import plan_stats
@@ -220,7 +221,13 @@ class CudaRuntime:
                     x.copy_(given[i])
         results = outputs if self._all_fresh else self._results(outputs)
         if not self._built:  # after taking the results: recording points library results at new storage
-            self._build()
+            try:
+                self._build()
+            except UnrecordableCall as exc:  # the results stand: computed node by node
+                self._release()
+                self._drop_call()
+                exc.results = results
+                raise
             self._built = True
             self._fresh_outputs()
             self.native = self._native_replay()
@@ -1080,11 +1087,7 @@ class CudaRuntime:
                 lambda: self._in_plan_layouts(node, call(inputs)), self.side, self.pool
             )
         except Exception as exc:
-            raise RuntimeError(
-                f"{node.location}: recording {node.op} failed: {exc}\n(a call that synchronises with the host, "
-                "reads a value back or copies from pageable CPU memory cannot be part of a CUDA graph; "
-                "PYGRAPH_GRAPHS=none runs every segment without graphs)"
-            ) from exc
+            raise UnrecordableCall(node.location, node.op, exc) from exc
         self.captures += 1
         self._take(node, outputs, recorded=True)
         return recording

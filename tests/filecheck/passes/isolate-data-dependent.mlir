@@ -110,3 +110,20 @@ func.func @on_the_cpu(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", p
   %5 = torch.aten.add.Tensor %4, %0, %int1 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
   return %5 : !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// An op that no graph may hold although its shapes are static (`pygraph.outside_graphs`: torch tags it
+// cudagraph_unsafe, or recording it failed) runs between graphs, with that reason; the ops around it do not.
+// CHECK-LABEL: func.func @outside_graphs
+// CHECK:         torch.aten.mul.Scalar %arg0, {{.*}}pygraph.class = "pointwise"
+// CHECK:         torch.operator "torch.demo.synchronising"{{.*}}pygraph.class = "host", {{.*}}pygraph.reason = "torch tags demo.synchronising.default cudagraph_unsafe"
+// CHECK:         torch.aten.add.Tensor {{.*}}pygraph.class = "pointwise"
+func.func @outside_graphs(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[8],f32> {
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %0 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  %1 = torch.operator "torch.demo.synchronising"(%0) {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>], pygraph.outside_graphs = "torch tags demo.synchronising.default cudagraph_unsafe"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
+  %2 = torch.aten.add.Tensor %1, %0, %int1 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %2 : !torch.vtensor<[8],f32>
+}
