@@ -274,7 +274,8 @@ class Recording:
 def record(
     call: Callable[[], list[torch.Tensor]], stream: torch.cuda.Stream, pool: object
 ) -> tuple[Recording, list[torch.Tensor]]:
-    """Records `call` with torch's stream capture into a graph of its own; returns it and the outputs.
+    """Records `call` with torch's stream capture into a graph of its own; returns it and the outputs (a
+    failure leaves torch as it was, `_abandon`).
 
     The caller runs `call` once on `stream` first (vendor libraries set up handles on first use, which
     must not happen during capture). Outputs and workspaces come from `pool`, shared by the runtime's
@@ -283,9 +284,36 @@ def record(
     cuBLAS workspace must come from `pool` too (`own_workspaces`).
     """
     graph = torch.cuda.CUDAGraph(keep_graph=True)
-    with torch.cuda.graph(graph, pool=pool, stream=stream):
-        outputs = call()
+    with torch.cuda.stream(stream):
+        graph.capture_begin(pool=pool)
+        try:
+            outputs = call()
+        except BaseException:
+            _abandon(graph, stream, pool)
+            raise
+        graph.capture_end()
     return Recording(graph), outputs
+
+
+def _abandon(graph: torch.cuda.CUDAGraph, stream: torch.cuda.Stream, pool: object) -> None:
+    """Ends a capture whose call raised (it synchronised, say), leaving torch as before it began. Where
+    the failure invalidated the capture, torch's `capture_end` raises before its own clean-up, which
+    `torch.cuda.graph` skips too: the pool would stay open to allocations (and never be freed), and torch
+    2.11's CUDA generator would stay in capture mode, failing every later random op ("Offset increment
+    outside graph capture"). Closed here, the generator by a capture that succeeds."""
+    try:
+        graph.capture_end()
+        return  # the capture was still valid: torch cleaned up
+    except RuntimeError:
+        pass
+    device = stream.device.index
+    torch._C._cuda_endAllocateToPool(device, pool)
+    torch._C._cuda_releasePool(device, pool)
+    scratch = torch.zeros(1, device=stream.device)
+    reset = torch.cuda.CUDAGraph()
+    reset.capture_begin()
+    scratch.add_(1)
+    reset.capture_end()
 
 
 @contextmanager
