@@ -4,15 +4,18 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import re
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 import torch
 import torch._decomp.decompositions as torch_decompositions
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export.graph_signature import InputKind
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..knobs import knobs
 from .align_matmuls import align_matmul_outputs
@@ -136,9 +139,32 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
             yield inputs
     except Exception as e:
         hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
+        if isinstance(e, GuardOnDataDependentSymNode):
+            hint += f" (at {_innermost_user_frame(str(e))}, {_BRANCH_ON_DATA})"
         raise ExportError(
             f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
         ) from e
+
+
+_BRANCH_ON_DATA = (
+    "the model decides something in Python from a value of its data: a condition such as `if x.any():`, "
+    "or `.item()` or `.tolist()` used as a size or a condition; one traced program cannot follow both "
+    "ways. Compute both branches and choose with `torch.where`, or state what always holds with "
+    "`torch._check(...)` before it"
+)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)|Caused by: \(([^():]+):(\d+) in ')
+_TORCH = Path(torch.__file__).parent
+
+
+def _innermost_user_frame(message: str) -> str:
+    """`file:line` of the innermost frame outside torch that torch's message quotes (its stack, or its
+    "Caused by" frame, which is relative to site-packages)."""
+    frames = [
+        f"{path or short}:{line or short_line}"
+        for path, line, short, short_line in _FRAME.findall(message)
+        if not (path and "/torch/" in path) and not (short and (_TORCH / short).exists())
+    ]
+    return frames[-1] if frames else "a line torch does not name"
 
 
 @contextlib.contextmanager

@@ -45,6 +45,11 @@ def test_export_failure_is_wrapped():
     assert info.value.__cause__ is not None and str(info.value.__cause__).splitlines()[0] in str(info.value)
 
 
+def test_a_branch_on_the_data_is_explained_with_what_to_do():
+    with pytest.raises(ExportError, match=r"at \S+test_export_program\.py:\d+, the model decides something"):
+        export_program(DataDependent(), (torch.randn(3),))
+
+
 def test_table_keeps_high_level_ops():
     kept = [
         aten.linear.default,
