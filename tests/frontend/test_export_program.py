@@ -8,6 +8,7 @@ from torch import nn
 import pygraph
 from pygraph.frontend import ExportError, export_program, import_program
 from pygraph.frontend.decompositions import EXPLICIT, TABLE
+from pygraph.frontend.export import _innermost_user_frame
 from pygraph.ir.context import make_context, print_module
 
 aten = torch.ops.aten
@@ -178,3 +179,14 @@ def test_lstm_final_states_keep_their_shape_when_torch_decomposes_them_wrongly(m
         for got, want in zip(compiled(x), model(x), strict=True):
             assert got.shape == want.shape
             torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-6)
+
+
+def test_the_branch_is_located_outside_torch_in_either_form_torch_quotes():
+    caused_by = "Could not guard ...\nCaused by: (transformers/models/led/modeling_led.py:193 in forward)\n"
+    internal = "Caused by: (_export/non_strict_utils.py:1205 in __torch_function__)\n"
+    stack = (
+        '  File "/site/torch/nn/modules/module.py", line 9, in f\n  File "/home/me/model.py", line 12, in g\n'
+    )
+    assert _innermost_user_frame(caused_by) == "transformers/models/led/modeling_led.py:193"
+    assert _innermost_user_frame(internal + stack) == "/home/me/model.py:12"
+    assert _innermost_user_frame(internal) == "a line torch does not name"
