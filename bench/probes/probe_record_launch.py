@@ -8,7 +8,6 @@ the peak memory of the build, per compilation.
 """
 
 import gc
-import statistics
 import sys
 import time
 
@@ -16,6 +15,7 @@ import torch
 
 import pygraph
 from pygraph.backend.cuda import graph, runtime
+from pygraph.tools.bench import _host_us
 from pygraph.tools.workloads import select
 
 
@@ -24,17 +24,6 @@ def record_as_torch_graph(call, stream, pool):
     with torch.cuda.graph(recording, pool=pool, stream=stream):
         outputs = call()
     return graph.Recording(recording), outputs
-
-
-def host_us(fn, x, calls=20):
-    times = []
-    for _ in range(calls):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(*x)
-        times.append(time.perf_counter() - start)
-    torch.cuda.synchronize()
-    return statistics.median(times) * 1e6
 
 
 def main(name: str) -> None:
@@ -62,7 +51,7 @@ def main(name: str) -> None:
                 peak = (torch.cuda.max_memory_allocated() - base) / 2**20
                 launch = compiled._backend.measure_launch_us(x)
                 print(
-                    f"{name} {way:17s} launch {launch:7.2f} us  host {host_us(compiled, x):7.2f} us  "
+                    f"{name} {way:17s} launch {launch:7.2f} us  host {_host_us(compiled, [x]):7.2f} us  "
                     f"peak {peak:8.2f} MB  build {build_s:5.1f} s  graphs {len(compiled._backend._graphs)}",
                     flush=True,
                 )
