@@ -7,7 +7,9 @@ computes; see README.md and docs/architecture.md. The API is imported lazily so 
 
 from typing import Any
 
-__all__ = ["STAGES", "CompileError", "CompiledModel", "export_and_compile"]
+from .backend import AssumptionFailed  # (imports no torch)
+
+__all__ = ["STAGES", "AssumptionFailed", "CompileError", "CompiledModel", "export_and_compile"]
 __version__ = "0.1.0"
 
 

@@ -13,10 +13,11 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
-from .backend import UnrecordableCall
+from .backend import AssumptionFailed, UnrecordableCall
 from .frontend import (
     DerivedState,
     DynamicDim,
+    ExportError,
     ImportedProgram,
     called_op,
     declared_dims,
@@ -102,12 +103,18 @@ def export_and_compile(
 
 
 def _compile(
-    model: torch.nn.Module, example_inputs: tuple[Any, ...], options: dict[str, Any], outside: dict[str, str]
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    options: dict[str, Any],
+    outside: dict[str, str],
+    variant: bool = False,
 ) -> CompiledModel:
-    """`export_and_compile` for a checked target, and for the shape variants of a compiled model; calls of
-    the ops named in `outside` (op name -> why) run between graphs (a recording of one failed before)."""
+    """`export_and_compile` for a checked target, and for the shape variants of a compiled model (which do
+    not repeat its warnings); calls of the ops named in `outside` (op name -> why) run between graphs (a
+    recording of one failed before)."""
     target, name = options["target"], type(model).__name__
-    program = export_program(model, example_inputs, freeze=options["freeze"])  # for the example's sizes
+    # for the example's sizes
+    program = export_program(model, example_inputs, freeze=options["freeze"], warn=not variant)
     derived = hoist_derived_state(program)
     context = make_context()
     imported = import_program(program, context, derived.names if derived else ())
@@ -280,6 +287,9 @@ class CompiledModel:
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
+        # Programs for the same shapes traced from calls whose data took another way through a condition on
+        # data (`_another_way`), most recently used first; None in such a program itself.
+        self._ways: list[CompiledModel] | None = []
         # The pipelines the stages went through, and the ops kept between graphs because recording a call
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
@@ -321,6 +331,12 @@ class CompiledModel:
         ]
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
+        # A call may run again another way if it changes nothing outside itself: no state written, no
+        # random numbers drawn (the generator advances).
+        self._rerunnable = not any(
+            a.role == "rng" or (a.role in ("input", "buffer", "parameter") and a.buffer in written)
+            for a in plan.arguments
+        )
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
         # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
@@ -369,10 +385,51 @@ class CompiledModel:
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
+        except AssumptionFailed as exc:
+            return self._another_way(args, exc)
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
+
+    def _another_way(self, args: tuple[Any, ...], failure: AssumptionFailed) -> Any:
+        """This call's data took another way through a condition on data than the traced one (a check of
+        `frontend/branches.py` failed): runs the call with the program of a way traced before, or traces
+        one from this call (as a shape variant is compiled, with a warning), at most PYGRAPH_MAX_VARIANTS
+        ways. A model whose call writes its state or draws random numbers cannot run a call twice: then the
+        failure is raised."""
+        if self._ways is None:
+            raise failure
+        if not self._rerunnable:
+            raise AssumptionFailed(
+                f"{failure}\n(pygraph runs such a call again, traced the other way, only for models that "
+                "write no input or buffer and draw no random numbers; this one does, and this call may "
+                "have written them already)"
+            ) from None
+        for way in self._ways:
+            try:
+                result = way._call(args)
+            except AssumptionFailed:
+                continue
+            self._ways.remove(way)
+            self._ways.insert(0, way)
+            return result
+        try:
+            way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
+            way._ways = None
+            result = way._call(args)
+        except (ExportError, AssumptionFailed) as exc:  # no program takes this way (a failing torch._check)
+            raise failure from exc
+        if len(self._ways) + 1 >= knobs.max_variants:
+            self._ways.pop()
+        self._ways.insert(0, way)
+        warnings.warn(
+            f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call's data "
+            f"take as well ({len(self._ways) + 1} ways for these input shapes now, at most "
+            "PYGRAPH_MAX_VARIANTS)",
+            stacklevel=4,
+        )
+        return result
 
     def _watch_state(self) -> None:
         """Gives the native replay the tensors whose change it must hand to `_call` (derived state's sources,
@@ -542,7 +599,9 @@ class CompiledModel:
                 f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
                 stacklevel=4,
             )
-        variant = self._variants[key] = _compile(self.model, args, self._variant_options, self._outside)
+        variant = self._variants[key] = _compile(
+            self.model, args, self._variant_options, self._outside, variant=True
+        )
         return variant
 
     def _state(self, role: str, name: str) -> torch.Tensor:

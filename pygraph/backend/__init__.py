@@ -20,3 +20,10 @@ class UnrecordableCall(RuntimeError):
         )
         self.location, self.op, self.cause = location, op, first_line
         self.results: list[Any] | None = None
+
+
+class AssumptionFailed(RuntimeError):
+    """A check the compiled program makes on a call's data failed: the model decides in Python from a
+    value of its data (`if x.sum() > 0:`) and this call's data take another way than the example inputs
+    took when it was traced (`frontend/branches.py`), or a `torch._check` on such a value failed. The
+    message names the model's line."""

@@ -10,6 +10,9 @@ import torch
 
 from ..ir import dtypes
 from ..ir.plan import Device, Node, Operand
+from . import AssumptionFailed
+
+_CHECK = torch.ops.aten._assert_scalar.default
 
 
 def resolve(op_name: str) -> torch._ops.OpOverload:
@@ -53,7 +56,12 @@ class AtenCall:
         if self.out is not None:
             given = operands[self.out]
             address, shape = given.data_ptr(), given.shape
-        out = self.op(*args, **kwargs)
+        try:
+            out = self.op(*args, **kwargs)
+        except RuntimeError as e:
+            if self.op is _CHECK:
+                raise AssumptionFailed(str(e)) from None
+            raise
         if self.out is not None and (given.data_ptr() != address or given.shape != shape):
             raise RuntimeError(f"{self.op} resized the buffer it was to write ({list(shape)})")
         return [_tensor(o) for o in out] if isinstance(out, (tuple, list)) else [_tensor(out)]

@@ -4,7 +4,9 @@ from __future__ import annotations
 
 import contextlib
 import inspect
+import io
 import re
+import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -21,6 +23,7 @@ from ..knobs import knobs
 from .align_matmuls import align_matmul_outputs
 from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
+from .branches import check_branches, draft_export, quiet_tracing
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
@@ -40,11 +43,17 @@ class ExportError(Exception):
 
 
 def export_program(
-    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any = None, freeze: bool = False
+    model: torch.nn.Module,
+    example_inputs: tuple,
+    dynamic_shapes: Any = None,
+    freeze: bool = False,
+    warn: bool = True,
 ) -> torch.export.ExportedProgram:
     """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
     decomposes with `TABLE`.
 
+    A model that decides in Python from values of its data is traced the way `example_inputs` take, with
+    checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
     views and pointwise ops (`pooling.py`), indexing by an `arange` a slice (`arange_indexing.py`), 2-D convolutions on a GPU read NHWC inputs and weights
@@ -55,11 +64,12 @@ def export_program(
     (`fold_constants.py`).
     """
     with _exporting(model, example_inputs) as inputs:
-        program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        program = _export(model, inputs, dynamic_shapes, warn)
         if freeze:
             fold_batch_norms(program)
         fresh = fresh_constants(program)
         program = program.run_decompositions(TABLE)
+    check_branches(program)
     devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
     if devices is None:
         raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
@@ -122,7 +132,25 @@ def declared_dims(
     sizes (`export_program` without `dynamic_shapes`): a plan is specialized to its shapes, and symbolic
     sizes in a traced model reach ops whose kernels need them known."""
     with _exporting(model, example_inputs) as inputs:
-        return dynamic_dims(torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False))
+        return dynamic_dims(_export(model, inputs, dynamic_shapes, warn=False))
+
+
+def _export(
+    model: torch.nn.Module, inputs: tuple, dynamic_shapes: Any, warn: bool = True
+) -> torch.export.ExportedProgram:
+    """torch.export, non-strict; a model that branches on values of its data is traced the way `inputs`
+    take, with checks (`branches.py`), and a warning naming the branches where `warn`."""
+    printed = io.StringIO()  # torch.export prints the partial graph of a failed trace to stderr
+    try:
+        with contextlib.redirect_stderr(printed):
+            program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+    except GuardOnDataDependentSymNode:
+        return draft_export(model, inputs, dynamic_shapes, warn)  # which traces again, saying it all again
+    except Exception:
+        sys.stderr.write(printed.getvalue())
+        raise
+    sys.stderr.write(printed.getvalue())
+    return program
 
 
 @contextlib.contextmanager
@@ -134,7 +162,7 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
     names = _argument_names(model, len(example_inputs))
     inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
-        with _attributes_kept(model), _lstm_states_in_shape(), warnings.catch_warnings():  # (pytree warning)
+        with _attributes_kept(model), _lstm_states_in_shape(), quiet_tracing(), warnings.catch_warnings():
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             yield inputs
     except Exception as e:

@@ -9,9 +9,10 @@ its results, which later stages need and cannot recompute without torch.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 import re
-from collections.abc import Collection
+from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -78,7 +79,8 @@ def import_program(
         for n in ep.graph.find_nodes(op="placeholder")
         for s in n.meta["val"].shape
     )
-    func_op = importer.import_program(ep, func_name="main", import_symbolic_shape_expressions=dynamic)
+    with _as_strided_kept(ep.graph) as strided:
+        func_op = importer.import_program(ep, func_name="main", import_symbolic_shape_expressions=dynamic)
 
     nodes = {node.name: node for node in ep.graph.nodes}
     inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
@@ -100,10 +102,45 @@ def import_program(
         func_op.location = ir.Location.name("main")
         for argument, name in zip(block.arguments, inputs, strict=False):
             argument.set_location(ir.Location.name(name))
+        _as_strided_views(block, strided)
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
         keep_outside_graphs(importer.module, _unsafe_in_graphs(nodes.values()))
     return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs)
+
+
+_AS_STRIDED = torch.ops.aten.as_strided.default
+_AS_STRIDED_COPY = torch.ops.aten.as_strided_copy.default  # the same schema
+
+
+@contextlib.contextmanager
+def _as_strided_kept(graph: torch.fx.Graph) -> Iterator[set[str]]:
+    """While importing, `as_strided` views stand as `as_strided_copy` (the names of those nodes are
+    yielded): torch-mlir's importer would rewrite each into an `index` by constant tensors, a gather whose
+    result has none of the view's strides that the ops reading it were traced with."""
+    strided = list(graph.find_nodes(op="call_function", target=_AS_STRIDED))
+    for node in strided:
+        node.target = _AS_STRIDED_COPY
+    try:
+        yield {node.name for node in strided}
+    finally:
+        for node in strided:
+            node.target = _AS_STRIDED
+
+
+def _as_strided_views(block: ir.Block, strided: set[str]) -> None:
+    """The `as_strided_copy` ops `_as_strided_kept` imported are the `as_strided` views they stood for."""
+    for op in list(block.operations):
+        if op.operation.name == "torch.aten.as_strided_copy" and _node_name(op.location) in strided:
+            with ir.InsertionPoint(op), op.location:
+                view = ir.Operation.create(
+                    "torch.aten.as_strided",
+                    results=[r.type for r in op.results],
+                    operands=list(op.operands),
+                    attributes={a.name: a.attr for a in op.attributes},
+                )
+            op.results[0].replace_all_uses_with(view.results[0])
+            op.operation.erase()
 
 
 # ------------------------------------------------------------------------------------ torch-mlir hooks

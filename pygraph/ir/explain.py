@@ -107,8 +107,14 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
     counted = ("kernel", "library")
     total = graphable = graphed = 0
     segments, outside = [], []
+    numbers: set[int] = set()  # host results of rank 0: numbers read back and computed with
     for step in plan.steps:
         if isinstance(step, HostStep):
+            node = step.node
+            if node.reads and all(b in numbers for b in node.reads):
+                numbers.update(node.results)
+                continue  # arithmetic on numbers read back, or a check of them: no GPU work
+            numbers.update(r for r in node.results if not plan.buffers[r].layout.shape)
             total += 1
             location = source_location(step.node.location)
             outside.append({"op": step.node.op, "reason": step.reason, "location": location})

@@ -10,8 +10,12 @@ CUDA kernel): the copy to the host, every op on the host copy, and the copy back
 makes exactly those ops `host`, with the reason, so that form-segments splits the model into graph,
 host and graph segments around them instead of the model being refused; every op that computes a value
 of static shape, the first one back from the host included (a `.sum()` of a masked selection), stays in
-the graphs, which read it through the table. The checks export adds on such values (`u0 >= 0`, feeding
-`_assert_scalar`) compute nothing the program needs and become `nop`. Each op moved is recorded.
+the graphs, which read it through the table. Checks of numbers read from the data (`_assert_scalar` of a
+`torch._check`, or of the condition of a branch on data that draft export traced one way, `branches.py`)
+run on the host as well, right after the value, and fail the call when its data break them. Export's
+checks of data-dependent sizes (`u0 >= 0`, and that they do not broadcast, which eager allows) compute
+nothing the program needs, since host ops run at the sizes they meet: they become `nop`. Each op moved is
+recorded.
 """
 
 from __future__ import annotations
@@ -27,6 +31,8 @@ from ..ir.torch_types import is_tensor, tensor_info
 from .base import Pass, PassError, argument_devices, main_function, record_transform
 
 _LIST = "torch.prim.ListConstruct"
+_CHECK = "aten._assert_scalar.default"
+_READS_BACK = "it reads a value back to the host"
 _SKIPPED = {"func.return", "torch.bind_symbolic_shape"}
 
 
@@ -41,6 +47,7 @@ class IsolateDataDependent(Pass):
         main = main_function(module)
         ops = list(main.regions[0].blocks[0].operations)
         runtime: set[ir.Value] = set()  # values known only when the program runs
+        read_back: set[ir.Value] = set()  # numbers among them read from the data (`.item()`), and their users
         on_host: set[ir.Value] = (
             set()
         )  # tensors a GPU program copied to the CPU, and what is computed from them
@@ -56,6 +63,10 @@ class IsolateDataDependent(Pass):
         for i, op in enumerate(ops):
             name = op.operation.name
             used = [v for v in op.operands if v in runtime]
+            if aten.aten_name(op) == _CHECK:
+                if any(v in read_back for v in op.operands):
+                    reasons[i] = "it checks what the traced program assumed about the call's data"
+                continue
             if name in _SKIPPED or _class(op) == "nop":
                 continue
             if name == d.OverwriteOp.OPERATION_NAME:
@@ -66,6 +77,7 @@ class IsolateDataDependent(Pass):
                 continue
             if name == _LIST:
                 runtime.update(op.results if used else [])
+                read_back.update(op.results if any(v in read_back for v in op.operands) else [])
                 continue
             reason = _reason(op, used) or (_host_reason(op, on_host, on_cpu) if gpu_program else None)
             if reason is None:
@@ -77,6 +89,8 @@ class IsolateDataDependent(Pass):
                 continue
             reasons[i] = reason
             runtime.update(r for r in op.results if not is_tensor(r.type) or _dynamic(r))
+            if reason == _READS_BACK or any(v in read_back for v in op.operands):
+                read_back.update(r for r in op.results if not is_tensor(r.type))
         if errors:
             raise PassError(errors)
         needed = _needed(ops, reasons)
@@ -147,7 +161,7 @@ def _reason(op: Any, used: list[ir.Value]) -> str | None:
         return "it takes a number computed from the data when the program runs"
     reads_back = _class(op) == "host" or aten.aten_name(op) in aten.HOST_OPS
     if reads_back and any(not is_tensor(r.type) for r in op.results):
-        return "it reads a value back to the host"
+        return _READS_BACK
     if any(_dynamic(r) for r in op.results):
         return "its output shape depends on the data"
     if d.OUTSIDE_GRAPHS in op.attributes:
@@ -189,9 +203,11 @@ def _needed(ops: list[Any], host: dict[int, str]) -> set[int]:
     needed: set[int] = set()
     for i in range(len(ops) - 1, -1, -1):
         op = ops[i]
-        if _class(op) == "nop":
+        if _class(op) == "nop" and i not in host:
             continue
-        numbers = op.operation.name == _LIST or (i in host and not any(is_tensor(r.type) for r in op.results))
+        numbers = op.operation.name == _LIST or (
+            i in host and bool(op.results) and not any(is_tensor(r.type) for r in op.results)
+        )
         if not numbers or any(j in needed for j in users.get(i, [])):
             needed.add(i)
     return needed

@@ -35,20 +35,36 @@ def test_example_inputs_must_be_a_tuple():
         export_program(Scaled(), [torch.randn(3), torch.randn(3)])
 
 
+class Fails(nn.Module):
+    def forward(self, x):
+        raise ValueError("the model refuses")
+
+
+def test_export_failure_is_wrapped():
+    with pytest.raises(ExportError, match=r"torch\.export failed for Fails") as info:
+        export_program(Fails(), (torch.randn(3),))
+    assert info.value.__cause__ is not None and str(info.value.__cause__).splitlines()[0] in str(info.value)
+
+
 class DataDependent(nn.Module):
     def forward(self, x):
         return x * 2 if x.sum() > 0 else x
 
 
-def test_export_failure_is_wrapped():
-    with pytest.raises(ExportError, match=r"torch\.export failed for DataDependent") as info:
-        export_program(DataDependent(), (torch.randn(3),))
-    assert info.value.__cause__ is not None and str(info.value.__cause__).splitlines()[0] in str(info.value)
-
-
-def test_a_branch_on_the_data_is_explained_with_what_to_do():
-    with pytest.raises(ExportError, match=r"at \S+test_export_program\.py:\d+, the model decides something"):
-        export_program(DataDependent(), (torch.randn(3),))
+def test_a_branch_on_the_data_is_traced_the_way_the_example_takes_with_a_check_naming_its_line():
+    with pytest.warns(
+        UserWarning, match=r"DataDependent decides in Python from values of its data at"
+    ) as caught:
+        program = export_program(DataDependent(), (torch.rand(3),))
+    assert caught[0].filename == __file__  # the warning points at the caller's line
+    assert "test_export_program.py:" in str(caught[0].message) and "`return x * 2 if" in str(
+        caught[0].message
+    )
+    targets = [node.target for node in program.graph.nodes if node.op == "call_function"]
+    assert aten.mul.Tensor in targets and torch.sym_ite not in targets  # the way taken; importable
+    checks = [node for node in program.graph.nodes if node.target == aten._assert_scalar.default]
+    assert checks and all("test_export_program.py:" in node.args[1] for node in checks)
+    assert "torch.aten._assert_scalar" in print_module(import_program(program, make_context()).module)
 
 
 def test_table_keeps_high_level_ops():

@@ -2,8 +2,8 @@
 
 // A boolean mask selects a data-dependent number of elements on the GPU: the selection and the sum
 // over it run on the host between graphs; the sum has a static shape, so the add after it is in a
-// graph again. Export's checks on the selection's size (`u0 >= 0`) are dropped. The mean, which does not
-// depend on the host ops, moves before them, into the first graph.
+// graph again. Export's checks on the selection's size (`u0 >= 0`) are dropped: host ops run at the sizes
+// they meet. The mean, which does not depend on the host ops, moves before them, into the first graph.
 // CHECK:       module attributes {pygraph.transforms = [
 // CHECK-SAME:    {location = "model.py:3 (node index)", pass = "isolate-data-dependent", what = "aten.index.Tensor runs between graphs: its output shape depends on the data"},
 // CHECK-SAME:    {location = "model.py:4 (node sum_1)", pass = "isolate-data-dependent", what = "aten.sum.default runs between graphs: an operand's shape depends on the data"}]}
@@ -126,4 +126,43 @@ func.func @outside_graphs(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda
   %1 = torch.operator "torch.demo.synchronising"(%0) {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>], pygraph.outside_graphs = "torch tags demo.synchronising.default cudagraph_unsafe"} : (!torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32>
   %2 = torch.aten.add.Tensor %1, %0, %int1 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
   return %2 : !torch.vtensor<[8],f32>
+}
+
+// -----
+
+// A branch on the data that draft export traced one way (`if x.sum() > 0:`, frontend/branches.py): the
+// condition is read back and checked on the host after the graph that computes it, where a call whose
+// data take the other way fails. The product, which the way taken computes, stays in that graph. A check
+// on numbers known when compiling (a size) computes nothing at run time.
+// CHECK-LABEL: func.func @branch
+// CHECK:         torch.aten.sum {{.*}}pygraph.class = "reduction"
+// CHECK:         torch.aten._assert_scalar %{{.*}} {pygraph.class = "nop"}
+// CHECK:         torch.aten.mul.Scalar {{.*}}pygraph.class = "pointwise"
+// CHECK:         torch.aten.item {{.*}}{pygraph.class = "host", pygraph.reason = "it reads a value back to the host"}
+// CHECK-NEXT:    torch.aten.eq.int {{.*}}pygraph.class = "host"
+// CHECK-NEXT:    torch.aten.Int.bool {{.*}}pygraph.class = "host"
+// CHECK-NEXT:    torch.aten._assert_scalar {{.*}} {pygraph.class = "host", pygraph.reason = "it checks what the traced program assumed about the call's data"}
+func.func @branch(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[8],f32> {
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %int8 = torch.constant.int 8
+  %false = torch.constant.bool false
+  %0 = torch.aten.sum %arg0, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %1 = torch.aten.gt.Scalar %0, %int0 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, i1>]} : !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],i1>
+  %2 = torch.aten._to_copy %1, %int4, %none, %none, %none, %false, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, si64>]} : !torch.vtensor<[],i1>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[],si64>
+  %3 = torch.aten.item %2 : !torch.vtensor<[],si64> -> !torch.int
+  %4 = torch.aten.eq.int %3, %int1 : !torch.int, !torch.int -> !torch.bool
+  %5 = torch.aten.Int.bool %4 : !torch.bool -> !torch.int
+  %str = torch.constant.str "model.py:3 (`if x.sum() > 0:`): this call's data break what the compiled program assumed there (Eq(u0, 1))"
+  torch.aten._assert_scalar %5, %str : !torch.int, !torch.str
+  %6 = torch.aten.size.int %arg0, %int0 : !torch.vtensor<[8],f32>, !torch.int -> !torch.int
+  %7 = torch.aten.le.int %6, %int8 : !torch.int, !torch.int -> !torch.bool
+  %8 = torch.aten.Int.bool %7 : !torch.bool -> !torch.int
+  %str_0 = torch.constant.str "Runtime assertion failed for expression s0 <= 8"
+  torch.aten._assert_scalar %8, %str_0 : !torch.int, !torch.str
+  %9 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %9 : !torch.vtensor<[8],f32>
 }

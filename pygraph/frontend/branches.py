@@ -1,0 +1,206 @@
+"""Branches on data: export a model that decides in Python from a value of its data, for the way its example
+inputs take, with a check that each call's data take it too.
+
+`if x.sum() > 0:` or `if n.item() > 3:` makes torch.export fail (GuardOnDataDependentSymNode): one traced
+program cannot follow both ways. `torch.export.draft_export` traces with the example's real values instead,
+keeps the way they take and inserts `_assert_scalar` checks of each condition. pygraph runs those checks
+between graphs (`isolate-data-dependent`: the condition is read back to the host, as reduce-overhead's
+graph break would), so a call whose data take the other way raises `pygraph.AssumptionFailed`, naming the
+line, instead of returning the traced way's result; the compiled model then runs that call again with a
+program traced from it (`CompiledModel._another_way`). Any other problem draft export reports (a constraint
+on a declared dim violated, a custom op's fake kernel disagreeing with its real one) is an error.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+import operator
+import re
+import sys
+import warnings
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import torch
+from torch.export._draft_export import FailureType
+
+_CHECK = torch.ops.aten._assert_scalar.default
+_NEGATIONS = {
+    operator.eq: operator.ne,
+    operator.ne: operator.eq,
+    operator.lt: operator.ge,
+    operator.ge: operator.lt,
+    operator.gt: operator.le,
+    operator.le: operator.gt,
+}
+_READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
+_EXPRESSION = re.compile(r"Runtime assertion failed for expression (.+) on node '[^']*'$")
+# the loggers draft export and its real-value propagation warn through, for each branch
+_PACKAGE = str(Path(__file__).parents[1])
+_LOUD = ("torch.export._draft_export", "torch.fx.experimental.symbolic_shapes")
+
+
+def draft_export(
+    model: torch.nn.Module, inputs: tuple, dynamic_shapes: Any, warn: bool
+) -> torch.export.ExportedProgram:
+    """`torch.export.draft_export` of `model`, each branch on data taking the way `inputs` take, with a
+    warning naming those branches where `warn`; raises ValueError for any other problem the draft found."""
+    program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+    failures = program._report.failures
+    other = [f for f in failures if f.failure_type != FailureType.DATA_DEPENDENT_ERROR]
+    if other:
+        raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
+    if not warn:
+        return program
+    taken = sorted({_where(check, read) for check, read in _checks_on_data(program.graph)})
+    warnings.warn(
+        f"{type(model).__name__} decides in Python from values of its data at {'; '.join(taken)}: pygraph "
+        "compiled the way the example inputs take there and checks each call's data on the host; a call "
+        "that takes another way is traced and compiled again (or raises pygraph.AssumptionFailed if the "
+        "model writes its state or draws random numbers). Computing both ways and choosing with "
+        "torch.where keeps the whole model in graphs",
+        stacklevel=_outside_pygraph(),
+    )
+    return program
+
+
+def check_branches(program: torch.export.ExportedProgram) -> None:
+    """Makes the decomposed `program`'s checks on values of its data importable and their failures
+    readable: a condition that draft export wrote as `sym_ite(b, 1, 0)` on a boolean `b = t.item()` is
+    the item of `t` as an integer; each check on data names the line of the model it guards."""
+    graph = program.graph
+    flags = [
+        _integer_condition(graph, read)
+        for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default))
+        if any(user.target is torch.sym_ite for user in read.users)
+    ]
+    for node in list(graph.find_nodes(op="call_function", target=torch.sym_not)):
+        _negate(graph, node)
+    _drop_needless_checks(graph, flags)
+    for check, read in _checks_on_data(graph):
+        condition, message = check.args
+        match = _EXPRESSION.match(message)
+        assumed = match.group(1) if match else message
+        check.args = (
+            condition,
+            f"{_where(check, read)}: this call's data break what the compiled program assumed there "
+            f"({assumed}): the example inputs took one way through a condition on their values, or a "
+            "torch._check failed",
+        )
+    graph.lint()
+    program.graph_module.recompile()
+
+
+def _integer_condition(graph: torch.fx.Graph, read: torch.fx.Node) -> torch.fx.Node:
+    """Reads the boolean 0-d tensor `t` of `read = t.item()` as an integer `i = t.to(int64).item()`, which
+    it returns: draft export's `sym_ite(read, 1, 0)` is `i`, any other use of `read` reads `i == 1`."""
+    (flag,) = read.args
+    with graph.inserting_before(read):
+        as_int = graph.call_function(torch.ops.aten._to_copy.default, (flag,), {"dtype": torch.int64})
+        number = graph.call_function(torch.ops.aten.item.default, (as_int,))
+        truth = graph.call_function(operator.eq, (number, 1))
+    trace = read.meta.get("stack_trace")
+    as_int.meta = {"val": flag.meta["val"].to(torch.int64), "stack_trace": trace}
+    number.meta = {"val": None, "stack_trace": trace}
+    truth.meta = {"val": read.meta["val"], "stack_trace": trace}
+    for user in list(read.users):
+        if user.target is torch.sym_ite and user.args[1:] == (1, 0):
+            number.meta["val"] = user.meta["val"]
+            user.replace_all_uses_with(number)
+            graph.erase_node(user)
+    read.replace_all_uses_with(truth)
+    graph.erase_node(read)
+    if not truth.users:
+        graph.erase_node(truth)
+    if number.meta["val"] is None:
+        raise NotImplementedError(
+            f"{_where(read, read)}: a condition on data pygraph cannot read as a number"
+        )
+    return number
+
+
+def _negate(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
+    """`sym_not(a < b)` (torch-mlir imports no `sym_not`) as `a >= b`, and so on for each comparison."""
+    (condition,) = node.args
+    negation = _NEGATIONS.get(getattr(condition, "target", None))
+    if negation is None:
+        raise NotImplementedError(f"{_where(node, node)}: `not` of {condition} on data is not supported")
+    with graph.inserting_before(node):
+        negated = graph.call_function(negation, condition.args)
+    negated.meta = dict(node.meta)
+    node.replace_all_uses_with(negated)
+    graph.erase_node(node)
+
+
+def _drop_needless_checks(graph: torch.fx.Graph, flags: list[torch.fx.Node]) -> None:
+    """Erases the checks that cannot fail, `0 <= f` and `f <= 1` of a boolean read as an integer (draft
+    export adds them for the range of `sym_ite`), and the repeats of a check (decomposing re-inserts
+    export's checks)."""
+    seen = set()
+    for check in list(graph.find_nodes(op="call_function", target=_CHECK)):
+        condition = check.args[0]
+        if not isinstance(condition, torch.fx.Node):
+            continue
+        key = (condition.target, condition.args)
+        if key in seen or key in {(operator.ge, (f, 0)) for f in flags} | {
+            (operator.le, (f, 1)) for f in flags
+        }:
+            graph.erase_node(check)
+            if not condition.users:
+                graph.erase_node(condition)
+        seen.add(key)
+
+
+def _checks_on_data(graph: torch.fx.Graph) -> Iterator[tuple[torch.fx.Node, torch.fx.Node]]:
+    """Each `_assert_scalar` on a value read from the data, with the `.item()` nearest to it."""
+    for check in graph.find_nodes(op="call_function", target=_CHECK):
+        seen, todo = set(), [check]
+        while todo:
+            current = todo.pop(0)
+            sources = [s for s in current.all_input_nodes if s not in seen]
+            read = next((s for s in sources if s.target in _READS_DATA), None)
+            if read is not None:
+                yield check, read
+                break
+            seen.update(sources)
+            todo.extend(sources)
+
+
+def _where(check: torch.fx.Node, read: torch.fx.Node) -> str:
+    """`file:line (`code`)` of the model's line that made `check`, or else that read the value."""
+    return _line(check) or _line(read) or "a line torch does not name"
+
+
+def _line(node: torch.fx.Node) -> str | None:
+    """`file:line (code)` of the innermost frame of `node`'s stack trace outside torch."""
+    frames = re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', node.meta.get("stack_trace") or "")
+    users = [(path, line, code) for path, line, code in frames if "/torch/" not in path]
+    if not users:
+        return None
+    path, line, code = users[-1]
+    return f"{path}:{line} (`{code.strip()}`)"
+
+
+def _outside_pygraph() -> int:
+    """The `stacklevel` of the caller's innermost frame outside pygraph: a warning names the user's line."""
+    frame, level = sys._getframe(1), 1
+    while frame is not None and frame.f_code.co_filename.startswith(_PACKAGE):
+        frame, level = frame.f_back, level + 1
+    return level
+
+
+@contextlib.contextmanager
+def quiet_tracing() -> Iterator[None]:
+    """Silences what tracing logs as it goes (draft export's report, a banner per export and a line per
+    real value it used; a program per unbacked symbol it cannot place): pygraph reports what it found."""
+    loggers = [logging.getLogger(name) for name in _LOUD]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        yield
+    finally:
+        for logger, level in zip(loggers, levels, strict=True):
+            logger.setLevel(level)

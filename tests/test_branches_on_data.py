@@ -1,0 +1,199 @@
+"""Models that decide in Python from values of their data (`if x.mean() > 0:`, `if n.item() > 3:`,
+`if not mask.any():`): compiled the way the example inputs take, with each condition read back and checked
+between graphs. A call whose data take another way never gets the traced way's result: it runs again with
+a program traced from it (kept for later calls), or, where running a call twice would repeat its writes or
+random draws, raises `pygraph.AssumptionFailed` naming the line. Through the emulator here, end to end on a
+GPU (tests marked `gpu`)."""
+
+from __future__ import annotations
+
+import warnings
+from pathlib import Path
+
+import pytest
+import torch
+from gpu_marks import needs_gpu
+from torch import nn
+from torch.export import Dim
+
+import pygraph
+from pygraph.ir.plan import HostStep
+from pygraph.metrics import relative_error
+
+
+class Branchy(nn.Module):
+    """Three conditions on data: the input's mean, a number read with `.item()`, a mask's `any()`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(16, 16)
+
+    def forward(self, x: torch.Tensor, mode: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        if x.mean() > 0:  # line GATE
+            h = torch.relu(h) + x
+        else:
+            h = h * 0.5
+        if mode.item() > 3:  # line MODE
+            h = h + 1
+        if not mask.any():  # line MASK
+            h = h * 2
+        return h.tanh()
+
+
+def _line(marker: str) -> str:
+    """`test_branches_on_data.py:N` of the line of `Branchy.forward` marked `marker`."""
+    lines = Path(__file__).read_text().splitlines()
+    number = next(i for i, text in enumerate(lines, 1) if text.endswith(f"# line {marker}"))
+    return f"test_branches_on_data.py:{number}"
+
+
+def _taken(batch: int = 4, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """Inputs that take the example's way: a positive mean, mode 5, an empty mask."""
+    x = torch.rand(batch, 16, device=device) + 0.1
+    return x, torch.tensor(5), torch.zeros(batch, dtype=torch.bool, device=device)
+
+
+def _compile(model: nn.Module, inputs: tuple, **options) -> pygraph.CompiledModel:
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = pygraph.export_and_compile(model, inputs, **options)
+    said = [w for w in caught if "decides in Python from values of its data" in str(w.message)]
+    assert len(said) == 1 and said[0].filename == __file__  # points at the caller's line
+    message = str(said[0].message)
+    assert all(_line(m) in message for m in ("GATE", "MODE", "MASK")), message
+    return compiled
+
+
+def _assert_close(got: torch.Tensor, ref: torch.Tensor) -> None:
+    assert relative_error(got, ref) <= 1e-4
+    torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
+
+
+def _other_ways(batch: int, device: str) -> dict[str, tuple[torch.Tensor, torch.Tensor, torch.Tensor]]:
+    """For each condition, inputs that take the other way there (and the example's way elsewhere)."""
+    x, mode, mask = _taken(batch, device)
+    shown = mask.clone()
+    shown[1] = True
+    return {"GATE": (-x, mode, mask), "MODE": (x, torch.tensor(2), mask), "MASK": (x, mode, shown)}
+
+
+def test_a_model_branching_on_its_data_runs_the_way_taken_and_checks_it_between_graphs():
+    torch.manual_seed(0)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    for _ in range(3):
+        inputs = _taken()
+        _assert_close(compiled(*inputs), model(*inputs))
+    outside = compiled.explain().outside  # the conditions read back; the checks on them are host arithmetic
+    assert {item["op"] for item in outside} == {"aten.item.default"}
+    assert {item["location"].split(" ")[0].split("/")[-1] for item in outside} == {
+        _line(m) for m in ("GATE", "MODE", "MASK")
+    }
+    steps = compiled.plan.steps
+    assert not isinstance(steps[0], HostStep) and any(isinstance(s, HostStep) for s in steps)
+
+
+def _ways_compiled(caught: list[warnings.WarningMessage]) -> list[warnings.WarningMessage]:
+    return [w for w in caught if "traced and compiled the way this call's data take" in str(w.message)]
+
+
+@pytest.mark.parametrize("branch", ["GATE", "MODE", "MASK"])
+def test_a_call_taking_another_way_runs_that_way_compiled_once(branch):
+    torch.manual_seed(1)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):  # the other way, the traced way, each twice
+            other = _other_ways(4, "cpu")[branch]
+            other = (other[0] + 0.01 * torch.rand_like(other[0]), *other[1:])
+            _assert_close(compiled(*other), model(*other))
+            inputs = _taken()
+            _assert_close(compiled(*inputs), model(*inputs))
+    said = _ways_compiled(caught)
+    assert len(said) == 1 and _line(branch) in str(said[0].message) and "2 ways" in str(said[0].message)
+    assert said[0].filename == __file__  # points at the call
+
+
+class Counting(nn.Module):
+    """Writes a buffer in every call, then branches on its input: a call cannot run twice."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("calls", torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls.add_(1)
+        return x * 2 if x.sum() > 0 else x - 1  # line COUNTING
+
+
+def test_a_model_writing_its_state_fails_naming_the_line_when_a_call_takes_another_way():
+    model = Counting()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (torch.rand(3),))
+    x = torch.rand(3)
+    _assert_close(compiled(x), x * 2)
+    with pytest.raises(
+        pygraph.AssumptionFailed, match=rf"{_line('COUNTING')} \(`return .*`\): this call's data break"
+    ):
+        compiled(-torch.rand(3))
+    _assert_close(compiled(x), x * 2)
+
+
+class Checked(nn.Module):
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        k = n.item()
+        torch._check(k > 0)  # no program takes another way here
+        return x * k
+
+
+def test_a_failing_torch_check_raises_without_compiling_a_way():
+    compiled = pygraph.export_and_compile(Checked(), (torch.randn(3), torch.tensor(2)))
+    x = torch.randn(3)
+    _assert_close(compiled(x, torch.tensor(5)), x * 5)
+    with warnings.catch_warnings(record=True) as caught, pytest.raises(pygraph.AssumptionFailed):
+        warnings.simplefilter("always")
+        compiled(x, torch.tensor(-1))
+    assert not _ways_compiled(caught) and not compiled._ways
+
+
+def test_a_branching_model_with_a_dynamic_batch_takes_both_ways_at_every_size():
+    torch.manual_seed(2)
+    model = Branchy()
+    batch = Dim("batch", min=2, max=64)
+    compiled = _compile(model, _taken(4), dynamic_shapes={"x": {0: batch}, "mode": None, "mask": {0: batch}})
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for size in (4, 9):
+            for inputs in (_taken(size), _other_ways(size, "cpu")["GATE"]):
+                _assert_close(compiled(*inputs), model(*inputs))
+    assert len(_ways_compiled(caught)) == 2  # one other way for each size
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_model_branching_on_its_data(no_tf32):
+    torch.manual_seed(3)
+    model = Branchy().cuda()
+    compiled = _compile(model, _taken(device="cuda"), target="cuda")
+    for _ in range(3):
+        inputs = _taken(device="cuda")
+        _assert_close(compiled(*inputs), model(*inputs))
+    assert compiled.stats()["graphs"] >= 1
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for _ in range(2):
+            for inputs in [*_other_ways(4, "cuda").values(), _taken(device="cuda")]:
+                _assert_close(compiled(*inputs), model(*inputs))
+                assert torch.cuda.current_stream() == torch.cuda.default_stream()
+    assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 3
+    counting = Counting().cuda()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(counting, (torch.rand(3, device="cuda"),), target="cuda")
+    with pytest.raises(pygraph.AssumptionFailed, match=_line("COUNTING")):
+        compiled(-torch.rand(3, device="cuda"))
+    x = torch.rand(3, device="cuda")
+    _assert_close(compiled(x), x * 2)
