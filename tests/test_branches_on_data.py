@@ -17,6 +17,7 @@ from torch import nn
 from torch.export import Dim
 
 import pygraph
+from pygraph.frontend.branches import _checks_on_data
 from pygraph.ir.plan import HostStep
 from pygraph.metrics import relative_error
 
@@ -170,6 +171,38 @@ def test_a_branching_model_with_a_dynamic_batch_takes_both_ways_at_every_size():
             for inputs in (_taken(size), _other_ways(size, "cpu")["GATE"]):
                 _assert_close(compiled(*inputs), model(*inputs))
     assert len(_ways_compiled(caught)) == 2  # one other way for each size
+
+
+def _without_torchs_checks(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
+    """The draft program as torch 2.11 makes it: boolean conditions read (`.item()`) and not checked (the
+    checks of numbers read, `mode.item() > 3`, it makes)."""
+    graph = program.graph
+    for check, read in list(_checks_on_data(graph)):
+        if isinstance(read.meta["val"], torch.SymBool):
+            graph.erase_node(check)
+    dead = True
+    while dead:
+        dead = [n for n in graph.nodes if n.op == "call_function" and not n.users and n.target not in _KEPT]
+        for node in dead:
+            graph.erase_node(node)
+    return program
+
+
+_KEPT = (torch.ops.aten.item.default, torch.ops.aten._assert_scalar.default)
+
+
+def test_conditions_draft_export_leaves_unchecked_are_checked(monkeypatch):
+    """torch 2.11's draft export reads a boolean condition and checks nothing: pygraph adds the checks."""
+    draft = torch.export.draft_export
+    monkeypatch.setattr(torch.export, "draft_export", lambda *a, **k: _without_torchs_checks(draft(*a, **k)))
+    torch.manual_seed(4)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for inputs in [_taken(), *_other_ways(4, "cpu").values(), _taken()]:
+            _assert_close(compiled(*inputs), model(*inputs))
+    assert len(_ways_compiled(caught)) == 3
 
 
 @pytest.mark.gpu

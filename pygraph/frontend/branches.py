@@ -23,6 +23,7 @@ from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
 
+import sympy
 import torch
 from torch.export._draft_export import FailureType
 
@@ -49,9 +50,10 @@ def draft_export(
     warning naming those branches where `warn`; raises ValueError for any other problem the draft found."""
     program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
     failures = program._report.failures
-    other = [f for f in failures if f.failure_type != FailureType.DATA_DEPENDENT_ERROR]
+    other = [f for f in failures if not _taken_or_torchs_own(f)]
     if other:
         raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
+    _check_conditions(program.graph, {f.data["expr"]: f.data["result"] == "True" for f in failures})
     if not warn:
         return program
     taken = sorted({_where(check, read) for check, read in _checks_on_data(program.graph)})
@@ -64,6 +66,59 @@ def draft_export(
         stacklevel=_outside_pygraph(),
     )
     return program
+
+
+def _check_conditions(graph: torch.fx.Graph, taken: dict[str, bool]) -> None:
+    """Adds the check draft export leaves out (torch 2.11) for a value read from the data that the trace
+    fixed: a condition (`if x.mean() > 0:` is `bool(t.item())`) becomes `t.to(int64).item() == 1` where the
+    example took the true way, `== 0` where not; a number read (`n.item()`) that a guard fixed, `== n`. The
+    way taken is the value's expression once fixed, or else what draft export recorded for it (`taken`,
+    by expression)."""
+    checked = {read for _, read in _checks_on_data(graph)}
+    for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default)):
+        value = read.meta.get("val")
+        if read in checked or not isinstance(value, torch.SymBool | torch.SymInt):
+            continue
+        expression = value.node.expr
+        if expression.is_number or expression in (sympy.true, sympy.false):
+            example = int(bool(expression)) if isinstance(value, torch.SymBool) else int(expression)
+        elif isinstance(value, torch.SymBool) and str(expression) in taken:
+            example = int(taken[str(expression)])
+        else:
+            continue  # a number the trace did not fix (a size, a value computed with)
+        _check_read(graph, read, example)
+
+
+def _check_read(graph: torch.fx.Graph, read: torch.fx.Node, example: int) -> None:
+    """Checks that `read` (`t.item()`) is `example` in each call; a boolean is read as an integer."""
+    (tensor,) = read.args
+    trace = read.meta.get("stack_trace")
+    number = read
+    if isinstance(read.meta["val"], torch.SymBool):
+        with graph.inserting_after(read):
+            as_int = graph.call_function(torch.ops.aten._to_copy.default, (tensor,), {"dtype": torch.int64})
+        with graph.inserting_after(as_int):
+            number = graph.call_function(torch.ops.aten.item.default, (as_int,))
+        as_int.meta = {"val": tensor.meta["val"].to(torch.int64), "stack_trace": trace}
+        number.meta = {"val": torch.sym_ite(read.meta["val"], 1, 0), "stack_trace": trace}
+    with graph.inserting_after(number):
+        holds = graph.call_function(operator.eq, (number, example))
+    holds.meta = {"val": number.meta["val"] == example, "stack_trace": trace}
+    with graph.inserting_after(holds):
+        check = graph.call_function(_CHECK, (holds, f"Runtime assertion failed for expression == {example}"))
+    check.meta = {"stack_trace": trace}
+    if number is not read and not read.users:
+        graph.erase_node(read)
+
+
+def _taken_or_torchs_own(failure: Any) -> bool:
+    """A draft export failure that leaves the program sound: a branch taken the example's way, or a fake
+    kernel of torch's own whose result disagrees with the real one in metadata the program does not use
+    (torch 2.11's CUDA efficient attention: its random seed on the CPU, where the real one is on the GPU)."""
+    kind = failure.failure_type
+    if kind == FailureType.DATA_DEPENDENT_ERROR:
+        return True
+    return kind == FailureType.MISMATCHED_FAKE_KERNEL and str(failure.data.get("op", "")).startswith("aten.")
 
 
 def check_branches(program: torch.export.ExportedProgram) -> None:
