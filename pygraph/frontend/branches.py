@@ -28,6 +28,8 @@ import torch
 from torch.export._draft_export import FailureType
 
 _CHECK = torch.ops.aten._assert_scalar.default
+_DEFER = torch.ops.aten._assert_async.msg
+_DEFERRED = "pygraph: the example's value was "
 _NEGATIONS = {
     operator.eq: operator.ne,
     operator.ne: operator.eq,
@@ -53,10 +55,15 @@ def draft_export(
     other = [f for f in failures if not _taken_or_torchs_own(f)]
     if other:
         raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
-    _check_conditions(program.graph, {f.data["expr"]: f.data["result"] == "True" for f in failures})
+    taken = [f for f in failures if f.failure_type == FailureType.DATA_DEPENDENT_ERROR]
+    _check_conditions(program.graph, {f.data["expr"]: f.data["result"] == "True" for f in taken})
     if not warn:
         return program
-    taken = sorted({_where(check, read) for check, read in _checks_on_data(program.graph)})
+    graph = program.graph
+    deferred = [d for d in graph.find_nodes(op="call_function", target=_DEFER) if _deferred(d)]
+    taken = sorted(
+        {_where(check, read) for check, read in _checks_on_data(graph)} | {_where(d, d) for d in deferred}
+    )
     warnings.warn(
         f"{type(model).__name__} decides in Python from values of its data at {'; '.join(taken)}: pygraph "
         "compiled the way the example inputs take there and checks each call's data on the host; a call "
@@ -90,25 +97,43 @@ def _check_conditions(graph: torch.fx.Graph, taken: dict[str, bool]) -> None:
 
 
 def _check_read(graph: torch.fx.Graph, read: torch.fx.Node, example: int) -> None:
-    """Checks that `read` (`t.item()`) is `example` in each call; a boolean is read as an integer."""
+    """Checks that `read` (`t.item()`) is `example` in each call: as `_assert_async(t == example)` while
+    the program is decomposed (a check of a number would be evaluated when tracing again, at the value the
+    trace knows), as a check of the number read after (`_read_deferred_check`)."""
     (tensor,) = read.args
-    trace = read.meta.get("stack_trace")
-    number = read
-    if isinstance(read.meta["val"], torch.SymBool):
-        with graph.inserting_after(read):
-            as_int = graph.call_function(torch.ops.aten._to_copy.default, (tensor,), {"dtype": torch.int64})
-        with graph.inserting_after(as_int):
-            number = graph.call_function(torch.ops.aten.item.default, (as_int,))
-        as_int.meta = {"val": tensor.meta["val"].to(torch.int64), "stack_trace": trace}
-        number.meta = {"val": torch.sym_ite(read.meta["val"], 1, 0), "stack_trace": trace}
-    with graph.inserting_after(number):
-        holds = graph.call_function(operator.eq, (number, example))
-    holds.meta = {"val": number.meta["val"] == example, "stack_trace": trace}
+    with graph.inserting_after(read):
+        holds = graph.call_function(torch.ops.aten.eq.Scalar, (tensor, example))
     with graph.inserting_after(holds):
-        check = graph.call_function(_CHECK, (holds, f"Runtime assertion failed for expression == {example}"))
+        check = graph.call_function(_DEFER, (holds, f"{_DEFERRED}{example}"))
+    trace = read.meta.get("stack_trace")
+    holds.meta = {"val": tensor.meta["val"].to(torch.bool), "stack_trace": trace}
     check.meta = {"stack_trace": trace}
-    if number is not read and not read.users:
+    if not read.users:
         graph.erase_node(read)
+
+
+def _deferred(node: torch.fx.Node) -> bool:
+    return str(node.args[1]).startswith(_DEFERRED)
+
+
+def _read_deferred_check(graph: torch.fx.Graph, deferred: torch.fx.Node) -> None:
+    """`_assert_async(t == n)` of `_check_read` as `t.to(int64).item() == 1`, checked on the host."""
+    holds, message = deferred.args
+    with graph.inserting_before(deferred):
+        as_int = graph.call_function(torch.ops.aten._to_copy.default, (holds,), {"dtype": torch.int64})
+        number = graph.call_function(torch.ops.aten.item.default, (as_int,))
+        truth = graph.call_function(operator.eq, (number, 1))
+        check = graph.call_function(
+            _CHECK, (truth, f"Runtime assertion failed for expression == {message[len(_DEFERRED) :]}")
+        )
+    fake = holds.meta["val"]
+    symbol = fake.fake_mode.shape_env.create_unbacked_symint()
+    trace = deferred.meta.get("stack_trace")
+    as_int.meta = {"val": fake.to(torch.int64), "stack_trace": trace}
+    number.meta = {"val": symbol, "stack_trace": trace}
+    truth.meta = {"val": symbol == 1, "stack_trace": trace}
+    check.meta = {"stack_trace": trace}
+    graph.erase_node(deferred)
 
 
 def _taken_or_torchs_own(failure: Any) -> bool:
@@ -126,6 +151,9 @@ def check_branches(program: torch.export.ExportedProgram) -> None:
     readable: a condition that draft export wrote as `sym_ite(b, 1, 0)` on a boolean `b = t.item()` is
     the item of `t` as an integer; each check on data names the line of the model it guards."""
     graph = program.graph
+    for deferred in list(graph.find_nodes(op="call_function", target=_DEFER)):
+        if _deferred(deferred):
+            _read_deferred_check(graph, deferred)
     flags = [
         _integer_condition(graph, read)
         for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default))
