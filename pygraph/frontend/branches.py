@@ -26,6 +26,7 @@ from typing import Any
 import sympy
 import torch
 from torch.export._draft_export import FailureType
+from torch.export.graph_signature import InputKind
 
 _CHECK = torch.ops.aten._assert_scalar.default
 _DEFER = torch.ops.aten._assert_async.msg
@@ -55,8 +56,7 @@ def draft_export(
     other = [f for f in failures if not _taken_or_torchs_own(f)]
     if other:
         raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
-    taken = [f for f in failures if f.failure_type == FailureType.DATA_DEPENDENT_ERROR]
-    _check_conditions(program.graph, {f.data["expr"]: f.data["result"] == "True" for f in taken})
+    _check_conditions(program.graph, _example_reads(program, inputs))
     if not warn:
         return program
     graph = program.graph
@@ -75,25 +75,47 @@ def draft_export(
     return program
 
 
-def _check_conditions(graph: torch.fx.Graph, taken: dict[str, bool]) -> None:
+def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
     """Adds the check draft export leaves out (torch 2.11) for a value read from the data that the trace
-    fixed: a condition (`if x.mean() > 0:` is `bool(t.item())`) becomes `t.to(int64).item() == 1` where the
-    example took the true way, `== 0` where not; a number read (`n.item()`) that a guard fixed, `== n`. The
-    way taken is the value's expression once fixed, or else what draft export recorded for it (`taken`,
-    by expression)."""
+    fixed: a condition (`if x.mean() > 0:` is `bool(t.item())`) must be what it was for the example, and
+    so must a number read (`n.item()`) that a guard fixed. `example`: each read's value for the example
+    inputs, by node name."""
     checked = {read for _, read in _checks_on_data(graph)}
     for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default)):
         value = read.meta.get("val")
         if read in checked or not isinstance(value, torch.SymBool | torch.SymInt):
             continue
         expression = value.node.expr
-        if expression.is_number or expression in (sympy.true, sympy.false):
-            example = int(bool(expression)) if isinstance(value, torch.SymBool) else int(expression)
-        elif isinstance(value, torch.SymBool) and str(expression) in taken:
-            example = int(taken[str(expression)])
-        else:
-            continue  # a number the trace did not fix (a size, a value computed with)
-        _check_read(graph, read, example)
+        fixed = expression.is_number or expression in (sympy.true, sympy.false)
+        if fixed or isinstance(value, torch.SymBool):  # a number the trace left free is a size or a value
+            _check_read(graph, read, example[read.name])
+
+
+def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
+    """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1), by node name: its graph
+    run once on the real tensors (functional: the model's state is not written; the random generators are
+    restored). Draft export's record of
+    the way each condition took is keyed by expressions that torch 2.11 rewrites, so it is not used."""
+    user = iter(torch.utils._pytree.tree_leaves(inputs))
+    args = [
+        next(user)
+        if spec.kind == InputKind.USER_INPUT
+        else program.state_dict.get(spec.target, program.constants.get(spec.target))
+        for spec in program.graph_signature.input_specs
+    ]
+    reads: dict[str, int] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, node: torch.fx.Node) -> Any:
+            result = super().run_node(node)
+            if node.target in _READS_DATA:
+                reads[node.name] = int(result)
+            return result
+
+    devices = sorted({a.device.index or 0 for a in args if isinstance(a, torch.Tensor) and a.is_cuda})
+    with torch.no_grad(), torch.random.fork_rng(devices):  # (its random ops draw nothing from the model's)
+        Recorder(program.graph_module).run(*args)
+    return reads
 
 
 def _check_read(graph: torch.fx.Graph, read: torch.fx.Node, example: int) -> None:
