@@ -111,7 +111,8 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
     for step in plan.steps:
         if isinstance(step, HostStep):
             node = step.node
-            if node.reads and all(b in numbers for b in node.reads):
+            made = [plan.buffers[r].layout.shape for r in node.results]
+            if node.reads and all(b in numbers for b in node.reads) and not any(made):
                 numbers.update(node.results)
                 continue  # arithmetic on numbers read back, or a check of them: no GPU work
             numbers.update(r for r in node.results if not plan.buffers[r].layout.shape)

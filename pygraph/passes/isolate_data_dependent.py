@@ -102,9 +102,12 @@ class IsolateDataDependent(Pass):
                     continue
                 op.attributes[d.CLASS] = attrs.string("host")
                 op.attributes[d.REASON] = attrs.string(reason)
-                record_transform(
-                    module, self.name, f"{aten.aten_name(op)} runs between graphs: {reason}", op.location
-                )
+                if aten.aten_name(op) == _CHECK or any(
+                    is_tensor(v.type) for v in [*op.operands, *op.results]
+                ):
+                    record_transform(  # (not the arithmetic on numbers read back, which the checks show)
+                        module, self.name, f"{aten.aten_name(op)} runs between graphs: {reason}", op.location
+                    )
             for i, op in enumerate(ops):
                 if op.operation.name == _LIST and i not in needed and any(r in runtime for r in op.results):
                     op.attributes[d.CLASS] = attrs.string("nop")

@@ -1,0 +1,649 @@
+"""`export_and_compile`: the public entry point, and the compiled model it returns."""
+
+from __future__ import annotations
+
+import gc
+import itertools
+import warnings
+from collections import OrderedDict
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from .backend import UnrecordableCall
+from .frontend import (
+    DerivedState,
+    DynamicDim,
+    ImportedProgram,
+    called_op,
+    declared_dims,
+    export_program,
+    hoist_derived_state,
+    import_program,
+    keep_outside_graphs,
+)
+from .ir.context import make_context, parse, print_module
+from .ir.explain import Explanation, explain_plan, node_name, source_location
+from .ir.plan import Plan, read_plan
+from .knobs import knobs
+from .passes.base import PassError
+from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, parse_pipeline, run_pipeline
+
+STAGES = ("torch", "pygraph", "plan")
+
+
+class _StateWatch:
+    """Counts events that may replace or move a model's parameters and buffers, so that a compiled model
+    rebinds them only after one, instead of checking every parameter on every call.
+
+    Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
+    `load_state_dict(assign=True)`, replacing a layer), and `Module._apply` (`.to()`, `.cuda()`,
+    `.half()`, ...). Not needed: `load_state_dict()` copies values into the tensors the graphs already
+    read. Not seen: assigning `param.data = other` directly; call `compiled.rebind()` after doing that.
+    """
+
+    epoch = 0
+    installed = False
+
+    @classmethod
+    def bump(cls, *args: Any) -> None:
+        cls.epoch += 1
+
+    @classmethod
+    def install(cls) -> None:
+        if cls.installed:
+            return
+        from torch.nn.modules import module
+
+        module.register_module_parameter_registration_hook(cls.bump)
+        module.register_module_buffer_registration_hook(cls.bump)
+        module.register_module_module_registration_hook(cls.bump)
+        original = torch.nn.Module._apply
+
+        def _apply(self: torch.nn.Module, *args: Any, **kwargs: Any) -> Any:
+            try:
+                return original(self, *args, **kwargs)
+            finally:
+                cls.bump()
+
+        torch.nn.Module._apply = _apply
+        cls.installed = True
+
+
+class CompileError(Exception):
+    """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
+
+
+def export_and_compile(
+    model: torch.nn.Module,
+    example_inputs: Sequence[torch.Tensor],
+    *,
+    dynamic_shapes: Any = None,
+    target: str = "auto",
+    freeze: bool = False,
+    static_outputs: bool = False,
+    profile: bool = False,
+) -> CompiledModel:
+    """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
+    if not isinstance(model, torch.nn.Module):
+        raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
+    if profile and target == "emulator":
+        raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
+    example_inputs = tuple(example_inputs)
+    target = _choose_target(target, model, example_inputs)
+    dynamic = {} if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
+    options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
+    compiled = _compile(model, example_inputs, options, {})
+    compiled._dynamic = dynamic
+    return compiled
+
+
+def _compile(
+    model: torch.nn.Module, example_inputs: tuple[Any, ...], options: dict[str, Any], outside: dict[str, str]
+) -> CompiledModel:
+    """`export_and_compile` for a checked target, and for the shape variants of a compiled model; calls of
+    the ops named in `outside` (op name -> why) run between graphs (a recording of one failed before)."""
+    target, name = options["target"], type(model).__name__
+    program = export_program(model, example_inputs, freeze=options["freeze"])  # for the example's sizes
+    derived = hoist_derived_state(program)
+    context = make_context()
+    imported = import_program(program, context, derived.names if derived else ())
+    keep_outside_graphs(imported.module, outside)
+    cost_key = _cost_key(target, model)
+    pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
+    stages: dict[str, str] = {}
+    module = _lower(name, imported.module, context, pipelines, stages)
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
+    compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
+    if options["profile"]:
+        while True:  # each failed recording re-plans once, with one more op between graphs
+            try:
+                compiled._profile(example_inputs, cost_key)
+                break
+            except UnrecordableCall as exc:
+                compiled._keep_outside_graphs(exc)
+    return compiled
+
+
+def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
+    """The torch stage through the tensor and plan pipelines; each stage's text into `stages`."""
+    module = _stage(name, "torch", module, context, stages)
+    module = _run(name, "pygraph", module, pipelines[0], context, stages)
+    return _run(name, "plan", module, pipelines[1], context, stages)
+
+
+def _cost_key(target: str, model: torch.nn.Module) -> str:
+    """Which cost figures the passes read: calibrated for this GPU (measured once, then cached), or defaults."""
+    if target != "cuda":
+        return "default"
+    from .backend.cuda.calibrate import costs_for
+
+    return costs_for(_device(model, target))
+
+
+def _tensor_pipeline() -> str:
+    """The tensor pipeline with its options: products of one row generated or left to the vendor
+    (PYGRAPH_MATVEC), which products of more rows are generated with their epilogue (PYGRAPH_MATMUL) and in
+    which precision (torch's TF32 setting for matmuls, read now)."""
+    if knobs.matvec not in ("auto", "vendor"):
+        raise ValueError(f"PYGRAPH_MATVEC must be auto or vendor, not {knobs.matvec!r}")
+    if knobs.matmul not in ("auto", "all", "off"):
+        raise ValueError(f"PYGRAPH_MATMUL must be auto, all or off, not {knobs.matmul!r}")
+    options = [
+        *(["matvec=false"] if knobs.matvec == "vendor" else []),
+        *([f"matmul={knobs.matmul}"] if knobs.matmul != "auto" else []),
+        *(["matmul-precision=tf32"] if torch.backends.cuda.matmul.allow_tf32 else []),
+    ]
+    if not options:
+        return TENSOR_PIPELINE
+    return TENSOR_PIPELINE.replace("classify-ops", f"classify-ops{{{' '.join(options)}}}")
+
+
+def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
+    """The plan pipeline with its options: cost figures, output mechanism, forced graph modes (PYGRAPH_GRAPHS),
+    products in phases of rows where TF32 matmuls are allowed."""
+    force = {"auto": "", "all": " force=graph", "none": " force=eager"}.get(knobs.graphs)
+    if force is None:
+        raise ValueError(f"PYGRAPH_GRAPHS must be auto, all or none, not {knobs.graphs!r}")
+    indirection = (
+        f"parameter-indirection{{costs={cost_key}{' static-outputs=true' if static_outputs else ''}}}"
+    )
+    pipeline = PLAN_PIPELINE.replace("parameter-indirection", indirection).replace(
+        "select-graphs", f"select-graphs{{costs={cost_key}{force}}}"
+    )
+    if torch.backends.cuda.matmul.allow_tf32:  # read now, as the tensor pipeline's matmul precision
+        pipeline = pipeline.replace("row-phases", "row-phases{matmul-precision=tf32}")
+    return pipeline
+
+
+def _device(model: torch.nn.Module, target: str) -> torch.device:
+    device = next(
+        (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
+    )
+    return (
+        device
+        if target != "cuda" or device.type == "cuda"
+        else torch.device("cuda", torch.cuda.current_device())
+    )
+
+
+def _choose_target(target: str, model: torch.nn.Module, inputs: tuple[Any, ...]) -> str:
+    if target not in ("auto", "cuda", "emulator"):
+        raise ValueError(f'target must be "auto", "cuda" or "emulator", not "{target}"')
+    tensors = (
+        [t for t in inputs if isinstance(t, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+    )
+    on_cuda = [t.is_cuda for t in tensors]
+    if target == "auto":
+        target = "cuda" if any(on_cuda) else "emulator"
+    if target == "cuda":
+        if not torch.cuda.is_available():
+            raise RuntimeError('target="cuda" needs a CUDA GPU, and torch sees none')
+        if not any(on_cuda):  # host tensors of a GPU program (CPU scalars, CPU buffers) are welcome
+            raise ValueError('target="cuda" needs the model or the example inputs on a CUDA device')
+    elif any(on_cuda):
+        raise ValueError("the emulator runs on the CPU: move the model and the example inputs to the CPU")
+    return target
+
+
+def _override(name: str, stage: str) -> Path | None:
+    path = Path(knobs.override_dir) / f"{name}.{stage}.mlir" if knobs.override_dir else None
+    return path if path is not None and path.exists() else None
+
+
+def _stage(name: str, stage: str, module: Any, context: Any, stages: dict[str, str]) -> Any:
+    """Records a stage's text; PYGRAPH_OVERRIDE_DIR replaces it, PYGRAPH_DUMP_DIR keeps a copy."""
+    override = _override(name, stage)
+    if override is not None:
+        module = parse(override.read_text(), context)
+    text = print_module(module, debug_info=True)
+    stages[stage] = text
+    if knobs.dump_dir:
+        Path(knobs.dump_dir).mkdir(parents=True, exist_ok=True)
+        (Path(knobs.dump_dir) / f"{name}.{stage}.mlir").write_text(text)
+    return module
+
+
+def _run(name: str, stage: str, module: Any, pipeline: str, context: Any, stages: dict[str, str]) -> Any:
+    if _override(name, stage) is None:
+        items = parse_pipeline(pipeline)
+        try:
+            run_pipeline(module, items, Instrumentation(verify_each=knobs.verify >= 1))
+        except PassError as exc:
+            raise CompileError(_format_errors(exc)) from None
+    return _stage(name, stage, module, context, stages)
+
+
+def _format_errors(exc: PassError) -> str:
+    lines = ["pygraph cannot compile the model:"]
+    for loc, message in exc.errors:
+        lines.append(f"  {user_location(loc)}: {message}")
+    return "\n".join(lines)
+
+
+def user_location(loc: Any) -> str:
+    """`model.py:12 (node linear_1)`: the innermost frame outside torch, and the FX node's name."""
+    return source_location(str(loc))
+
+
+class CompiledModel:
+    """What `export_and_compile` returns: call it like the model."""
+
+    def __init__(
+        self,
+        model: torch.nn.Module,
+        imported: ImportedProgram,
+        plan: Plan,
+        stages: dict[str, str],
+        target: str,
+        derived: DerivedState | None = None,
+    ) -> None:
+        self.model, self.target, self._stages = model, target, stages
+        self._out_spec = imported.out_spec
+        self._input_names = imported.input_names
+        self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
+        self._device = _device(model, target)
+        self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
+        # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
+        # computed from with the versions they had then. First the values export computed (computing them
+        # again would hold two copies of, say, every convolution weight in NHWC at once).
+        self._derived = derived
+        self._derived_values = {a.name: a.value for a in imported.arguments if a.role == "derived"}
+        self._derived_from: list[tuple[torch.Tensor, int]] = []
+        # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
+        # (the model's tensor, its version when copied, the copy the graphs read).
+        self._placed: dict[str, tuple[torch.Tensor, int, torch.Tensor]] = {}
+        # Dims `dynamic_shapes` declared, and how `_other_shapes` compiles a variant for other sizes of them.
+        self._dynamic: dict[tuple[int, int], DynamicDim] = {}
+        self._variant_options: dict[str, Any] = {}
+        self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
+        # The pipelines the stages went through, and the ops kept between graphs because recording a call
+        # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
+        self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
+        self._outside: dict[str, str] = {}
+        self._single_output = self._out_spec.is_leaf()
+        _StateWatch.install()
+        if derived is not None:
+            self._derived_from = [(t, t._version) for t in self._derived_sources()]
+        self._backend: Any = None
+        self._use_plan(plan)
+
+    def _use_plan(self, plan: Plan) -> None:
+        """Runs `plan` from now on: a backend of its own (the previous one dropped first, so that two are
+        never held at once), the inputs it takes, the model's state bound to it."""
+        if self._backend is not None:
+            self._backend = None
+            gc.collect()  # the runtime's runners are closures over it: only the collector frees its arena
+        self.plan = plan
+        self._inputs = [a for a in plan.arguments if a.role == "input"]
+        if self.target == "cuda":
+            from .backend.cuda.runtime import CudaRuntime
+
+            self._backend = CudaRuntime(plan, self._device)
+        else:
+            from .backend.emulator import Emulator
+
+            self._backend = Emulator(plan)
+        self._expected = [
+            (
+                torch.Size(plan.buffers[a.buffer].layout.shape),
+                getattr(torch, plan.buffers[a.buffer].layout.dtype.name),
+                self.target == "cuda" and device == "cuda",
+            )
+            for a, device in zip(self._inputs, self._input_devices, strict=True)
+        ]
+        # Inputs that may be Python numbers (0-d host tensors: the frontend lifts numbers into them).
+        self._numbers = [
+            (i, dtype) for i, (shape, dtype, cuda) in enumerate(self._expected) if not shape and not cuda
+        ]
+        written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
+        self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
+        # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
+        # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
+        self._replay: Any = None
+        self._replayable = not self._numbers and not (self._mutated_inputs and len(self._inputs) > 1)
+        self._bind_state(derive=False)
+
+    def __call__(self, *args: Any) -> Any:
+        """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`."""
+        replay = self._replay
+        if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
+            out = replay(args)
+            if out is not None:
+                if self._single_output:
+                    return out
+                return pytree.tree_unflatten(out if type(out) is list else [out], self._out_spec)
+        return self._call(args)
+
+    def _call(self, args: tuple[Any, ...]) -> Any:
+        """Cheap checks of the inputs, state rebound only after an event that may have moved it (see
+        `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor. Inputs
+        of other shapes go to `_other_shapes`."""
+        inputs = self._numbers_as_tensors(args) if self._numbers else args
+        if len(inputs) != len(self._expected):
+            self._explain_bad_inputs(inputs)
+        for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=True):  # a loop: no generator
+            if not (
+                isinstance(x, torch.Tensor)
+                and x.shape == shape
+                and x.dtype == dtype
+                and (x.is_cuda if cuda else x.is_cpu)
+            ):
+                return self._other_shapes(args, inputs)
+        if self._mutated_inputs and len(inputs) > 1:
+            self._refuse_aliased_inputs(inputs)
+        if self._epoch != _StateWatch.epoch:
+            self._bind_state()
+        if self._derived_from and any(t._version != v for t, v in self._derived_from):
+            self._derive(refresh=True)
+        for name, (source, version, copy) in self._placed.items():
+            if source._version != version:  # changed in place (load_state_dict): the copy follows, in order
+                copy.copy_(source)
+                self._placed[name] = (source, source._version, copy)
+                self._watch_state()
+        try:
+            flat = self._backend(inputs)
+        except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
+            flat = exc.results
+            self._keep_outside_graphs(exc)
+        if self._backend.native is not self._replay and self._replayable:
+            self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
+            self._watch_state()
+        return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
+
+    def _watch_state(self) -> None:
+        """Gives the native replay the tensors whose change it must hand to `_call` (derived state's sources,
+        host tensors placed on the GPU), with the versions their copies follow."""
+        if self._replay is not None:
+            placed = tuple((source, version) for source, version, _ in self._placed.values())
+            self._replay.set_watch(tuple(self._derived_from) + placed)
+
+    def _refuse_aliased_inputs(self, inputs: tuple[torch.Tensor, ...]) -> None:
+        """The model writes an input in place: if it shares memory with another input, eager would let the
+        write show through the other one mid-call, which a compiled program cannot reproduce."""
+        spans = [
+            (x.untyped_storage().data_ptr(), x.untyped_storage().data_ptr() + x.untyped_storage().nbytes(), i)
+            for i, x in enumerate(inputs)
+        ]
+        for i in self._mutated_inputs:
+            start, stop, _ = spans[i]
+            for other_start, other_stop, j in spans:
+                if j != i and start < other_stop and other_start < stop:
+                    raise ValueError(
+                        f"input '{self._inputs[i].name}' is written in place by the model and shares memory with "
+                        f"input '{self._inputs[j].name}'; pass separate tensors"
+                    )
+
+    def _numbers_as_tensors(self, inputs: tuple[Any, ...]) -> tuple[Any, ...]:
+        """Python numbers for host scalar inputs, as 0-d tensors of the traced dtype (their bits go into the
+        table); a float where an integer was traced is refused rather than truncated."""
+        converted = list(inputs)
+        for i, dtype in self._numbers:
+            value = converted[i] if i < len(converted) else None
+            if isinstance(value, (bool, int, float)):
+                if isinstance(value, float) and not dtype.is_floating_point:
+                    raise TypeError(
+                        f"input '{self._inputs[i].name}' was traced as {dtype}, got the float {value}"
+                    )
+                converted[i] = torch.scalar_tensor(value, dtype=dtype)
+        return tuple(converted)
+
+    def _bind_state(self, derive: bool = True) -> None:
+        """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
+        addresses changed); done again only after something may have replaced or moved them, which may
+        have replaced the tensors derived state reads too (`derive`)."""
+        self._epoch = _StateWatch.epoch
+        if self._derived is not None and derive:
+            self._derive(refresh=False)
+        self._backend.bind_state(self._state_tensors())
+        self._watch_state()
+
+    def _derived_sources(self) -> list[torch.Tensor]:
+        return [
+            self._derived.constants[name] if role == "constant" else self._state(role, name)
+            for role, name in self._derived.sources
+        ]
+
+    def _derive(self, refresh: bool) -> None:
+        """Computes the derived state from the model's tensors; `refresh` writes the new values into the
+        tensors the graphs already read (in stream order, before the next launch)."""
+        derived, sources = self._derived, self._derived_sources()
+        values = derived.compute(sources)
+        if refresh:
+            for name, value in zip(derived.names, values, strict=True):
+                self._derived_values[name].copy_(value)
+        else:
+            self._derived_values = dict(zip(derived.names, values, strict=True))
+        self._derived_from = [(t, t._version) for t in sources]
+        self._watch_state()
+
+    def _state_tensors(self) -> list[torch.Tensor]:
+        """The tensors of the plan's parameters, buffers and constants, where the plan places them."""
+        return [
+            self._placed_state(a.name, self._state(a.role, a.name), a.device)
+            for a in self.plan.arguments
+            if a.role not in ("input", "rng")
+        ]
+
+    def _placed_state(self, name: str, tensor: torch.Tensor, device: str) -> torch.Tensor:
+        """The tensor where the plan places it: a host tensor of a GPU program that the plan puts on the GPU
+        is copied there once, and again only when the model changes it (see `__call__`)."""
+        if self.target != "cuda" or device != "cuda" or tensor.is_cuda:
+            return tensor
+        known = self._placed.get(name)
+        if known is None or known[0] is not tensor:
+            known = (tensor, tensor._version, tensor.to(self._device))
+            self._placed[name] = known
+        return known[2]
+
+    def _explain_bad_inputs(self, inputs: tuple[Any, ...]) -> None:
+        """Raises naming the first input, and what of it, that the plan does not take; sizes of dims
+        declared dynamic are `_other_shapes`'s to judge."""
+        if len(inputs) != len(self._inputs):
+            raise TypeError(
+                f"the compiled model takes {len(self._inputs)} inputs ({', '.join(self._input_names)}), got {len(inputs)}"
+            )
+        for i, (spec, value) in enumerate(zip(self._inputs, inputs, strict=True)):
+            layout = self.plan.buffers[spec.buffer].layout
+            if not isinstance(value, torch.Tensor):
+                raise TypeError(f"input '{spec.name}' must be a tensor, got {type(value).__name__}")
+            if str(value.dtype) != f"torch.{layout.dtype.name}":
+                raise TypeError(
+                    f"input '{spec.name}' has dtype {value.dtype}, expected torch.{layout.dtype.name}"
+                )
+            want_device = "cuda" if self._expected[self._inputs.index(spec)][2] else "cpu"
+            if value.device.type != want_device:
+                raise ValueError(f"input '{spec.name}' is on {value.device}, expected a {want_device} tensor")
+            if value.dim() != layout.rank:
+                raise ValueError(
+                    f"input '{spec.name}' has {value.dim()} dims, expected {layout.rank} (shape {list(layout.shape)})"
+                )
+            for dim, (got, want) in enumerate(zip(value.shape, layout.shape, strict=True)):
+                if got != want and (i, dim) not in self._dynamic:
+                    raise ValueError(
+                        f"dimension {dim} of input '{spec.name}' is {got}, the compiled graphs were built for {want}; "
+                        "declare it in dynamic_shapes to compile graphs for other sizes"
+                    )
+
+    def _other_shapes(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
+        """Inputs the plan does not take: the variant compiled for their shapes, if any (its own checks
+        judge the rest), else `_new_variant`'s."""
+        key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
+        variant = self._variants.get(key)
+        if variant is None:
+            variant = self._new_variant(args, inputs, key)
+        else:
+            self._variants.move_to_end(key)  # the most recently used last
+        return variant(*args)
+
+    def _new_variant(
+        self, args: tuple[Any, ...], inputs: tuple[Any, ...], key: tuple[tuple[int, ...], ...]
+    ) -> CompiledModel:
+        """A variant compiled for inputs where only dims declared in `dynamic_shapes` differ, within the
+        ranges export kept for them and equal where they share a symbol; kept for later calls (past
+        PYGRAPH_MAX_VARIANTS, the least recently used is dropped, with a warning). Anything else raises an
+        error naming the input and what differs."""
+        self._explain_bad_inputs(inputs)
+        sizes: dict[str, tuple[int, str]] = {}
+        for (i, dim), spec in self._dynamic.items():
+            if spec.formula is not None:
+                continue  # a derived dim: its formula is checked below, once its symbols' sizes are known
+            got, where = inputs[i].shape[dim], f"dimension {dim} of input '{self._inputs[i].name}'"
+            if got < spec.lower or (spec.upper is not None and got > spec.upper):
+                upper = "inf" if spec.upper is None else spec.upper
+                raise ValueError(
+                    f"{where} is {got}, outside the range [{spec.lower}, {upper}] of dynamic_shapes"
+                )
+            seen = sizes.setdefault(spec.symbol, (got, where))
+            if seen[0] != got:
+                raise ValueError(
+                    f"{where} is {got} and {seen[1]} is {seen[0]}: dynamic_shapes made them one dim"
+                )
+        known = {symbol: size for symbol, (size, _) in sizes.items()}
+        for (i, dim), spec in self._dynamic.items():
+            want = spec.expected(known)
+            if want is not None and inputs[i].shape[dim] != want:
+                names = ", ".join(
+                    f"{s} is {sizes[str(s)][1]}" for s in sorted(spec.formula.free_symbols, key=str)
+                )
+                raise ValueError(
+                    f"dimension {dim} of input '{self._inputs[i].name}' is {inputs[i].shape[dim]}, "
+                    f"dynamic_shapes made it {spec.formula} = {want} ({names})"
+                )
+        if key == tuple(tuple(shape) for shape, _, _ in self._expected):
+            raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
+        if len(self._variants) >= knobs.max_variants:
+            dropped, _ = self._variants.popitem(last=False)
+            warnings.warn(
+                f"{type(self.model).__name__}: more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input "
+                f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
+                stacklevel=4,
+            )
+        variant = self._variants[key] = _compile(self.model, args, self._variant_options, self._outside)
+        return variant
+
+    def _state(self, role: str, name: str) -> torch.Tensor:
+        if role == "parameter":
+            return self.model.get_parameter(name).detach()
+        if role == "buffer":
+            return self.model.get_buffer(name)
+        if role == "derived":
+            return self._derived_values[name]
+        return self._constants[name]
+
+    def ir(self, stage: str) -> str:
+        if stage not in STAGES:
+            raise ValueError(f"stage must be one of {STAGES}, not {stage!r}")
+        return self._stages[stage]
+
+    def _profile(self, example_inputs: tuple[torch.Tensor, ...], cost_key: str) -> None:
+        """Measures each segment as a graph and as eager launches, stores the figures for later
+        compilations, and lets select-graphs choose again from them; records how each input and output is
+        reached, as the all-graphs runtime measured it (`explain().io`)."""
+        from .backend.cuda.profile import profile_segments
+        from .ir import costs
+
+        state, inputs = self._state_tensors(), self._numbers_as_tensors(example_inputs)
+        device = self._backend.device
+        # The measuring runtimes each hold an arena and recordings: dropping this one first (a cycle: its
+        # runners are closures over it) keeps the build's peak memory at one runtime's, not two or three.
+        self._backend = None
+        gc.collect()
+        segments, io = profile_segments(self._stages["plan"], state, inputs, device)
+        costs.record_segments(cost_key, segments)
+        module = parse(self._stages["plan"])
+        run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))
+        self._stages["plan"] = print_module(module, debug_info=True)
+        self._record_io(*io)
+        self._use_plan(read_plan(parse(self._stages["plan"])))
+
+    def _keep_outside_graphs(self, failure: UnrecordableCall) -> None:
+        """An op whose call could not be recorded runs between graphs from now on, every call of it, as if
+        tagged `cudagraph_unsafe`: the torch stage is lowered again with those calls marked
+        `pygraph.outside_graphs`, and a warning says so. Raises `failure` where that would change nothing
+        (the location names no FX node, or the op is marked already: an overridden stage)."""
+        context = make_context()
+        module = parse(self._stages["torch"], context)
+        op = called_op(module, node_name(failure.location) or "")
+        if op is None or op in self._outside:
+            raise failure
+        warnings.warn(
+            f"{type(self.model).__name__}: {user_location(failure.location)}: {op} cannot be recorded into a "
+            f"CUDA graph ({failure.cause}); compiled again with every call of it between graphs (an op tagged "
+            "torch.Tag.cudagraph_unsafe is put there from the start)",
+            stacklevel=4,
+        )
+        self._outside[op] = f"recording it into a CUDA graph failed: {failure.cause}"
+        keep_outside_graphs(module, self._outside)
+        stages: dict[str, str] = {}
+        module = _lower(type(self.model).__name__, module, context, self._pipelines, stages)
+        self._stages = stages
+        self._use_plan(read_plan(module))
+
+    def _record_io(
+        self, measured_inputs: list[dict[str, float]], measured_outputs: list[dict[str, float]]
+    ) -> None:
+        """The measured cost of each input's and output's mechanism, into the plan's text (`pygraph.io_measured`)."""
+        from .ir import attrs
+        from .ir import dialect as d
+        from .ir._mlir import ir
+        from .passes.base import main_function
+
+        module = parse(self._stages["plan"])
+        main = main_function(module)
+
+        def annotated(attr: ir.Attribute, measured: dict[str, float]) -> ir.DictAttr:
+            fields = {a.name: a.attr for a in ir.DictAttr(attr)}
+            fields[d.IO_MEASURED] = ir.DictAttr.get({k: attrs.f64(v) for k, v in measured.items()})
+            return ir.DictAttr.get(fields)
+
+        with module.context, main.location:
+            args = list(ir.ArrayAttr(main.attributes["arg_attrs"]))
+            positions = [a.buffer for a in self.plan.arguments]
+            inputs = [a for a in self.plan.arguments if a.role == "input"]
+            for arg, measured in zip(inputs, measured_inputs, strict=True):
+                i = positions.index(arg.buffer)
+                args[i] = annotated(args[i], measured)
+            results = [
+                annotated(r, m)
+                for r, m in zip(ir.ArrayAttr(main.attributes["res_attrs"]), measured_outputs, strict=True)
+            ]
+            main.attributes["arg_attrs"] = ir.ArrayAttr.get(args)
+            main.attributes["res_attrs"] = ir.ArrayAttr.get(results)
+        self._stages["plan"] = print_module(module, debug_info=True)
+
+    def rebind(self) -> None:
+        """Rebinds parameters and buffers now, in every shape variant too: needed only after
+        `param.data = other` (see `_StateWatch`)."""
+        self._bind_state()
+        for variant in self._variants.values():
+            variant.rebind()
+
+    def stats(self) -> dict[str, Any]:
+        return self._backend.stats()
+
+    def explain(self) -> Explanation:
+        return explain_plan(self.plan, parse(self._stages["plan"]))

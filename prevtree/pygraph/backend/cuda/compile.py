@@ -1,0 +1,227 @@
+"""Generated Triton kernels to cubins (cached on disk) and cubins to CUfunctions (one per context).
+
+Nothing here decides anything: warps and stages come from the plan, shared memory from Triton's
+metadata. The calling convention is Triton 3.6's, checked on every compile against the PTX entry:
+one pointer per signature entry, then two scratch pointers (global, profile) that are null because
+kernels needing scratch memory are refused.
+"""
+
+from __future__ import annotations
+
+import ctypes
+import hashlib
+import json
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import triton
+from triton.backends.compiler import GPUTarget
+from triton.compiler import ASTSource
+
+from ...knobs import knobs
+from . import driver
+from .driver import cu
+
+if TYPE_CHECKING:
+    from triton.runtime.jit import JITFunction
+
+    from ...ir.plan import TritonKernel
+
+SCRATCH_POINTERS = 2  # Triton 3.6 appends the global and the profile scratch pointer to every kernel
+DEFAULT_SHARED_LIMIT = 48 * 1024  # dynamic shared memory a launch gets without opting in
+
+
+@dataclass(frozen=True)
+class Cubin:
+    key: str  # what it was compiled from (see `cache_key`)
+    name: str  # the kernel's symbol in the image
+    image: bytes
+    num_warps: int
+    shared: int  # dynamic shared memory per block, bytes
+    num_params: int  # parameters of the entry: the signature's pointers, then the scratch pointers
+
+
+class KernelParams:
+    """The `void**` a launch takes: one 64-bit slot per parameter, all pointers (`values` may be rewritten)."""
+
+    def __init__(self, pointers: Sequence[int]) -> None:
+        self.values = (ctypes.c_uint64 * len(pointers))(*pointers)
+        base = ctypes.addressof(self.values)
+        self.slots = (ctypes.c_void_p * len(pointers))(*(base + 8 * i for i in range(len(pointers))))
+
+    @property
+    def address(self) -> int:
+        return ctypes.addressof(self.slots)
+
+
+@dataclass(frozen=True)
+class Function:
+    """A cubin loaded into a context; its module stays loaded for the life of the process."""
+
+    module: cu.CUmodule
+    handle: cu.CUfunction
+    cubin: Cubin
+
+    @property
+    def block(self) -> int:
+        return 32 * self.cubin.num_warps
+
+    def params(self, pointers: Sequence[int]) -> KernelParams:
+        """Parameters for a launch on `pointers` (one per signature entry); the scratch pointers are null."""
+        want = self.cubin.num_params - SCRATCH_POINTERS
+        if len(pointers) != want:
+            raise ValueError(f"kernel {self.cubin.name} takes {want} pointers, got {len(pointers)}")
+        return KernelParams([*pointers, *[0] * SCRATCH_POINTERS])
+
+    def launch(self, grid: Sequence[int], params: KernelParams, stream: cu.CUstream) -> None:
+        """An eager launch (`cuLaunchKernel`); graphs use the same grid, block, shared memory and params."""
+        gx, gy, gz = grid
+        driver.call(
+            "cuLaunchKernel",
+            self.handle,
+            gx,
+            gy,
+            gz,
+            self.block,
+            1,
+            1,
+            self.cubin.shared,
+            stream,
+            params.address,
+            0,
+        )
+
+
+# ------------------------------------------------------------------------------------------- compile
+
+
+# `a * b + c` may become one fused multiply-add, as in eager's own CUDA kernels and Inductor's: libdevice's
+# polynomials use it (pointwise_1m's tanh/exp/log1p chain: 52.8 -> 47.3 us on the H200), and it rounds less
+# than eager's separate kernels, not worse (errors against float64 unchanged on mlp, MobileNetV3 and BERT:
+# bench/results/probe-fp-fusion-h200.log).
+OPTIONS = {"enable_fp_fusion": True}
+
+
+def cache_key(kernel: TritonKernel, arch: int) -> str:
+    """Everything the cubin depends on: source, entry, signature, warps, stages, options, target and Triton."""
+    parts = [
+        OPTIONS,
+        hashlib.sha256(kernel.source.encode()).hexdigest(),
+        kernel.entry,
+        list(kernel.signature),
+        kernel.num_warps,
+        kernel.num_stages,
+        arch,
+        triton.__version__,
+    ]
+    return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
+
+
+def compile_kernel(kernel: TritonKernel, arch: int) -> Cubin:
+    """The cubin of a plan's kernel for compute capability `arch` (90 for an H100), from the disk cache if there."""
+    key = cache_key(kernel, arch)
+    cached = _read(key)
+    if cached is not None:
+        return cached
+    # Imported here: the plan's source loader needs the MLIR bindings, which the GPU smoke script lacks.
+    from ..triton_source import load_kernel, signature
+
+    types, attrs = signature(kernel)
+    cubin = compile_function(
+        load_kernel(kernel), types, attrs, kernel.num_warps, kernel.num_stages, arch, key, f"@{kernel.name}"
+    )
+    _write(cubin)
+    return cubin
+
+
+def compile_function(
+    fn: JITFunction,
+    types: dict[str, str],
+    attrs: dict[tuple[int], list[Any]],
+    num_warps: int,
+    num_stages: int,
+    arch: int,
+    key: str,
+    label: str,
+) -> Cubin:
+    """Compiles a `@triton.jit` function whose arguments are all pointers (`types` as Triton spells them)."""
+    compiled = triton.compile(
+        ASTSource(fn, types, None, attrs),
+        target=GPUTarget("cuda", arch, 32),
+        options={"num_warps": num_warps, "num_stages": num_stages, **OPTIONS},
+    )
+    meta = compiled.metadata
+    for field in ("global_scratch_size", "profile_scratch_size"):
+        if getattr(meta, field) > 0:
+            raise NotImplementedError(
+                f"kernel {label} needs {getattr(meta, field)} bytes of {field.removesuffix('_size')} memory"
+            )
+    if meta.num_ctas != 1 or meta.launch_cooperative_grid or meta.launch_pdl:
+        raise NotImplementedError(
+            f"kernel {label} needs launch attributes (num_ctas {meta.num_ctas}, "
+            f"cooperative {meta.launch_cooperative_grid}, pdl {meta.launch_pdl})"
+        )
+    num_params = ptx_parameters(compiled.asm["ptx"], meta.name)
+    if num_params != len(types) + SCRATCH_POINTERS:
+        raise RuntimeError(
+            f"kernel {label}: its entry takes {num_params} parameters, expected {len(types)} pointers "
+            f"and {SCRATCH_POINTERS} scratch pointers (Triton {triton.__version__}'s convention changed?)"
+        )
+    return Cubin(key, meta.name, compiled.asm["cubin"], meta.num_warps, meta.shared, num_params)
+
+
+def ptx_parameters(ptx: str, name: str) -> int:
+    """The number of parameters of entry `name` in a PTX module."""
+    match = re.search(rf"\.entry\s+{re.escape(name)}\s*\((.*?)\)", ptx, re.DOTALL)
+    if match is None:
+        raise RuntimeError(f"the PTX has no entry {name}")
+    return len(re.findall(r"\.param\b", match.group(1)))
+
+
+def _paths(key: str) -> tuple[Any, Any]:
+    directory = knobs.cache_dir / "cubin"
+    return directory / f"{key}.cubin", directory / f"{key}.json"
+
+
+def _read(key: str) -> Cubin | None:
+    image, meta = _paths(key)
+    if not (image.exists() and meta.exists()):
+        return None
+    m = json.loads(meta.read_text())
+    return Cubin(key, m["name"], image.read_bytes(), m["num_warps"], m["shared"], m["num_params"])
+
+
+def _write(cubin: Cubin) -> None:
+    """Image first, metadata last, each renamed into place: a reader never sees half an entry."""
+    image, meta = _paths(cubin.key)
+    image.parent.mkdir(parents=True, exist_ok=True)
+    fields = {
+        "name": cubin.name,
+        "num_warps": cubin.num_warps,
+        "shared": cubin.shared,
+        "num_params": cubin.num_params,
+    }
+    for path, data in ((image, cubin.image), (meta, json.dumps(fields).encode())):
+        tmp = path.with_suffix(f".{id(cubin)}.tmp")
+        tmp.write_bytes(data)
+        tmp.replace(path)
+
+
+# ---------------------------------------------------------------------------------------------- load
+
+_functions: dict[tuple[int, str], Function] = {}
+
+
+def load(cubin: Cubin, context: cu.CUcontext) -> Function:
+    """The cubin's function in `context`, which must be current (`driver.current_context`); loaded once."""
+    slot = (int(context), cubin.key)
+    if slot not in _functions:
+        module = driver.call("cuModuleLoadData", cubin.image)
+        handle = driver.call("cuModuleGetFunction", module, cubin.name.encode())
+        if cubin.shared > DEFAULT_SHARED_LIMIT:
+            attribute = cu.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES
+            driver.call("cuFuncSetAttribute", handle, attribute, cubin.shared)
+        _functions[slot] = Function(module, handle, cubin)
+    return _functions[slot]

@@ -1,0 +1,29 @@
+"""The libdevice functions generated kernels call, for Triton's interpreter (which has no libdevice).
+
+Generated sources call `libdevice.NAME(x)`; on the GPU that name is `triton.language.extra.libdevice`
+(CUDA's math library). The emulator binds it to this module instead, where each function computes
+numpy's version of the same function in the operand's dtype (both within a few ulp of exact).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import numpy as np
+import triton.language as tl
+from triton.runtime.interpreter import TensorHandle
+
+
+def _elementwise(function: Callable[[np.ndarray], np.ndarray]) -> Callable[[tl.tensor], tl.tensor]:
+    def apply(x: tl.tensor) -> tl.tensor:
+        with np.errstate(all="ignore"):  # inf and NaN results are values here, as on the GPU
+            data = function(x.handle.data).astype(x.handle.data.dtype)
+        return tl.tensor(TensorHandle(data, x.handle.dtype.scalar), x.type)
+
+    return apply
+
+
+tanh = _elementwise(np.tanh)
+expm1 = _elementwise(np.expm1)
+log1p = _elementwise(np.log1p)
+rsqrt = _elementwise(lambda x: 1 / np.sqrt(x))

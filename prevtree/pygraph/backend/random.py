@@ -1,0 +1,21 @@
+"""Each call's seed and offset for the plan's random kernels (the `rng` arguments), from torch's generator.
+
+On a GPU, the CUDA default generator is Philox, like the kernels: the call uses its seed and current
+offset and advances the offset past the numbers it draws (in steps of 4, as ATen does), so the next
+call, and eager random ops after it, never reuse them. On the CPU (the emulator) the default generator
+is a Mersenne twister: each call draws a fresh 64-bit seed from it, which advances it, at offset 0.
+Either way, `torch.manual_seed(s)` makes the following calls draw the same numbers again.
+"""
+
+from __future__ import annotations
+
+import torch
+
+
+def seed_and_offset(device: torch.device, numbers: int) -> tuple[int, int]:
+    if device.type == "cuda":
+        generator = torch.cuda.default_generators[device.index or 0]
+        offset = generator.get_offset()
+        generator.set_offset(offset + -(-numbers // 4) * 4)
+        return generator.initial_seed(), offset
+    return int(torch.randint(-(2**63), 2**63 - 1, (), dtype=torch.int64)), 0

@@ -1,0 +1,27 @@
+"""Stage 1: a PyTorch model to `.torch.mlir` (torch.export, pygraph's decompositions, FX import with hooks)."""
+
+from .derived_state import DerivedState, hoist_derived_state
+from .export import DynamicDim, ExportError, declared_dims, export_program
+from .importer import (
+    ArgumentSpec,
+    ImportedProgram,
+    UnsupportedError,
+    called_op,
+    import_program,
+    keep_outside_graphs,
+)
+
+__all__ = [
+    "ArgumentSpec",
+    "DerivedState",
+    "DynamicDim",
+    "ExportError",
+    "ImportedProgram",
+    "UnsupportedError",
+    "called_op",
+    "declared_dims",
+    "export_program",
+    "hoist_derived_state",
+    "import_program",
+    "keep_outside_graphs",
+]

@@ -1,0 +1,174 @@
+"""How each `scaled_dot_product_attention` runs on the GPU: one generated kernel, a decomposition, or ATen.
+
+The choice is made here, once per call, by `route` (PYGRAPH_ATTENTION):
+
+- `kernel`: one generated flash-attention kernel (`passes/attention_kernel.py`): the scores never leave
+  the chip, there is one launch, and q, k, v, the mask and the result are read and written at their own
+  strides. The call keeps its op and gets `pygraph.attention_kernel` (its `tl.dot` precision: "tf32"
+  where TF32 matmuls are allowed as the program is compiled, else "ieee"), which classify-ops makes the
+  class `attention`.
+- `decompose`: `matmul(q, kᵀ)`, scale and mask, softmax, `matmul(., v)`: the scale, the mask and the
+  softmax are one generated kernel (fuse-pointwise), the matmuls vendor calls. Measured on an H200 against
+  ATen's fused call (`bench/probes/probe_attention.py`, `bench/results/probe-attention-h200.log`; no TF32):
+  ViT-Tiny's 3 x 197 x 197 scores take 27.7 us fused against 14.6 us decomposed, BERT's 12 x 128 x 128
+  17.6 against 15.8; from about 1.5M score elements per call (mt5 at batch 16, distilgpt2, MobileBERT at
+  batch 128) the fused kernel wins, and at GPT-2's 12 x 32 x 32 the three launches cost more than they
+  save; with TF32 the decomposition wins up to much larger score matrices.
+- `aten`: ATen's fused call (float32: the memory-efficient kernel), a library op.
+- `auto` (default): chosen from `bench/probes/probe_attention_kernel.py` on an H200
+  (`bench/results/probe-attention-kernel-h200.log`, the benchmark models' shapes and two longer ones).
+  Where TF32 matmuls are allowed the kernel's tensor-core dots win on every shape, 1.1x (ViT-Tiny's 3 x
+  197 x 197) to 4x (BlenderBot's 64 x 16 x 128 x 128) against the better of the other two. In IEEE
+  float32 (no TF32) its dots run on the FMA units: it still wins with head dims of 32 or less (MobileBERT,
+  BlenderBot) and on few scores (GPT-2's 12 x 32 x 32: one launch against three), while from 64K scores
+  the decomposition's cuBLAS matmuls win (ViT, BERT: 17 against 60 and 16 against 23 us) and past 1M
+  ATen's fused kernel does (distilgpt2, mt5, a causal 12 x 1024 x 1024: 141 against 281 us).
+
+Only float32 attentions on the devices PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout, no
+grouped-query heads and what else the kernel can compute (`attention_kernel.unsupported`) are routed;
+every other call stays ATen's. Semantics are eager's either way: the scale defaults to 1/sqrt(E); a
+boolean mask keeps where True, a float mask is added; `is_causal` keeps the lower triangle; rows a mask
+hides entirely give zeros, as the fused kernel gives them.
+"""
+
+from __future__ import annotations
+
+import itertools
+import math
+
+import torch
+
+from ..knobs import knobs
+from ..passes.attention_kernel import unsupported
+from .rewrite import add_constant, propagate_fake_tensors, replace_node
+
+aten = torch.ops.aten
+ROUTES = ("auto", "kernel", "decompose", "aten")
+KERNEL_META = "pygraph_attention_kernel"  # node.meta key: tl.dot's precision (the importer's attribute)
+# `auto` without TF32 (module docstring): the kernel up to these head dims or below these many scores,
+# the decomposition up to _ATEN_SCORES, ATen's fused call beyond.
+_FMA_HEAD_DIM = 32
+_DECOMPOSE_SCORES = 1 << 16
+_ATEN_SCORES = 1 << 20
+_SDPA = aten.scaled_dot_product_attention.default
+_ARGUMENTS = ("query", "key", "value", "attn_mask", "dropout_p", "is_causal", "scale", "enable_gqa")
+_DEFAULTS = {"attn_mask": None, "dropout_p": 0.0, "is_causal": False, "scale": None, "enable_gqa": False}
+
+
+def route_attentions(ep: torch.export.ExportedProgram, devices: tuple[str, ...] = ("cuda",)) -> None:
+    """Routes every attention of `ep` (module docstring), in place."""
+    decomposed = False
+    graph = ep.graph
+    for node in list(graph.nodes):
+        if node.op != "call_function" or node.target is not _SDPA:
+            continue
+        args = _DEFAULTS | dict(zip(_ARGUMENTS, node.args, strict=False)) | node.kwargs
+        choice = route(args, devices)
+        if choice == "kernel":
+            node.meta[KERNEL_META] = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "ieee"
+        elif choice == "decompose":
+            query, key = args["query"].meta["val"], args["key"].meta["val"]
+            with graph.inserting_before(node):
+                result = _decomposed(ep, node.name, args, query, key, node.meta["val"])
+            replace_node(ep, node, result)
+            decomposed = True
+    if decomposed:
+        propagate_fake_tensors(ep)
+
+
+def route(args: dict, devices: tuple[str, ...]) -> str:
+    """The route of one call, "kernel", "decompose" or "aten", from its arguments (FX nodes, numbers)."""
+    if knobs.attention not in ROUTES:
+        raise ValueError(f"PYGRAPH_ATTENTION must be one of {', '.join(ROUTES)}, not {knobs.attention!r}")
+    if knobs.attention == "aten" or not _routable(args, devices):
+        return "aten"
+    if knobs.attention != "auto":
+        return knobs.attention
+    if torch.backends.cuda.matmul.allow_tf32:
+        return "kernel"
+    query, key = args["query"].meta["val"], args["key"].meta["val"]
+    scores = math.prod(query.shape[:-1]) * key.shape[-2]
+    if query.shape[-1] <= _FMA_HEAD_DIM or scores < _DECOMPOSE_SCORES:
+        return "kernel"
+    return "decompose" if scores <= _ATEN_SCORES else "aten"
+
+
+def _routable(args: dict, devices: tuple[str, ...]) -> bool:
+    """Whether the call is on one of `devices`, of static shapes, and one the kernel can compute."""
+    mask = args["attn_mask"]
+    tensors = [args[name].meta.get("val") for name in ("query", "key", "value")]
+    tensors.append(mask.meta.get("val") if isinstance(mask, torch.fx.Node) else None)
+    if not all(isinstance(t, torch.Tensor) for t in tensors[:3]) or (mask is not None and tensors[3] is None):
+        return False
+    if tensors[0].device.type not in devices:
+        return False
+    if not all(isinstance(n, int) for t in tensors if t is not None for n in t.shape):
+        return False
+    q, k, v, m = (
+        None if t is None else (tuple(t.shape), str(t.dtype).removeprefix("torch.")) for t in tensors
+    )
+    return unsupported(q, k, v, m, args["dropout_p"], args["is_causal"], args["enable_gqa"]) is None
+
+
+def _decomposed(
+    ep: torch.export.ExportedProgram,
+    name: str,
+    args: dict,
+    query: torch.Tensor,
+    key: torch.Tensor,
+    fused: torch.Tensor,
+) -> torch.fx.Node:
+    """The attention as matmul, softmax, matmul, its result in the memory order of `fused`'s (the fused
+    call's result, its fake tensor)."""
+    call = ep.graph.call_function
+    q, k, v = (_contiguous(ep, args[operand]) for operand in ("query", "key", "value"))
+    scale = args["scale"] if args["scale"] is not None else 1 / math.sqrt(query.shape[-1])
+    scores = call(aten.matmul.default, (q, call(aten.transpose.int, (k, -2, -1))))
+    scores = call(aten.mul.Tensor, (scores, scale))
+    mask = args["attn_mask"]
+    if args["is_causal"]:
+        lower = torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool, device=query.device).tril()
+        mask = add_constant(ep, f"{name}_causal_mask", lower)
+    if mask is not None:
+        if mask.meta["val"].dtype == torch.bool:
+            scores = call(
+                aten.masked_fill.Scalar, (scores, call(aten.logical_not.default, (mask,)), -math.inf)
+            )
+        else:
+            scores = call(aten.add.Tensor, (scores, mask))
+    probabilities = call(aten._softmax.default, (scores, -1, False))
+    if mask is not None:  # a row hidden entirely: zeros, not the NaNs of softmax over -inf
+        hidden = call(aten.eq.Scalar, (call(aten.amax.default, (scores, [-1], True)), -math.inf))
+        probabilities = call(aten.masked_fill.Scalar, (probabilities, hidden, 0.0))
+    return _in_memory_order(ep, call(aten.matmul.default, (probabilities, v)), fused.stride())
+
+
+def _contiguous(ep: torch.export.ExportedProgram, node: torch.fx.Node) -> torch.fx.Node:
+    """`node` itself if a batched matmul reads it as it is, else a contiguous copy: the matmul folds the
+    leading dims into one batch stride, which the heads of a projection viewed as [B, L, H, E] and
+    transposed do not have when B > 1; ATen's matmul would copy them with a kernel of its own, a
+    generated copy may join its producer's kernel."""
+    value = node.meta["val"]
+    sizes, strides = value.shape, value.stride()
+    batch = [d for d in range(value.dim() - 2) if sizes[d] != 1]
+    folds = all(strides[a] == strides[b] * sizes[b] for a, b in itertools.pairwise(batch))
+    if folds and 1 in strides[-2:]:
+        return node
+    return ep.graph.call_function(aten.clone.default, (node,), {"memory_format": torch.contiguous_format})
+
+
+def _in_memory_order(
+    ep: torch.export.ExportedProgram, node: torch.fx.Node, strides: tuple[int, ...]
+) -> torch.fx.Node:
+    """`node` (contiguous) copied into the memory order of `strides`, the fused kernel's result ([B, L, H,
+    E] in memory): what the model does next (`transpose(1, 2).view(B, L, H * E)`) may need it."""
+    order = sorted(range(len(strides)), key=lambda d: -strides[d])
+    if order == list(range(len(strides))):
+        return node
+    call = ep.graph.call_function
+    ordered = call(
+        aten.clone.default,
+        (call(aten.permute.default, (node, order)),),
+        {"memory_format": torch.contiguous_format},
+    )
+    return call(aten.permute.default, (ordered, [order.index(d) for d in range(len(order))]))

@@ -1,0 +1,222 @@
+"""The decomposition table pygraph passes to `ExportedProgram.run_decompositions`.
+
+pygraph keeps the high-level ops it lowers better itself (linear, convolution, layer_norm, gelu, silu,
+hardswish, softmax, scaled_dot_product_attention, batch norm, embedding, addmm, ...): each has a
+torch-dialect op, so none is in the table. An op is decomposed only when torch-mlir has no op for it
+(it would import as an opaque `torch.operator`, a library call at best) and it breaks down into ops
+pygraph handles. Whatever the table, `run_decompositions` functionalizes the graph: in-place ops become
+functional ops, and their effect on inputs and buffers becomes mutation outputs of the graph signature.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+
+import torch
+from torch._decomp import decomposition_table
+
+from ..ir.context import make_context
+
+aten = torch.ops.aten
+
+# Ops decomposed whatever torch-mlir has (most are not composite and have no torch-dialect op), with why
+# decomposing them is right.
+EXPLICIT: dict[torch._ops.OpOverload, str] = {
+    aten.index_copy.default: "becomes index_put (KV-cache writes)",
+    aten.index_copy_.default: "becomes index_put; functionalization keeps the write as a mutation",
+    aten.index_add.default: "becomes index_put with accumulate",
+    aten.index_fill.int_Scalar: "becomes index_put of the expanded fill value",
+    aten.index_fill.int_Tensor: "becomes index_put of the expanded fill value",
+    aten.take.default: "becomes index on a view of the flattened input",
+    aten.rsub.Tensor: "becomes sub with swapped operands",
+    aten.sinc.default: "becomes pointwise mul, sin, div and where (fusible)",
+    aten.nansum.default: "becomes isnan, where and sum",
+    aten.std_mean.correction: "becomes var_mean and sqrt",
+    aten.addr.default: "becomes outer, mul and add",
+    aten._native_batch_norm_legit_functional.default: "training-mode batch norm: var_mean and pointwise ops",
+    aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
+    aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",
+    aten.bernoulli.default: "rand and a comparison (seed-random draws per call)",
+    aten.unsafe_split.Tensor: (
+        "becomes split, a list of views pygraph knows (LSTMCell, GRUCell; torch's own clones every piece)"
+    ),
+    aten.unsafe_split_with_sizes.default: "becomes split_with_sizes, a list of views pygraph knows",
+    aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
+    aten.nonzero_numpy.default: (
+        "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
+        "(torch's own unbinds nonzero's result into a list, which a host op cannot hold)"
+    ),
+    aten._native_batch_norm_legit_no_training.default: (
+        "eval batch norm: pointwise ops in the input's shape, one kernel with the ops around it "
+        "(torch's own calls the non-functional _native_batch_norm_legit)"
+    ),
+    aten.index_put.default: (
+        "`x[mask] = v` by one boolean mask, with a v not sized by the mask, becomes where: ATen's finds the "
+        "mask's elements with nonzero, a synchronisation no CUDA graph can hold (every other index_put stays)"
+    ),
+}
+
+
+def _squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    for dim in sorted({d % max(x.dim(), 1) for d in dims}, reverse=True):
+        x = aten.squeeze.dim(x, dim)
+    return x
+
+
+def _unsafe_split(x: torch.Tensor, split_size: int, dim: int = 0) -> list[torch.Tensor]:
+    """`unsafe_` only drops autograd's view tracking: the pieces are the views split gives."""
+    return list(aten.split.Tensor(x, split_size, dim))
+
+
+def _unsafe_split_with_sizes(x: torch.Tensor, split_sizes: list[int], dim: int = 0) -> list[torch.Tensor]:
+    return list(aten.split_with_sizes.default(x, split_sizes, dim))
+
+
+def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
+    """As ATen's: a 0-d input counts as 1-d."""
+    indices = aten.nonzero.default(x.unsqueeze(0) if x.dim() == 0 else x)
+    return [aten.select.int(indices, 1, dim) for dim in range(indices.shape[1])]
+
+
+def _index_put_by_mask(
+    x: torch.Tensor, indices: list[torch.Tensor | None], values: torch.Tensor, accumulate: bool = False
+) -> torch.Tensor:
+    """`x[mask] = values` (`+=` with accumulate) as `where(mask, values, x)`, where one boolean mask covers
+    x's leading dims and values broadcasts to what it selects without its count (a number, a row)."""
+    mask = indices[0] if len(indices) == 1 else None
+    if mask is None or mask.dtype not in (torch.bool, torch.uint8):
+        return NotImplemented
+    rest = x.dim() - mask.dim()  # the dims each selected element spans
+    if rest < 0 or tuple(mask.shape) != tuple(x.shape[: mask.dim()]) or values.dim() > rest + 1:
+        return NotImplemented
+    if values.dim() == rest + 1:  # [count, *rest] in ATen's terms: only a count of 1 broadcasts
+        if values.shape[0] != 1:
+            return NotImplemented
+        values = values[0]
+    mask = mask.to(x.device, torch.bool).view(*mask.shape, *[1] * rest)  # (ATen takes a mask on the CPU)
+    return torch.where(mask, x + values if accumulate else values, x)
+
+
+def _batch_norm_inference(
+    x: torch.Tensor,
+    weight: torch.Tensor | None,
+    bias: torch.Tensor | None,
+    running_mean: torch.Tensor,
+    running_var: torch.Tensor,
+    momentum: float,
+    eps: float,
+) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+    """(x - mean) / sqrt(var + eps) * weight + bias per channel (dim 1). The statistics are viewed in
+    x's shape (expand: no copy), so that every op has x's shape and fuse-pointwise makes them one group;
+    recomputing the per-channel factor per element costs nothing in a memory-bound kernel. The two
+    statistics results are empty, as eager's."""
+    shape = [1, x.shape[1]] + [1] * (x.dim() - 2)
+
+    def per_element(t: torch.Tensor) -> torch.Tensor:
+        return t.view(shape).expand_as(x)
+
+    y = (x - per_element(running_mean)) * torch.rsqrt(per_element(running_var) + eps)
+    if weight is not None:
+        y = y * per_element(weight)
+    if bias is not None:
+        y = y + per_element(bias)
+    return y, x.new_zeros(0), x.new_zeros(0)
+
+
+def _einsum(equation: str, operands: list[torch.Tensor], path: list[int] | None = None) -> torch.Tensor:
+    """ATen's einsum (permutes, reshapes, one bmm per pair), with the labels a two-operand product sums
+    over renamed so that their alphabetical order, the order ATen merges them in, is their memory order
+    in the first operand: merged in memory order the reshapes are views, in any other order copies
+    (XLNet's output projection `ibnd,hnd->ibh` merged (d, n): a copy of attn_vec per call and of the
+    weight o once, 4 MB a layer)."""
+    equation = _sums_in_memory_order(equation, operands)
+    return aten.einsum.default._op_dk(
+        torch._C.DispatchKey.CompositeImplicitAutograd, equation, operands, path=path
+    )
+
+
+def _sums_in_memory_order(equation: str, operands: list[torch.Tensor]) -> str:
+    """`equation` with its summed labels permuted among their own letters (the same product)."""
+    equation = equation.replace(" ", "")
+    inputs, arrow, output = equation.partition("->")
+    terms = inputs.split(",")
+    if not arrow or len(terms) != 2 or not all(t.isalpha() and len(set(t)) == len(t) for t in terms):
+        return equation  # (ellipses, diagonals, implicit outputs, chains: as ATen orders them)
+    first, second = terms
+    summed = sorted((set(first) & set(second)) - set(output))
+    if len(summed) < 2:
+        return equation
+    strides = operands[0].stride()
+    by_memory = sorted(summed, key=lambda label: -strides[first.index(label)])
+    renamed = dict(zip(by_memory, summed, strict=True))  # the largest stride gets the first letter
+    return "".join(renamed.get(c, c) for c in equation)
+
+
+_OWN = {
+    aten.squeeze.dims: _squeeze_dims,
+    aten.unsafe_split.Tensor: _unsafe_split,
+    aten.unsafe_split_with_sizes.default: _unsafe_split_with_sizes,
+    aten.nonzero_numpy.default: _nonzero_numpy,
+    aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
+    aten.einsum.default: _einsum,
+    aten.index_put.default: _index_put_by_mask,
+}  # ops decomposed by pygraph's own function, not torch._decomp's
+
+
+# Composites that torch-mlir has an op for but whose ATen kernel may return its input (or a view of it)
+# without saying so in its schema: as library calls their results would alias memory the plan reuses.
+# Decomposed, they become the copy or the views they are (`_to_copy`, `permute`, `diagonal`, `bmm`, ...).
+RETURN_INPUTS = frozenset(
+    {
+        aten.type_as.default,  # the input itself when the dtypes agree (Gemma3's RMSNorm of q and k)
+        aten._cast_Float.default,
+        aten._cast_Long.default,
+        # a one-operand einsum is a permutation or diagonal view of it; decomposed, any einsum is also
+        # permutes, reshapes and one bmm, its operand copies then kernels fused with the ops around them
+        # (ATen's einsum makes them inside the vendor call: XLNet 48 copy kernels per call)
+        aten.einsum.default,
+    }
+)
+
+
+def _is_composite(op: torch._ops.OpOverload) -> bool:
+    return torch._C._dispatch_has_kernel_for_dispatch_key(op.name(), "CompositeImplicitAutograd")
+
+
+def _torch_dialect_name(op: torch._ops.OpOverload) -> str:
+    """The op torch-mlir's importer emits for `op` (it falls back to `torch.operator` when none is registered)."""
+    schema = op._schema
+    name = f"torch.{schema.name.replace('::', '.')}"
+    return f"{name}.{schema.overload_name}" if schema.overload_name else name
+
+
+def _returns_tensor_list(op: torch._ops.OpOverload) -> bool:
+    return any(isinstance(r.type, torch.ListType) for r in op._schema.returns)
+
+
+def _build() -> dict[torch._ops.OperatorBase, Callable]:
+    """EXPLICIT, plus every composite (CompositeImplicitAutograd) op that export keeps for the table to
+    decide (torch's default table lists them) and torch-mlir has no op for: aliases such as aten.multiply,
+    aten.greater, aten.concat, aten.divide and composites such as aten.diff, aten.kron, aten.tensordot,
+    each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
+    aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
+    only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows.
+    So are the composites of RETURN_INPUTS."""
+    context = make_context()
+    composites = torch.export.default_decompositions()  # composite ops decomposed by their own definition
+    table: dict[torch._ops.OperatorBase, Callable] = {
+        op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
+    }
+    for op, decomposition in composites.items():
+        if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
+            continue
+        if (
+            not context.is_registered_operation(_torch_dialect_name(op))
+            or _returns_tensor_list(op)
+            or op in RETURN_INPUTS
+        ):
+            table[op] = _OWN.get(op) or decomposition
+    return table
+
+
+TABLE = _build()

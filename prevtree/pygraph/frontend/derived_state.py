@@ -1,0 +1,228 @@
+"""Derived state: computations on the model's own tensors alone, done once instead of in every call.
+
+Some ops of a program read only parameters, buffers and constants: a convolution weight converted to
+NHWC (channels_last.py), a weight padded so that a matmul writes aligned rows (align_matmuls.py), a model's
+own `self.weight.t().contiguous()` or `self.log_scale.exp()`. Their results are the same in every call
+until the model's tensors change. Each such result becomes a lifted constant of the program, which the
+importer makes a `derived` argument; `DerivedState` keeps the ops that compute it (an FX graph of the
+program's own nodes). The compiled model runs them with ATen when it binds the model's tensors, and again
+(in place, so that graphs keep their addresses) when the version counter of a tensor they read says it
+has changed since; so results follow `load_state_dict`, an optimizer step or `param.mul_(2)`.
+
+What stays in the program: views (they cost nothing), random ops, ops that read an input or a buffer the
+program writes, device moves (hoist-host-copies' business), lookups of more than `_SMALL` elements in the
+model's tables that pointwise ops read (embeddings at fixed positions: their kernels gather those rows
+as cheaply as they would read them held), results used as program outputs, and
+results larger than the state they read (an `expand` made dense costs memory for the model's lifetime):
+a derived tensor is memory held beside the model's, so it may be at most `_SLACK` larger than what it
+reads (alignment padding), or `_SMALL` elements where it reads nothing (an `arange`).
+
+Held state against memory (PYGRAPH_DERIVED): copies of the model's tensors (weights converted to NHWC,
+padded) are held, smallest first, while their total stays within the program's working memory (the most
+bytes its intermediate results hold at once); the largest beyond that are copied in each call instead,
+into the arena, where they share bytes with each other and with the activations, as Inductor converts
+weights in every call. resnet18 at batch 1 works in 4 MB and had 40 MB of NHWC weights; its largest are
+converted in each call now. Where one copy dominates (a single padded embedding), copying it per call
+would save little of its memory, so then all are held; other derived results are always held.
+"""
+
+from __future__ import annotations
+
+import bisect
+import itertools
+from collections.abc import Callable, Container, Sequence
+from dataclasses import dataclass, field
+
+import torch
+from torch.export.graph_signature import InputKind
+
+from ..knobs import knobs
+from ..passes.pointwise import POINTWISE
+from .rewrite import add_constant, state_value
+
+aten = torch.ops.aten
+_SLACK = 1 / 16
+_SMALL = 1 << 16
+# Lookups in the model's tables (position embeddings at fixed positions) that pointwise ops read: their
+# kernel gathers the rows from the table, reading as many bytes as it would from held rows, so holding many
+# rows would only cost memory. (A few are held: an index another lookup reads, which a kernel cannot
+# compute in the same kernel. So are lookups read otherwise, through a view or by a vendor call or kernel
+# template, which would need the rows made in each call by a kernel of their own.)
+_LOOKUPS = {
+    aten.embedding.default,
+    aten.index_select.default,
+    aten.gather.default,
+    aten.index.Tensor,
+}
+_ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
+
+
+@dataclass
+class DerivedState:
+    """The derived arguments of a program and how to compute them from the model's tensors."""
+
+    names: list[str]  # the derived arguments, in the order `recipe` returns them
+    sources: list[tuple[str, str]]  # (role, name) of each tensor `recipe` reads, in its argument order
+    recipe: torch.fx.GraphModule
+    constants: dict[str, torch.Tensor] = field(default_factory=dict)  # the values of `constant` sources
+
+    def compute(self, sources: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        with torch.no_grad():
+            return list(self.recipe(*sources))
+
+
+def state_only_nodes(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, frozenset[torch.fx.Node]]:
+    """Every node computed from unwritten parameters, buffers and constants alone, deterministically,
+    with the state placeholders it reads."""
+    signature = ep.graph_signature
+    written = set(signature.buffers_to_mutate.values()) | set(signature.user_inputs_to_mutate.values())
+    specs = {spec.arg.name: spec for spec in signature.input_specs}
+    reads: dict[torch.fx.Node, frozenset[torch.fx.Node]] = {}
+    for node in ep.graph.nodes:
+        if node.op == "placeholder":
+            spec = specs[node.name]
+            if spec.kind in _ROLES and spec.target not in written:
+                reads[node] = frozenset([node])
+        elif node.op == "call_function" and deterministic(node):
+            operands = node.all_input_nodes
+            if all(o in reads for o in operands):
+                reads[node] = frozenset().union(*(reads[o] for o in operands))
+    return reads
+
+
+def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None:
+    """Moves the program's computations on state alone into a `DerivedState`, in place; None if none."""
+    reads = state_only_nodes(ep)
+
+    def hoistable(node: torch.fx.Node) -> bool:
+        value = node.meta.get("val")
+        if node not in reads or node.op != "call_function" or not isinstance(value, torch.Tensor):
+            return False
+        if node.target.is_view or node.target is aten._to_copy.default:
+            return False
+        if node.target in _LOOKUPS and value.numel() > _SMALL and all(map(_pointwise, node.users)):
+            return False
+        if any(user.op == "output" for user in node.users) or not all(
+            isinstance(s, int) for s in value.shape
+        ):
+            return False
+        read = sum(source.meta["val"].numel() for source in reads[node])
+        return value.numel() <= (read * (1 + _SLACK) if read else _SMALL)
+
+    results = _held(
+        [n for n in ep.graph.nodes if hoistable(n) and not all(hoistable(u) for u in n.users)],
+        lambda: working_bytes(ep, reads),
+    )
+    if not results:
+        return None
+    needed: set[torch.fx.Node] = set()
+    pending = list(results)
+    while pending:
+        node = pending.pop()
+        if node not in needed:
+            needed.add(node)
+            pending += node.all_input_nodes
+    recipe = torch.fx.Graph()
+    copied: dict[torch.fx.Node, torch.fx.Node] = {}
+    sources = [n for n in ep.graph.nodes if n in needed and n.op == "placeholder"]
+    for node in sources:
+        copied[node] = recipe.placeholder(node.name)
+    for node in ep.graph.nodes:
+        if node in needed and node.op == "call_function":
+            copied[node] = recipe.node_copy(node, copied.__getitem__)
+    recipe.output(tuple(copied[n] for n in results))
+    specs = {spec.arg.name: spec for spec in ep.graph_signature.input_specs}
+    derived = DerivedState([], [], torch.fx.GraphModule(torch.nn.Module(), recipe))
+    for node in sources:
+        spec = specs[node.name]
+        derived.sources.append((_ROLES[spec.kind], spec.target))
+        if spec.kind == InputKind.CONSTANT_TENSOR:
+            derived.constants[spec.target] = state_value(ep, spec)
+    values = derived.compute([state_value(ep, specs[n.name]) for n in sources])
+    for node, value in zip(results, values, strict=True):
+        name = f"derived_{node.name}"
+        node.replace_all_uses_with(add_constant(ep, name, value))
+        derived.names.append(name)
+    ep.graph.eliminate_dead_code()
+    ep.graph_module.recompile()
+    return derived
+
+
+def _held(results: list[torch.fx.Node], working: Callable[[], int]) -> list[torch.fx.Node]:
+    """The results held between calls (the module docstring says which); the others stay in the program.
+    Only copies of the model's tensors (a layout conversion, a padding) may move into the calls: one
+    kernel each, bound by memory; longer computations (a projection of position embeddings) stay held."""
+    mode = knobs.derived
+    if mode not in ("auto", "all", "none"):
+        raise ValueError(f"PYGRAPH_DERIVED must be auto, all or none, not {mode!r}")
+    if mode != "auto":
+        return results if mode == "all" else []
+    copies = sorted((n for n in results if _copy_of_state(n)), key=_nbytes)
+    if not copies:
+        return results
+    computed = copies[bisect.bisect_right(list(itertools.accumulate(map(_nbytes, copies))), working()) :]
+    if not computed or sum(map(_nbytes, computed)) < 2 * _nbytes(computed[-1]):
+        return results  # (one copy dominates: computing it per call would save little of its memory)
+    return [n for n in results if n not in computed]
+
+
+def _pointwise(node: torch.fx.Node) -> bool:
+    return node.op == "call_function" and str(node.target) in POINTWISE
+
+
+def _copy_of_state(node: torch.fx.Node) -> bool:
+    """A copy (in another layout, or padded) of a placeholder or of a view of one."""
+    if node.target not in (aten.clone.default, aten.constant_pad_nd.default):
+        return False
+    source = node.args[0]
+    while source.op == "call_function" and getattr(source.target, "is_view", False):
+        source = source.args[0]
+    return source.op == "placeholder"
+
+
+def working_bytes(ep: torch.export.ExportedProgram, state_only: Container[torch.fx.Node]) -> int:
+    """The most bytes the program's intermediate results hold at once, in program order: each result
+    lives from its node to its last reader, a view keeps its base alive and costs nothing itself."""
+    nodes = list(ep.graph.nodes)
+    base: dict[torch.fx.Node, torch.fx.Node] = {}
+    last: dict[torch.fx.Node, int] = {}
+    for i, node in enumerate(nodes):
+        for operand in node.all_input_nodes:
+            if operand in base:
+                last[base[operand]] = i
+        if (
+            node.op != "call_function"
+            or node in state_only
+            or not isinstance(node.meta.get("val"), torch.Tensor)
+        ):
+            continue
+        if getattr(node.target, "is_view", False):  # a view of an input or of state costs nothing either
+            if node.args[0] in base:
+                base[node] = base[node.args[0]]
+            continue
+        base[node], last[node] = node, i
+    change = [0] * (len(nodes) + 1)
+    for i, node in enumerate(nodes):
+        if base.get(node) is node:
+            change[i] += _nbytes(node)
+            change[last[node] + 1] -= _nbytes(node)
+    live = peak = 0
+    for delta in change:
+        live += delta
+        peak = max(peak, live)
+    return peak
+
+
+def _nbytes(node: torch.fx.Node) -> int:
+    value = node.meta["val"]
+    return value.numel() * value.element_size()
+
+
+def deterministic(node: torch.fx.Node) -> bool:
+    """An ATen op that writes nothing and draws no random numbers."""
+    target = node.target
+    return (
+        isinstance(target, torch._ops.OpOverload)
+        and not target._schema.is_mutable
+        and torch.Tag.nondeterministic_seeded not in target.tags
+    )

@@ -1,0 +1,216 @@
+"""torch.export with pygraph's settings: non-strict tracing, then pygraph's decomposition table."""
+
+from __future__ import annotations
+
+import contextlib
+import inspect
+import re
+import warnings
+from collections.abc import Iterator
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch._decomp.decompositions as torch_decompositions
+from torch._subclasses.fake_tensor import FakeTensor
+from torch.export.graph_signature import InputKind
+from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+from ..knobs import knobs
+from .align_matmuls import align_matmul_outputs
+from .arange_indexing import arange_indexing_as_slices
+from .attention import route_attentions
+from .channels_last import convolutions_channels_last
+from .decompositions import TABLE
+from .fold_constants import fold_constants, fresh_constants
+from .freeze import fold_batch_norms
+from .numbers import lift_numbers
+from .pooling import pooling_as_views
+from .rewrite import keep_output_layouts, output_layouts
+from .spatial_means import split_spatial_means
+
+# PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
+# (channels_last.py, spatial_means.py, align_matmuls.py, attention.py)
+_GPU_LAYOUT_DEVICES = {"auto": ("cuda",), "on": ("cuda", "cpu"), "off": ()}
+
+
+class ExportError(Exception):
+    """torch.export could not capture the model; the message carries torch's."""
+
+
+def export_program(
+    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any = None, freeze: bool = False
+) -> torch.export.ExportedProgram:
+    """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
+    decomposes with `TABLE`.
+
+    `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
+    `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
+    views and pointwise ops (`pooling.py`), indexing by an `arange` a slice (`arange_indexing.py`), 2-D convolutions on a GPU read NHWC inputs and weights
+    (`channels_last.py`) and their means over few channels' pixels are summed in two steps
+    (`spatial_means.py`), matmuls with unaligned output rows compute aligned ones (`align_matmuls.py`),
+    attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
+    layouts eager gives them. Last, numbers computed from compile-time constants alone become literals
+    (`fold_constants.py`).
+    """
+    with _exporting(model, example_inputs) as inputs:
+        program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+        if freeze:
+            fold_batch_norms(program)
+        fresh = fresh_constants(program)
+        program = program.run_decompositions(TABLE)
+    devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
+    if devices is None:
+        raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
+    layouts = output_layouts(program)
+    pooling_as_views(program)
+    arange_indexing_as_slices(program)
+    convolutions_channels_last(program, devices)
+    split_spatial_means(program, devices)
+    route_attentions(program, devices)
+    align_matmul_outputs(program, devices)
+    keep_output_layouts(program, layouts)
+    fold_constants(program, fresh)
+    return program
+
+
+@dataclass(frozen=True)
+class DynamicDim:
+    """A dim of a user input that `dynamic_shapes` declared: its symbol (dims sharing one must be equal)
+    and the range export kept for it (`upper` None: unbounded), or for a derived dim (`2 * seq`) the
+    formula of its size in the symbols of other dims."""
+
+    symbol: str
+    lower: int
+    upper: int | None
+    formula: Any = None  # a sympy expression, for a derived dim
+
+    def expected(self, sizes: dict[str, int]) -> int | None:
+        """A derived dim's size given the sizes of the symbols, if all are known."""
+        if self.formula is None or any(str(s) not in sizes for s in self.formula.free_symbols):
+            return None
+        return int(self.formula.subs({s: sizes[str(s)] for s in self.formula.free_symbols}))
+
+
+def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int], DynamicDim]:
+    """The dims of the user inputs whose size export kept symbolic, by (input index, dim). A dim given by
+    an expression of symbols (a derived `Dim`) carries that formula instead of a range."""
+    nodes = {node.name: node for node in program.graph.nodes}
+    user_inputs = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    dims = {}
+    for i, spec in enumerate(user_inputs):
+        value = nodes[spec.arg.name].meta.get("val")
+        for dim, size in enumerate(getattr(value, "shape", ())):
+            if not isinstance(size, torch.SymInt):
+                continue
+            expr = size.node.expr
+            bounds = program.range_constraints.get(expr) if expr.is_Symbol else None
+            if bounds is None:
+                dims[i, dim] = DynamicDim(str(expr), 0, None, expr)
+                continue
+            upper = bounds.upper
+            dims[i, dim] = DynamicDim(str(expr), int(bounds.lower), int(upper) if upper.is_Integer else None)
+    return dims
+
+
+def declared_dims(
+    model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any
+) -> dict[tuple[int, int], DynamicDim]:
+    """The dims `dynamic_shapes` declares, as torch.export reads them (ranges, dims sharing a symbol):
+    traced once with them, not decomposed. The program pygraph compiles is exported for the example's
+    sizes (`export_program` without `dynamic_shapes`): a plan is specialized to its shapes, and symbolic
+    sizes in a traced model reach ops whose kernels need them known."""
+    with _exporting(model, example_inputs) as inputs:
+        return dynamic_dims(torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False))
+
+
+@contextlib.contextmanager
+def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]:
+    """The example inputs with Python numbers as 0-d tensors (`numbers.py`), for a trace of `model` whose
+    failure is an ExportError carrying torch's, and which leaves the model's attributes as they were."""
+    if not isinstance(example_inputs, tuple):
+        raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
+    names = _argument_names(model, len(example_inputs))
+    inputs, lifted = lift_numbers(model, names, example_inputs)
+    try:
+        with _attributes_kept(model), _lstm_states_in_shape(), warnings.catch_warnings():  # (pytree warning)
+            warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            yield inputs
+    except Exception as e:
+        hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
+        if isinstance(e, GuardOnDataDependentSymNode):
+            hint += f" (at {_innermost_user_frame(str(e))}, {_BRANCH_ON_DATA})"
+        raise ExportError(
+            f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
+        ) from e
+
+
+_BRANCH_ON_DATA = (
+    "the model decides something in Python from a value of its data: a condition such as `if x.any():`, "
+    "or `.item()` or `.tolist()` used as a size or a condition; one traced program cannot follow both "
+    "ways. Compute both branches and choose with `torch.where`, or state what always holds with "
+    "`torch._check(...)` before it"
+)
+_FRAME = re.compile(r'File "([^"]+)", line (\d+)|Caused by: \(([^():]+):(\d+) in ')
+_TORCH = Path(torch.__file__).parent
+
+
+def _innermost_user_frame(message: str) -> str:
+    """`file:line` of the innermost frame outside torch that torch's message quotes (its stack, or its
+    "Caused by" frame, which is relative to site-packages)."""
+    frames = [
+        f"{path or short}:{line or short_line}"
+        for path, line, short, short_line in _FRAME.findall(message)
+        if not (path and "/torch/" in path) and not (short and (_TORCH / short).exists())
+    ]
+    return frames[-1] if frames else "a line torch does not name"
+
+
+@contextlib.contextmanager
+def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
+    """Removes the attributes holding fake tensors that tracing added to the modules. Non-strict export
+    runs `forward` as Python and restores the attributes a module had, but keeps those it added: a model
+    that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would keep the fake tensor
+    from tracing, which its later eager calls compute with. Other added attributes stay (transformers marks
+    the hooks it installed once so)."""
+    before = [(module, set(module.__dict__)) for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, names in before:
+            for name in [n for n in module.__dict__ if n not in names]:
+                leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
+                if any(isinstance(leaf, FakeTensor) for leaf in leaves):
+                    del module.__dict__[name]
+
+
+@contextlib.contextmanager
+def _lstm_states_in_shape() -> Iterator[None]:
+    """Export traces `nn.LSTM` off the CPU into torch's `one_layer_lstm` per layer and direction, which in
+    torch 2.11 squeezes the final states on the wrong dim: h_n and c_n of a CUDA LSTM came out
+    [layers, 1, batch, hidden]. Each layer's final states have the shape of the initial ones it was given:
+    while exporting, they are viewed so (a no-op where torch's are right)."""
+    original = torch_decompositions.one_layer_lstm
+
+    def one_layer_lstm(inp: Any, hidden: Any, *args: Any, **kwargs: Any) -> Any:
+        out, (h, c) = original(inp, hidden, *args, **kwargs)
+        return out, (h.reshape(hidden[0].shape), c.reshape(hidden[1].shape))
+
+    torch_decompositions.one_layer_lstm = one_layer_lstm
+    try:
+        yield
+    finally:
+        torch_decompositions.one_layer_lstm = original
+
+
+def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
+    """Names of the first `count` positional arguments of `model.forward` (`args[i]` past a `*args`)."""
+    names: list[str] = []
+    for parameter in inspect.signature(model.forward).parameters.values():
+        if parameter.kind == parameter.VAR_POSITIONAL:
+            names += [f"{parameter.name}[{i}]" for i in range(count - len(names))]
+        elif parameter.kind in (parameter.POSITIONAL_ONLY, parameter.POSITIONAL_OR_KEYWORD):
+            names.append(parameter.name)
+    names += [f"argument {i}" for i in range(len(names), count)]
+    return names[:count]

@@ -1,0 +1,143 @@
+"""The generated matrix-vector kernel: a linear layer (or mm, addmm, matmul) of one row as one Triton kernel.
+
+A model fed one sample (an MLP, a CNN's classifier at batch 1) multiplies one row by a weight matrix.
+cuBLAS runs that as its gemv kernel; measured on an H200 (`bench/probes/probe_gemv.py`,
+`bench/results/probe-gemv-h200.log`), a generated kernel computing two outputs per program with one warp
+takes 1.66 us for a 512 x 512 float32 weight against cuBLAS's 3.14 us, with the bias added in the same
+kernel. Each program loads the whole row (K values) and a [BN, K] tile of the weight, multiplies and sums
+each of its BN rows in float32 and stores BN outputs: the weight is read once, by many programs. Rows are
+read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
+`mm`, `addmm` and `matmul` take it, included). Which ops are products, and of what: `products.py`.
+
+`read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
+accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
+
+The ops that compute the row join it when nothing else reads their values (fuse-pointwise): an MLP's GELU
+and layer norm before its next linear. Each program then computes the whole row first, as one row of a
+persistent reduction kernel (`RowWriter`), and multiplies it: the row's K values are recomputed by every
+program, which costs less than a launch (`probe-gemv-h200.log`: GELU, layer norm and a 512 x 512 product
+2.30 us as one kernel against 1.66 + 1.45 us as two).
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from ..ir import aten, dtypes
+from ..ir._mlir import ir
+from ..ir.layout import Layout
+from ..ir.torch_types import tensor_info
+from .codegen_triton import COMBINE, Kernel, RowWriter, conjunction, pow2, spans_overflow, term, zero_masked
+from .pointwise import Value, constant_value
+from .products import Product, read_product
+from .reductions import REDUCTIONS, reduced_dims
+
+MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
+_OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
+_VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
+
+
+def read_matvec(op: Any) -> Product | None:
+    """The product `op` computes if this kernel can: one row (`products.read_product`) of at most MAX_K values."""
+    product = read_product(op)
+    return product if product is not None and product.m == 1 and product.k <= MAX_K else None
+
+
+def matvec_blocks(k: int) -> tuple[int, int]:
+    """(BN, num_warps): two outputs per program, a warp per `_VALUES_PER_WARP` weight values it loads."""
+    per_program = _OUTPUTS_PER_PROGRAM * pow2(k)
+    return _OUTPUTS_PER_PROGRAM, max(1, min(8, per_program // _VALUES_PER_WARP))
+
+
+class MatvecWriter(RowWriter):
+    """Writes the kernel of a fused function holding one `matvec` op, after the ops that compute its row when
+    fuse-pointwise put them there (the prologue: every program computes the whole row, as one row of a
+    persistent reduction kernel, then multiplies it)."""
+
+    def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
+        self._read(fn, layouts, indirect)
+        compute = [op for op in self.body_ops if aten.aten_name(op) is not None]
+        op = compute[-1] if compute else None
+        if op is None or len(self.results) != 1 or self.results[0] != op.results[0]:
+            raise ValueError("a matvec kernel computes its row, then one product, and returns the product")
+        product = read_matvec(op)
+        if product is None:
+            raise ValueError(f"the matvec kernel cannot compute this {aten.aten_name(op)}")
+        self.product, self.product_op = product, op
+        operands = list(op.operands)
+        roles = [product.weight] + ([product.bias] if product.bias is not None else [])
+        if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+            raise ValueError("the weight and bias of a matvec kernel must be its inputs")
+        self.weight = operands[product.weight].arg_number
+        self.bias = operands[product.bias].arg_number if product.bias is not None else None
+        self.out = len(self.args)
+        self.row_value = operands[product.rows]
+        self.prologue = len(compute) > 1
+        if not self.prologue and not isinstance(self.row_value, ir.BlockArgument):
+            raise ValueError("the row of a matvec kernel must be its input or computed by its prologue")
+        # The prologue's iteration space: the row, one row of `k` columns kept whole.
+        self.shape = tuple(tensor_info(self.row_value.type)[0])
+        self.reduced = (len(self.shape) - 1,)
+        self.row_shape, self.rows, self.cols = (*self.shape[:-1], 1), 1, product.k
+        self.xblock, self.rblock, self.persistent = 1, pow2(product.k), True
+        for prologue_op in compute[:-1]:
+            name = aten.aten_name(prologue_op)
+            if name in REDUCTIONS:
+                args = [constant_value(v) for v in prologue_op.operands]
+                rank = len(tensor_info(prologue_op.operands[0].type)[0])
+                if reduced_dims(name, args, rank) != (rank - 1,):
+                    raise ValueError(f"the prologue's {name} does not reduce the row")
+        self.block_n, self.num_warps = matvec_blocks(product.k)
+        self.grid = -(-product.n // self.block_n)
+        self.wide = spans_overflow(layouts)
+        self.index = Value("lin", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
+        self.defined, self.per_element, self.level = set(), set(), "element"
+
+    def write(self) -> Kernel:
+        p = self.product
+        block_n, width = self.block_n, pow2(p.k)
+        pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
+        strides = self.layouts[self.weight].strides
+        weight_n, weight_k = reversed(strides) if p.transposed else strides
+        k_tail = f"k < {p.k}" if width != p.k else ""
+        n_tail = f"n < {p.n}" if p.n % block_n else ""
+        both = conjunction(n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}")
+        names = []
+        lines = [
+            f"# one row of {p.k}{', computed,' if self.prologue else ''} times a "
+            f"{'transposed ' if p.transposed else ''}{p.n} x {p.k} weight"
+            f"{' plus a bias' if p.bias is not None else ''}: {self.grid} programs of {block_n} outputs",
+            *self._dereference(),
+        ]
+        if self.prologue:
+            for op in self.body_ops:
+                if op.operation == self.product_op.operation or self._constant(op):
+                    continue
+                name = aten.aten_name(op)
+                self._emit(op, name)
+                names.append(name.split(".")[1].strip("_"))
+            row = self._operand(self.row_value).expr
+            self._index([])
+            lines += ["row = 0", *self._whole_rows()]  # (the one row: its offsets are the column's)
+            row = f"tl.where(cmask, {row}, 0.0)" if self.col_mask else row
+            lines.append(f"x = tl.reshape({row}, [{width}])")
+        lines += [
+            f"n = {pid} * {block_n} + tl.arange(0, {block_n})",
+            f"k = tl.arange(0, {width})",
+        ]
+        if not self.prologue:
+            lines.append(f"x = tl.load({self._at(self.row_value.arg_number, 'k')}{zero_masked(k_tail)})")
+        lines += [
+            f"w = tl.load(in{self.weight} + {term('n[:, None]', weight_n)} + {term('k[None, :]', weight_k)}"
+            f"{zero_masked(both)})",
+            f"acc = tl.reduce(w * x[None, :], 1, {COMBINE['sum']})",
+        ]
+        if self.bias is not None:
+            lines.append(f"acc = acc + tl.load({self._at(self.bias, 'n')}{zero_masked(n_tail)})")
+        lines.append(f"tl.store({self._at(self.out, 'n')}, acc{f', mask={n_tail}' if n_tail else ''})")
+        return self._template_kernel(lines, self.grid, self.num_warps, "_".join([*names, "matvec"]))
+
+    def _at(self, b: int, index: str) -> str:
+        """Buffer `b` (a row, a bias or the result: one dim of more than one element) at `index`."""
+        name = "out0" if b == self.out else f"in{b}"
+        return f"{name} + {term(index, self.layouts[b].strides[-1])}"

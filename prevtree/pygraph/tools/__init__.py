@@ -1,0 +1,1 @@
+"""Command-line tools: `pygraph-opt` (the mlir-opt-style pass driver) and `pygraph`."""
