@@ -25,6 +25,7 @@ from typing import Any
 
 import sympy
 import torch
+from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind
 
@@ -57,6 +58,9 @@ def draft_export(
     if other:
         raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
     _check_conditions(program.graph, _example_reads(program, inputs))
+    for node in program.graph.find_nodes(op="placeholder"):  # decomposing traces again: with fakes only
+        if isinstance(node.meta.get("val"), FakeTensor):
+            node.meta["val"].fake_mode.propagate_real_tensors = False
     if not warn:
         return program
     graph = program.graph
