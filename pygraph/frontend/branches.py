@@ -3,8 +3,9 @@ inputs take, with a check that each call's data take it too.
 
 `if x.sum() > 0:` or `if n.item() > 3:` makes torch.export fail (GuardOnDataDependentSymNode): one traced
 program cannot follow both ways. `torch.export.draft_export` traces with the example's real values instead,
-keeps the way they take and inserts `_assert_scalar` checks of each condition. pygraph runs those checks
-between graphs (`isolate-data-dependent`: the condition is read back to the host, as reduce-overhead's
+keeps the way they take and inserts `_assert_scalar` checks of each condition (torch 2.13; torch 2.11 checks
+numbers read but no boolean condition, so pygraph adds those, with the way the exported program takes on the
+example, `_check_conditions`). pygraph runs the checks between graphs (`isolate-data-dependent`: the condition is read back to the host, as reduce-overhead's
 graph break would), so a call whose data take the other way raises `pygraph.AssumptionFailed`, naming the
 line, instead of returning the traced way's result; the compiled model then runs that call again with a
 program traced from it (`CompiledModel._another_way`). Any other problem draft export reports (a constraint
@@ -42,8 +43,8 @@ _NEGATIONS = {
 }
 _READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
 _EXPRESSION = re.compile(r"Runtime assertion failed for expression (.+) on node '[^']*'$")
-# the loggers draft export and its real-value propagation warn through, for each branch
 _PACKAGE = str(Path(__file__).parents[1])
+# the loggers draft export and its real-value propagation warn through, for each branch
 _LOUD = ("torch.export._draft_export", "torch.fx.experimental.symbolic_shapes")
 
 
@@ -98,8 +99,10 @@ def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
 def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
     """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1), by node name: its graph
     run once on the real tensors (functional: the model's state is not written; the random generators are
-    restored). Draft export's record of
-    the way each condition took is keyed by expressions that torch 2.11 rewrites, so it is not used."""
+    restored; torch's checks are skipped). Draft export's record of the way each condition took is keyed
+    by expressions that torch 2.11 rewrites, and in half precision the model (which draft export runs) and
+    its exported program may round a condition differently: the program's own values are the ones its
+    checks will read."""
     user = iter(torch.utils._pytree.tree_leaves(inputs))
     args = [
         next(user)
@@ -111,6 +114,8 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node: torch.fx.Node) -> Any:
+            if node.target is _CHECK:  # the program's way, where it differs from the model's (half precision)
+                return None
             result = super().run_node(node)
             if node.target in _READS_DATA:
                 reads[node.name] = int(result)
@@ -145,21 +150,31 @@ def _deferred(node: torch.fx.Node) -> bool:
 def _read_deferred_check(graph: torch.fx.Graph, deferred: torch.fx.Node) -> None:
     """`_assert_async(t == n)` of `_check_read` as `t.to(int64).item() == 1`, checked on the host."""
     holds, message = deferred.args
+    symbol = holds.meta["val"].fake_mode.shape_env.create_unbacked_symint()
+    trace = deferred.meta.get("stack_trace")
+    number = _read_integer(graph, holds, deferred, symbol)
     with graph.inserting_before(deferred):
-        as_int = graph.call_function(torch.ops.aten._to_copy.default, (holds,), {"dtype": torch.int64})
-        number = graph.call_function(torch.ops.aten.item.default, (as_int,))
         truth = graph.call_function(operator.eq, (number, 1))
         check = graph.call_function(
             _CHECK, (truth, f"Runtime assertion failed for expression == {message[len(_DEFERRED) :]}")
         )
-    fake = holds.meta["val"]
-    symbol = fake.fake_mode.shape_env.create_unbacked_symint()
-    trace = deferred.meta.get("stack_trace")
-    as_int.meta = {"val": fake.to(torch.int64), "stack_trace": trace}
-    number.meta = {"val": symbol, "stack_trace": trace}
     truth.meta = {"val": symbol == 1, "stack_trace": trace}
     check.meta = {"stack_trace": trace}
     graph.erase_node(deferred)
+
+
+def _read_integer(
+    graph: torch.fx.Graph, flag: torch.fx.Node, before: torch.fx.Node, value: Any
+) -> torch.fx.Node:
+    """`flag.to(int64).item()` before `before` (whose source line it takes), its value `value`: torch-mlir
+    imports no boolean read from the data, nor the `sym_ite` and `sym_not` that draft export makes of one."""
+    trace = before.meta.get("stack_trace")
+    with graph.inserting_before(before):
+        as_int = graph.call_function(torch.ops.aten._to_copy.default, (flag,), {"dtype": torch.int64})
+        number = graph.call_function(torch.ops.aten.item.default, (as_int,))
+    as_int.meta = {"val": flag.meta["val"].to(torch.int64), "stack_trace": trace}
+    number.meta = {"val": value, "stack_trace": trace}
+    return number
 
 
 def _taken_or_torchs_own(failure: Any) -> bool:
@@ -206,14 +221,10 @@ def _integer_condition(graph: torch.fx.Graph, read: torch.fx.Node) -> torch.fx.N
     """Reads the boolean 0-d tensor `t` of `read = t.item()` as an integer `i = t.to(int64).item()`, which
     it returns: draft export's `sym_ite(read, 1, 0)` is `i`, any other use of `read` reads `i == 1`."""
     (flag,) = read.args
+    number = _read_integer(graph, flag, read, None)
     with graph.inserting_before(read):
-        as_int = graph.call_function(torch.ops.aten._to_copy.default, (flag,), {"dtype": torch.int64})
-        number = graph.call_function(torch.ops.aten.item.default, (as_int,))
         truth = graph.call_function(operator.eq, (number, 1))
-    trace = read.meta.get("stack_trace")
-    as_int.meta = {"val": flag.meta["val"].to(torch.int64), "stack_trace": trace}
-    number.meta = {"val": None, "stack_trace": trace}
-    truth.meta = {"val": read.meta["val"], "stack_trace": trace}
+    truth.meta = {"val": read.meta["val"], "stack_trace": read.meta.get("stack_trace")}
     for user in list(read.users):
         if user.target is torch.sym_ite and user.args[1:] == (1, 0):
             number.meta["val"] = user.meta["val"]

@@ -1,0 +1,70 @@
+"""Time per call of a model that decides in Python from its data (an MLP of 8 layers whose last layer depends
+on `if h.mean() > 0:`), on the GPU: eager, reduce-overhead (which breaks its graph at the condition) and
+pygraph (one graph, the condition read back and checked after it), each on inputs that take the traced way,
+then alternating ways (pygraph: the other way's program, traced on its first call, reached after the first
+program's check fails). `python bench/probes/probe_branches.py` (bench/results/probe-branches-*.log)."""
+
+from __future__ import annotations
+
+import time
+import warnings
+
+import torch
+from torch import nn
+
+import pygraph
+
+
+class Gated(nn.Module):
+    def __init__(self, width: int = 512, depth: int = 8) -> None:
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(width, width) for _ in range(depth))
+        self.up = nn.Linear(width, width)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x
+        for layer in self.layers:
+            h = torch.relu(layer(h)) + h
+        if x.mean() > 0:
+            return self.up(h).tanh()
+        return h * 0.5
+
+
+def per_call_us(fn, inputs: list[torch.Tensor], rounds: int = 5, calls: int = 200) -> float:
+    """The fastest round's mean wall time per call, synchronising after each round."""
+    for x in inputs[:10]:
+        fn(x)
+    torch.cuda.synchronize()
+    best = float("inf")
+    for _ in range(rounds):
+        start = time.perf_counter()
+        for i in range(calls):
+            fn(inputs[i % len(inputs)])
+        torch.cuda.synchronize()
+        best = min(best, (time.perf_counter() - start) / calls * 1e6)
+    return best
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    torch.backends.cuda.matmul.allow_tf32 = False
+    model = Gated().cuda().eval()
+    positive = [torch.rand(32, 512, device="cuda") + 0.1 for _ in range(8)]
+    alternating = [x if i % 2 else -x for i, x in enumerate(positive)]
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (positive[0],), target="cuda")
+        ro = torch.compile(model, mode="reduce-overhead")
+        for name, inputs in (("traced way", positive), ("alternating ways", alternating)):
+            for x in inputs[:2]:
+                assert torch.allclose(compiled(x), model(x), rtol=1e-4, atol=1e-5)
+            times = {
+                "eager": per_call_us(model, inputs),
+                "ro": per_call_us(ro, inputs),
+                "pygraph": per_call_us(compiled, inputs),
+            }
+            print(f"{name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in times.items()))
+
+
+if __name__ == "__main__":
+    main()
