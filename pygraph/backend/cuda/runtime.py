@@ -686,6 +686,8 @@ class CudaRuntime:
     def _step_runners(self, step: Segment | HostStep) -> list[Runner]:
         runners: list[Runner] = [self._eager_table if reads_table(self.plan, step) else self._eager_place]
         if isinstance(step, HostStep):
+            if all(self.plan.buffers[self.plan.root(b).id].kind == "result" for b in step.node.reads):
+                runners = [_nothing]  # it reads only what ATen calls returned (numbers read back)
             return [*runners, self._aten(step.node, side=False)]
         graphed = step.mode == "graph"
         for node in step.nodes:
@@ -801,7 +803,8 @@ class CudaRuntime:
                     )
                 else:  # a placer, then one runner per node, each followed by the frees after its node
                     for n, run in enumerate(runners):
-                        program += [run, self._freer(self._transient.get((s, n - 1), []))]
+                        program += [run if run is not _nothing else None]
+                        program += [self._freer(self._transient.get((s, n - 1), []))]
         self._program = [run for run in program if run is not None]
         self._free(root for _, root in self._pooled)  # all built: only the graphs use them now
 
@@ -1139,6 +1142,10 @@ def _has_layout(t: torch.Tensor, layout: Layout) -> bool:
         and t.dtype == torch_dtype(layout)
         and all(n == 1 or s == w for n, s, w in zip(layout.shape, t.stride(), layout.strides, strict=True))
     )
+
+
+def _nothing() -> None:
+    """The placer of a host step that reads only what earlier ATen calls returned (left out of replays)."""
 
 
 def _base(t: torch.Tensor) -> torch.Tensor:
