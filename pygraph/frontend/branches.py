@@ -43,6 +43,10 @@ _NEGATIONS = {
 }
 _READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
 _EXPRESSION = re.compile(r"Runtime assertion failed for expression (.+) on node '[^']*'$")
+_FRAME = re.compile(
+    r'File "([^"]+)", line (\d+)(?:, in \S+\n(?![ \t]*File ")[ \t]*(.*))?|Caused by: \(([^():]+):(\d+) in '
+)
+_TORCH = Path(torch.__file__).parent
 _PACKAGE = str(Path(__file__).parents[1])
 # the loggers draft export and its real-value propagation warn through, for each branch
 _LOUD = ("torch.export._draft_export", "torch.fx.experimental.symbolic_shapes")
@@ -258,15 +262,13 @@ def _drop_needless_checks(graph: torch.fx.Graph, flags: list[torch.fx.Node]) -> 
     """Erases the checks that cannot fail, `0 <= f` and `f <= 1` of a boolean read as an integer (draft
     export adds them for the range of `sym_ite`), and the repeats of a check (decomposing re-inserts
     export's checks)."""
-    seen = set()
+    seen = {(operator.ge, (f, 0)) for f in flags} | {(operator.le, (f, 1)) for f in flags}
     for check in list(graph.find_nodes(op="call_function", target=_CHECK)):
         condition = check.args[0]
         if not isinstance(condition, torch.fx.Node):
             continue
         key = (condition.target, condition.args)
-        if key in seen or key in {(operator.ge, (f, 0)) for f in flags} | {
-            (operator.le, (f, 1)) for f in flags
-        }:
+        if key in seen:
             graph.erase_node(check)
             if not condition.users:
                 graph.erase_node(condition)
@@ -295,12 +297,24 @@ def _where(check: torch.fx.Node, read: torch.fx.Node) -> str:
 
 def _line(node: torch.fx.Node) -> str | None:
     """`file:line (code)` of the innermost frame of `node`'s stack trace outside torch."""
-    frames = re.findall(r'File "([^"]+)", line (\d+), in \S+\n\s*(.*)', node.meta.get("stack_trace") or "")
-    users = [(path, line, code) for path, line, code in frames if "/torch/" not in path]
-    if not users:
+    frames = user_frames(node.meta.get("stack_trace") or "")
+    if not frames:
         return None
-    path, line, code = users[-1]
-    return f"{path}:{line} (`{code.strip()}`)"
+    path, line, code = frames[-1]
+    return f"{path}:{line} (`{code}`)"
+
+
+def user_frames(text: str) -> list[tuple[str, str, str]]:
+    """(file, line, code) of each frame outside torch that `text` quotes, innermost last: a stack trace
+    (`File "...", line N, in f` and its code), or torch's "Caused by" frame of an export error (relative
+    to site-packages, no code)."""
+    frames = []
+    for path, line, code, short, short_line in _FRAME.findall(text):
+        if path and "/torch/" not in path:
+            frames.append((path, line, code.strip()))
+        elif short and not (_TORCH / short).exists():
+            frames.append((short, short_line, ""))
+    return frames
 
 
 def _outside_pygraph() -> int:

@@ -5,12 +5,10 @@ from __future__ import annotations
 import contextlib
 import inspect
 import io
-import re
 import sys
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 import torch
@@ -23,7 +21,7 @@ from ..knobs import knobs
 from .align_matmuls import align_matmul_outputs
 from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
-from .branches import check_branches, draft_export, quiet_tracing
+from .branches import check_branches, draft_export, quiet_tracing, user_frames
 from .channels_last import convolutions_channels_last
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
@@ -180,19 +178,13 @@ _BRANCH_ON_DATA = (
     "ways. Compute both branches and choose with `torch.where`, or state what always holds with "
     "`torch._check(...)` before it"
 )
-_FRAME = re.compile(r'File "([^"]+)", line (\d+)|Caused by: \(([^():]+):(\d+) in ')
-_TORCH = Path(torch.__file__).parent
 
 
 def _innermost_user_frame(message: str) -> str:
     """`file:line` of the innermost frame outside torch that torch's message quotes (its stack, or its
     "Caused by" frame, which is relative to site-packages)."""
-    frames = [
-        f"{path or short}:{line or short_line}"
-        for path, line, short, short_line in _FRAME.findall(message)
-        if not (path and "/torch/" in path) and not (short and (_TORCH / short).exists())
-    ]
-    return frames[-1] if frames else "a line torch does not name"
+    frames = user_frames(message)
+    return f"{frames[-1][0]}:{frames[-1][1]}" if frames else "a line torch does not name"
 
 
 @contextlib.contextmanager
