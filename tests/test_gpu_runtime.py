@@ -9,6 +9,7 @@ import torch
 from gpu_marks import needs_gpu
 
 import pygraph
+from pygraph.backend.cuda import runtime
 from pygraph.backend.cuda.calibrate import costs_for
 from pygraph.ir import costs
 from pygraph.knobs import knobs
@@ -516,6 +517,28 @@ def test_the_warm_up_holds_one_cublas_workspace():
         first_call = torch.cuda.max_memory_allocated() - base
         assert relative_error(y, model(x)) <= 1e-4
     assert first_call < workspace / 2, (first_call, workspace)
+
+
+def test_a_recording_waits_for_the_callers_stream_to_read_the_warm_ups_results(monkeypatch):
+    """The first call frees a vendor call's warm-up result before recording that call on the side stream,
+    where torch's capture set-up allocates the CUDA generator's seed and offset words from the side stream's
+    pool and fills them: the result's first bytes, unless the caller's stream has read it by then. Here the
+    caller's stream is kept busy after each vendor call's warm-up, as GPU contention did by chance."""
+    original = runtime.check_results
+
+    def then_busy(*args):  # runs on the host right after the side stream's work is joined
+        original(*args)
+        torch.cuda._sleep(100_000_000)  # ~50 ms of the caller's stream
+
+    monkeypatch.setattr(runtime, "check_results", then_busy)
+    gc.collect()  # graphs of earlier tests gone: torch allocates the generator's words anew
+    torch.manual_seed(0)
+    model = Positional().cuda().eval()
+    x = torch.randn(64, 512, device="cuda")
+    with torch.no_grad(), knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (x,), target="cuda")
+        y = compiled(x)
+        assert relative_error(y, model(x)) <= 1e-4
 
 
 class Outer(torch.nn.Module):

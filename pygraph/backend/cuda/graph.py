@@ -282,7 +282,13 @@ def record(
     recordings: memory freed there is reused by later recordings, so the caller orders each recording
     after every node that used memory freed before it (`pygraph.ir.plan.dependencies`). The recordings'
     cuBLAS workspace must come from `pool` too (`own_workspaces`).
+
+    `stream` first waits for the caller's stream: before the capture begins, torch allocates the CUDA
+    generator's seed and offset words on `stream` from its ordinary pool and fills them there, and that
+    pool holds memory the caller just freed (a call's warm-up results) that the caller's stream may not
+    have read yet (seen under GPU contention as the first 8 bytes of a first call's output overwritten).
     """
+    stream.wait_stream(torch.cuda.current_stream(stream.device))
     graph = torch.cuda.CUDAGraph(keep_graph=True)
     with torch.cuda.stream(stream):
         graph.capture_begin(pool=pool)
