@@ -14,6 +14,7 @@ import torch
 import torch.utils._pytree as pytree
 
 from .backend import AssumptionFailed, UnrecordableCall
+from .backend.random import draws_random_numbers, generator_states, restore_generators
 from .frontend import (
     DerivedState,
     DynamicDim,
@@ -26,9 +27,10 @@ from .frontend import (
     import_program,
     keep_outside_graphs,
 )
+from .ir import aten
 from .ir.context import make_context, parse, print_module
 from .ir.explain import Explanation, explain_plan, node_name, source_location
-from .ir.plan import Plan, read_plan
+from .ir.plan import Plan, read_plan, writes_before_a_check
 from .knobs import knobs
 from .passes.base import PassError
 from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, parse_pipeline, run_pipeline
@@ -331,12 +333,12 @@ class CompiledModel:
         ]
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
-        # A call may run again another way if it changes nothing outside itself: no state written, no
-        # random numbers drawn (the generator advances).
-        self._rerunnable = not any(
-            a.role == "rng" or (a.role in ("input", "buffer", "parameter") and a.buffer in written)
-            for a in plan.arguments
-        )
+        # A call whose data fail a check may run again another way (`_another_way`) if it has changed
+        # nothing outside itself by then (isolate-data-dependent schedules writes after the checks where it
+        # can); the generators it drew from are set back first (`_generators`).
+        self._rerunnable = not writes_before_a_check(plan)
+        checks = any(n.op == aten.CHECK for step in plan.steps for n in step.nodes)
+        self._draws = checks and draws_random_numbers(plan)
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
         # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
@@ -380,33 +382,39 @@ class CompiledModel:
                 copy.copy_(source)
                 self._placed[name] = (source, source._version, copy)
                 self._watch_state()
+        generators = generator_states(self._device) if self._draws else None
         try:
             flat = self._backend(inputs)
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
         except AssumptionFailed as exc:
-            return self._another_way(args, exc)
+            return self._another_way(args, exc, generators)
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
 
-    def _another_way(self, args: tuple[Any, ...], failure: AssumptionFailed) -> Any:
+    def _another_way(
+        self, args: tuple[Any, ...], failure: AssumptionFailed, generators: list[Any] | None
+    ) -> Any:
         """This call's data took another way through a condition on data than the traced one (a check of
         `frontend/branches.py` failed): runs the call with the program of a way traced before, or traces
         one from this call (as a shape variant is compiled, with a warning), at most PYGRAPH_MAX_VARIANTS
-        ways. A model whose call writes its state or draws random numbers cannot run a call twice: then the
+        ways, each try with the generators as the call found them (`generators`, where it draws random
+        numbers). A call that wrote an input or its state before the check cannot run twice: then the
         failure is raised."""
         if self._ways is None:
             raise failure
         if not self._rerunnable:
             raise AssumptionFailed(
-                f"{failure}\n(pygraph runs such a call again, traced the other way, only for models that "
-                "write no input or buffer and draw no random numbers; this one does, and this call may "
-                "have written them already)"
+                f"{failure}\n(pygraph runs such a call again, traced the other way, only where the program "
+                "writes no input or buffer before its checks of the data; this one does, as what it checks "
+                "depends on what it writes, and this call has written them already)"
             ) from None
         for way in self._ways:
+            if generators is not None:
+                restore_generators(generators)
             try:
                 result = way._call(args)
             except AssumptionFailed:
@@ -417,6 +425,8 @@ class CompiledModel:
         try:
             way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
             way._ways = None
+            if generators is not None:
+                restore_generators(generators)
             result = way._call(args)
         except (ExportError, AssumptionFailed) as exc:  # no program takes this way (a failing torch._check)
             raise failure from exc

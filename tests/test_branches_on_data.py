@@ -7,6 +7,7 @@ GPU (tests marked `gpu`)."""
 
 from __future__ import annotations
 
+import dataclasses
 import warnings
 from pathlib import Path
 
@@ -18,7 +19,7 @@ from torch.export import Dim
 
 import pygraph
 from pygraph.frontend.branches import _checks_on_data
-from pygraph.ir.plan import HostStep
+from pygraph.ir.plan import HostStep, writes_before_a_check
 from pygraph.metrics import relative_error
 
 
@@ -118,7 +119,8 @@ def test_a_call_taking_another_way_runs_that_way_compiled_once(branch):
 
 
 class Counting(nn.Module):
-    """Writes a buffer in every call, then branches on its input: a call cannot run twice."""
+    """Writes a buffer and its input in every call, then branches on the input: the writes are scheduled
+    after the check, so that a call taking the other way has written nothing when it runs again."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -126,21 +128,110 @@ class Counting(nn.Module):
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         self.calls.add_(1)
+        x[0].mul_(3)
         return x * 2 if x.sum() > 0 else x - 1  # line COUNTING
 
 
-def test_a_model_writing_its_state_fails_naming_the_line_when_a_call_takes_another_way():
-    model = Counting()
+def _check_counting(device: str) -> None:
+    model = Counting().to(device)
+    example = torch.rand(3, device=device)
+    given = example.clone()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (given,))
+    assert torch.equal(given, example) and model.calls == 0  # compiling wrote neither
+    for calls, sign in enumerate((1, -1, -1, 1), 1):
+        x = sign * torch.rand(3, device=device)
+        expected, got = x.clone(), x.clone()
+        expected[0] *= 3
+        expected = expected * 2 if sign > 0 else expected - 1
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _assert_close(compiled(got), expected)
+        assert model.calls == calls  # once per call, whichever way it took
+        torch.testing.assert_close(got[0], 3 * x[0])  # its input written once too
+        torch.testing.assert_close(got[1:], x[1:])
+    assert len(compiled._ways) == 1
+
+
+def test_a_model_writing_its_state_and_input_runs_a_call_taking_another_way_once():
+    _check_counting("cpu")
+
+
+class Accumulating(nn.Module):
+    """Branches on the buffer it has just written: the new value is computed before the check, the buffer
+    written after it (not in place), so that a call taking the other way has still written nothing."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("total", torch.zeros(()))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.total.add_(x.sum())
+        return x * 2 if self.total > 0 else x - 1  # line ACCUMULATING
+
+
+def test_a_model_branching_on_the_state_it_writes_writes_it_once_per_call():
+    model = Accumulating()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled = pygraph.export_and_compile(model, (torch.rand(3),))
-    x = torch.rand(3)
+    total = torch.zeros(())
+    for shift in (0, -10, -10, 30):
+        x = torch.rand(3) + shift
+        total += x.sum()
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            _assert_close(compiled(x), x * 2 if total > 0 else x - 1)
+        torch.testing.assert_close(model.total, total)
+    assert len(compiled._ways) == 1
+
+
+def test_a_program_writing_state_before_a_check_raises_naming_the_line_when_a_call_takes_another_way():
+    """pygraph's schedule puts writes after the checks; a plan that writes before one (here: the steps
+    reordered by hand) cannot run a failing call again, since it has changed the model already."""
+    model = Accumulating()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (torch.rand(3),))
+    steps = compiled.plan.steps
+    assert isinstance(steps[1], HostStep) and not writes_before_a_check(compiled.plan)
+    early = dataclasses.replace(compiled.plan, steps=[steps[0], steps[-1], *steps[1:-1]])
+    assert writes_before_a_check(early)
+    compiled._use_plan(early)
+    x, negative = torch.rand(3), -10 - torch.rand(3)
     _assert_close(compiled(x), x * 2)
     with pytest.raises(
-        pygraph.AssumptionFailed, match=rf"{_line('COUNTING')} \(`return .*`\): this call's data break"
+        pygraph.AssumptionFailed, match=rf"{_line('ACCUMULATING')} \(`return .*`\): this call's data"
     ):
-        compiled(-torch.rand(3))
-    _assert_close(compiled(x), x * 2)
+        compiled(negative)
+    torch.testing.assert_close(model.total, x.sum() + negative.sum())  # written, as the error says
+    assert not compiled._ways
+
+
+class Dropping(nn.Module):
+    """Draws random numbers (dropout in training mode) and branches on its input."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = nn.functional.dropout(x, 0.5, training=True)
+        return h * 2 if x.sum() > 0 else h - 1
+
+
+def test_a_call_drawing_random_numbers_draws_them_once_whichever_way_it_takes():
+    torch.manual_seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(Dropping(), (torch.rand(64),))
+    after = {}
+    for sign in (-1, 1, -1):
+        torch.manual_seed(5)
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            y = compiled(sign * torch.ones(64))
+        after[sign] = torch.rand(4)  # where the generator stands after the call
+        dropped, kept = (0.0, 4.0) if sign > 0 else (-1.0, -3.0)  # h * 2 (traced way) or h - 1, h = 2x or 0
+        assert 0 < (y == dropped).sum() < 64 and bool(((y == dropped) | (y == kept)).all())
+    torch.testing.assert_close(after[-1], after[1])
 
 
 class Checked(nn.Module):
@@ -222,11 +313,4 @@ def test_gpu_a_model_branching_on_its_data(no_tf32):
                 _assert_close(compiled(*inputs), model(*inputs))
                 assert torch.cuda.current_stream() == torch.cuda.default_stream()
     assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 3
-    counting = Counting().cuda()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        compiled = pygraph.export_and_compile(counting, (torch.rand(3, device="cuda"),), target="cuda")
-    with pytest.raises(pygraph.AssumptionFailed, match=_line("COUNTING")):
-        compiled(-torch.rand(3, device="cuda"))
-    x = torch.rand(3, device="cuda")
-    _assert_close(compiled(x), x * 2)
+    _check_counting("cuda")

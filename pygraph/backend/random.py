@@ -11,6 +11,9 @@ from __future__ import annotations
 
 import torch
 
+from ..ir.plan import Plan
+from .aten_call import resolve
+
 
 def seed_and_offset(device: torch.device, numbers: int) -> tuple[int, int]:
     if device.type == "cuda":
@@ -19,3 +22,27 @@ def seed_and_offset(device: torch.device, numbers: int) -> tuple[int, int]:
         generator.set_offset(offset + -(-numbers // 4) * 4)
         return generator.initial_seed(), offset
     return int(torch.randint(-(2**63), 2**63 - 1, (), dtype=torch.int64)), 0
+
+
+def draws_random_numbers(plan: Plan) -> bool:
+    """Whether a call of `plan` advances a generator: random kernels (`rng` arguments), or an ATen call of
+    a seeded op (`torch.Tag.nondeterministic_seeded`: `randperm`, `multinomial`, ...)."""
+    return any(a.role == "rng" for a in plan.arguments) or any(
+        node.op and torch.Tag.nondeterministic_seeded in resolve(node.op).tags
+        for step in plan.steps
+        for node in step.nodes
+    )
+
+
+def generator_states(device: torch.device) -> list[tuple[torch.Generator, torch.Tensor]]:
+    """The states of the generators a call on `device` may draw from (the CPU's, and the GPU's), for
+    `restore_generators`: a call that runs again another way draws its numbers once."""
+    generators = [torch.default_generator]
+    if device.type == "cuda":
+        generators.append(torch.cuda.default_generators[device.index or 0])
+    return [(g, g.get_state()) for g in generators]
+
+
+def restore_generators(states: list[tuple[torch.Generator, torch.Tensor]]) -> None:
+    for generator, state in states:
+        generator.set_state(state)

@@ -76,8 +76,7 @@ def draft_export(
     warnings.warn(
         f"{type(model).__name__} decides in Python from values of its data at {'; '.join(taken)}: pygraph "
         "compiled the way the example inputs take there and checks each call's data on the host; a call "
-        "that takes another way is traced and compiled again (or raises pygraph.AssumptionFailed if the "
-        "model writes its state or draws random numbers). Computing both ways and choosing with "
+        "that takes another way is traced and compiled again. Computing both ways and choosing with "
         "torch.where keeps the whole model in graphs",
         stacklevel=_outside_pygraph(),
     )
@@ -102,11 +101,11 @@ def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
 
 def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
     """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1), by node name: its graph
-    run once on the real tensors (functional: the model's state is not written; the random generators are
-    restored; torch's checks are skipped). Draft export's record of the way each condition took is keyed
-    by expressions that torch 2.11 rewrites, and in half precision the model (which draft export runs) and
-    its exported program may round a condition differently: the program's own values are the ones its
-    checks will read."""
+    run once on the real tensors (copies of those it writes in place, so that the model's state and the
+    inputs stay as they were; the random generators are restored; torch's checks are skipped). Draft
+    export's record of the way each condition took is keyed by expressions that torch 2.11 rewrites, and in
+    half precision the model (which draft export runs) and its exported program may round a condition
+    differently: the program's own values are the ones its checks will read."""
     user = iter(torch.utils._pytree.tree_leaves(inputs))
     args = [
         next(user)
@@ -114,6 +113,9 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
         else program.state_dict.get(spec.target, program.constants.get(spec.target))
         for spec in program.graph_signature.input_specs
     ]
+    written = _written_placeholders(program.graph)
+    placeholders = program.graph.find_nodes(op="placeholder")
+    args = [a.clone() if p in written else a for p, a in zip(placeholders, args, strict=True)]
     reads: dict[str, int] = {}
 
     class Recorder(torch.fx.Interpreter):
@@ -129,6 +131,30 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
     with torch.no_grad(), torch.random.fork_rng(devices):  # (its random ops draw nothing from the model's)
         Recorder(program.graph_module).run(*args)
     return reads
+
+
+def _written_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """The placeholders an in-place op of `graph` (export's graph keeps them: `self.calls.add_(1)`) writes,
+    directly or through views of them (an op's result aliases the arguments its schema says it does)."""
+    base = {node: node for node in graph.find_nodes(op="placeholder")}
+    written = set()
+    for node in graph.nodes:
+        if node.target is operator.getitem and node.args[0] in base:  # one of the views `split` returns
+            base[node] = base[node.args[0]]
+        if not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        schema = node.target._schema
+        given = [
+            *zip(schema.arguments, node.args, strict=False),  # (trailing defaults left out)
+            *((a, node.kwargs[a.name]) for a in schema.arguments if a.name in node.kwargs),
+        ]
+        for argument, value in given:
+            if argument.alias_info is None or not isinstance(value, torch.fx.Node) or value not in base:
+                continue
+            if argument.alias_info.is_write:
+                written.add(base[value])
+            base[node] = base[value]
+    return written
 
 
 def _check_read(graph: torch.fx.Graph, read: torch.fx.Node, example: int) -> None:

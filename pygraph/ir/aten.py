@@ -48,11 +48,15 @@ VIEW_OPS = frozenset(
 # Views that reshape in row-major order: element i of the result is element i of the input.
 RESHAPES = frozenset({"aten.view.default", "aten._unsafe_view.default", "aten.reshape.default"})
 
+# A check of a number (`torch._check`, export's size checks, the conditions of branches on data): a host op
+# where it checks numbers read from the data, else nothing.
+CHECK = "aten._assert_scalar.default"
+
 # Ops that do nothing at run time (export's checks of metadata pygraph already fixed).
 NOP_OPS = frozenset(
     {
         "aten._assert_tensor_metadata.default",
-        "aten._assert_scalar.default",
+        CHECK,
         "aten.sym_constrain_range_for_size.default",
         "aten._assert_async.msg",
     }

@@ -11,8 +11,8 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from . import aten, dtypes
 from . import dialect as d
-from . import dtypes
 from ._mlir import func, ir
 from .attrs import int_list, str_list
 from .buffers import written_operand
@@ -521,6 +521,23 @@ def _conflict(a: tuple[str, int, int], b: tuple[str, int, int]) -> bool:
 
 def touched_roots(plan: Plan, node: Node) -> set[int]:
     return {plan.buffers[b].root for b in (*node.args, *node.reads, *node.writes, *node.results)}
+
+
+def writes_before_a_check(plan: Plan) -> bool:
+    """Whether a call may write an input, buffer or parameter before a check of its data (a host
+    `_assert_scalar`) that may fail it: then the failed call has changed the model, and cannot run again."""
+    checks = [
+        k for k, step in enumerate(plan.steps) if isinstance(step, HostStep) and step.node.op == aten.CHECK
+    ]
+    if not checks:
+        return False
+    state = {a.buffer for a in plan.arguments if a.role in ("input", "buffer", "parameter")}
+    return any(
+        plan.root(b).id in state
+        for step in plan.steps[: checks[-1]]
+        for node in step.nodes
+        for b in node.writes
+    )
 
 
 def is_graphed(step: Segment | HostStep) -> bool:

@@ -31,7 +31,6 @@ from ..ir.torch_types import is_tensor, tensor_info
 from .base import Pass, PassError, argument_devices, main_function, record_transform
 
 _LIST = "torch.prim.ListConstruct"
-_CHECK = "aten._assert_scalar.default"
 _READS_BACK = "it reads a value back to the host"
 _SKIPPED = {"func.return", "torch.bind_symbolic_shape"}
 
@@ -63,7 +62,7 @@ class IsolateDataDependent(Pass):
         for i, op in enumerate(ops):
             name = op.operation.name
             used = [v for v in op.operands if v in runtime]
-            if aten.aten_name(op) == _CHECK:
+            if aten.aten_name(op) == aten.CHECK:
                 if any(v in read_back for v in op.operands):
                     reasons[i] = "it checks what the traced program assumed about the call's data"
                 continue
@@ -102,7 +101,7 @@ class IsolateDataDependent(Pass):
                     continue
                 op.attributes[d.CLASS] = attrs.string("host")
                 op.attributes[d.REASON] = attrs.string(reason)
-                if aten.aten_name(op) == _CHECK or any(
+                if aten.aten_name(op) == aten.CHECK or any(
                     is_tensor(v.type) for v in [*op.operands, *op.results]
                 ):
                     record_transform(  # (not the arithmetic on numbers read back, which the checks show)
@@ -111,14 +110,17 @@ class IsolateDataDependent(Pass):
             for i, op in enumerate(ops):
                 if op.operation.name == _LIST and i not in needed and any(r in runtime for r in op.results):
                     op.attributes[d.CLASS] = attrs.string("nop")
-        if needed & set(reasons):
-            _schedule(ops, needed & set(reasons))
+        host = needed & set(reasons)
+        if host:
+            _schedule(ops, host, checks=any(aten.aten_name(ops[i]) == aten.CHECK for i in host))
 
 
-def _schedule(ops: list[Any], host: set[int]) -> None:
+def _schedule(ops: list[Any], host: set[int], checks: bool) -> None:
     """Reorders the ops (any topological order computes the same values) so that segments are few and
     large: first everything that does not depend on a host op (it joins the first graph), then host ops as
-    soon as they are ready, then what depends on them; program order breaks ties."""
+    soon as they are ready, then what depends on them; program order breaks ties. Where the program checks
+    the data, writes of inputs and state come last, with what only they use: a call whose data fail a check
+    has then written nothing, and can run again another way (`api.CompiledModel._another_way`)."""
     made_by = {r: i for i, op in enumerate(ops) for r in op.results}
     inputs = [{made_by[v] for v in op.operands if v in made_by} for op in ops]
     users: list[list[int]] = [[] for _ in ops]
@@ -128,8 +130,13 @@ def _schedule(ops: list[Any], host: set[int]) -> None:
             users[j].append(i)
         if i in host:
             rank[i] = 1
-        elif any(j in host or rank[j] == 2 for j in producers):
+        elif checks and ops[i].operation.name == d.OverwriteOp.OPERATION_NAME:
+            rank[i] = 3
+        elif any(j in host or rank[j] >= 2 for j in producers):
             rank[i] = 2
+    for i in reversed(range(len(ops) - 1)):  # what only the writes use (`x + 1` of `x.add_(1)`) goes late too
+        if checks and i not in host and users[i] and all(rank[j] == 3 for j in users[i]):
+            rank[i] = 3
     waiting = [len(p) for p in inputs]
     ready = [(rank[i], i) for i in range(len(ops) - 1) if not waiting[i]]
     heapq.heapify(ready)

@@ -16,6 +16,8 @@ target's old contents, the op can write the target itself, in the graph, as eage
   its indices): each element is read before it is written, by the same program.
 
 The copy into the target goes away; readers of the new value read the target. Each rewrite is recorded.
+A copy that comes after a check of the data (isolate-data-dependent puts writes there) while the new value
+is made before it stays: written in place, the target would change even in a call that fails the check.
 """
 
 from __future__ import annotations
@@ -23,7 +25,7 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..ir import attrs
+from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.buffers import argument_operand, buffer_layout, buffer_root
@@ -67,10 +69,17 @@ class WriteInPlace(Pass):
                 later = ops[_index(ops, maker) + 1 :]
                 if any(_reads(op, target) for op in later if op.operation != copy.operation):
                     continue  # the target's old contents are still needed
+                if any(_is_check(op) for op in later[: _index(later, copy)]):
+                    continue  # written after the checks of the data: a call failing one has written nothing
                 location = maker.location
                 what = _rewrite(module, maker, copy, source, target)
                 if what is not None:
                     record_transform(module, self.name, what, location)
+
+
+def _is_check(op: Any) -> bool:
+    """A check of numbers read from the data (isolate-data-dependent schedules writes after them)."""
+    return isinstance(op, d.HostOp) and op.op.value == aten.CHECK
 
 
 def _overwrite(op: Any) -> tuple[ir.Value, ir.Value] | None:

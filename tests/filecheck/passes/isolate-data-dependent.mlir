@@ -166,3 +166,36 @@ func.func @branch(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygra
   %9 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
   return %9 : !torch.vtensor<[8],f32>
 }
+
+// -----
+
+// Where the program checks the data, a write of state (`self.calls.add_(1)`, written before the branch in
+// the model) comes after the checks, with the op that only it uses: a call whose data fail a check has
+// written nothing, and runs again another way. The product the way taken computes stays before them.
+// CHECK-LABEL: func.func @branch_writes
+// CHECK:         torch.aten.sum
+// CHECK:         torch.aten.mul.Scalar
+// CHECK:         torch.aten._assert_scalar {{.*}}pygraph.class = "host"
+// CHECK-NEXT:    torch.aten.add.Scalar %arg1
+// CHECK-NEXT:    "pygraph.overwrite"
+// CHECK-NEXT:    return
+func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}, %arg1: !torch.vtensor<[],f32> {pygraph.device = "cuda", pygraph.name = "calls", pygraph.role = "buffer"}) -> !torch.vtensor<[8],f32> {
+  %none = torch.constant.none
+  %int0 = torch.constant.int 0
+  %int1 = torch.constant.int 1
+  %int2 = torch.constant.int 2
+  %int4 = torch.constant.int 4
+  %false = torch.constant.bool false
+  %calls = torch.aten.add.Scalar %arg1, %int1, %int1 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[],f32>, !torch.int, !torch.int -> !torch.vtensor<[],f32>
+  "pygraph.overwrite"(%calls, %arg1) : (!torch.vtensor<[],f32>, !torch.vtensor<[],f32>) -> ()
+  %0 = torch.aten.sum %arg0, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.none -> !torch.vtensor<[],f32>
+  %1 = torch.aten.gt.Scalar %0, %int0 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, i1>]} : !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],i1>
+  %2 = torch.aten._to_copy %1, %int4, %none, %none, %none, %false, %none {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, si64>]} : !torch.vtensor<[],i1>, !torch.int, !torch.none, !torch.none, !torch.none, !torch.bool, !torch.none -> !torch.vtensor<[],si64>
+  %3 = torch.aten.item %2 : !torch.vtensor<[],si64> -> !torch.int
+  %4 = torch.aten.eq.int %3, %int1 : !torch.int, !torch.int -> !torch.bool
+  %5 = torch.aten.Int.bool %4 : !torch.bool -> !torch.int
+  %str = torch.constant.str "model.py:4 (`return x * 2 if x.sum() > 0 else x - 1`): this call's data break what the compiled program assumed there (Eq(u0, 1))"
+  torch.aten._assert_scalar %5, %str : !torch.int, !torch.str
+  %6 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
+  return %6 : !torch.vtensor<[8],f32>
+}

@@ -105,3 +105,31 @@ module {
     return
   }
 }
+
+// -----
+
+// The new statistics are read back and checked (a branch on data) before the copy into the buffer,
+// which isolate-data-dependent put after the check: written in place, the buffer would change even in
+// a call that fails the check, which then could not run again another way. The copy stays.
+// CHECK-NOT:   pygraph.transforms
+// CHECK-LABEL: func.func @checked
+// CHECK:         "pygraph.kernel"(%arg0, %[[M:.*]]) {{.*}}kernel = @fused_0
+// CHECK:         op = "aten._assert_scalar.default"
+// CHECK-NEXT:    "pygraph.copy"(%[[M]], %arg0)
+module {
+  func.func private @fused_0(%a: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> attributes {pygraph.fused} {
+    %float = torch.constant.float 0.9 {pygraph.class = "scalar"}
+    %0 = torch.aten.mul.Scalar %a, %float {pygraph.class = "pointwise"} : !torch.vtensor<[8],f32>, !torch.float -> !torch.vtensor<[8],f32>
+    return %0 : !torch.vtensor<[8],f32>
+  }
+  func.func @checked(%mean: !pygraph.buf {pygraph.role = "buffer", pygraph.name = "mean", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>, pygraph.io = "direct"})
+      -> (!pygraph.buf {pygraph.io = "copy", pygraph.layout = #pygraph.layout<[8], [1], 0 : i64, f32>}) {
+    %m = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%mean, %m) {kernel = @fused_0, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    %s = "pygraph.host"(%m) {op = "aten.sum.default", args = [0 : index, none], layouts = [#pygraph.layout<[], [], 0 : i64, f32>], reason = "sync", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+    %n = "pygraph.host"(%s) {op = "aten.item.default", args = [0 : index], layouts = [#pygraph.layout<[], [], 0 : i64, f64>], reason = "it reads a value back to the host", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+    "pygraph.host"(%n) {op = "aten._assert_scalar.default", args = [0 : index, "model.py:3 (`if self.mean.sum() > 0:`): this call's data break what the compiled program assumed there"], layouts = [], reason = "it checks what the traced program assumed about the call's data", slots = [], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 0>} : (!pygraph.buf) -> ()
+    "pygraph.copy"(%m, %mean) : (!pygraph.buf, !pygraph.buf) -> ()
+    return %m : !pygraph.buf
+  }
+}
