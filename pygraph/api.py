@@ -289,9 +289,11 @@ class CompiledModel:
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
-        # Programs for the same shapes traced from calls whose data took another way through a condition on
-        # data (`_another_way`), most recently used first; None in such a program itself.
-        self._ways: list[CompiledModel] | None = []
+        # The programs for these shapes that calls whose data decide their way through conditions on data
+        # ran (`_another_way`), the one recent calls took most often first (`_took`): None stands for the
+        # traced one, the others were traced from a call that took another way. None in such a program.
+        self._ways: list[CompiledModel | None] | None = [None]
+        self._taken: dict[CompiledModel | None, float] = {None: 0.0}
         # The pipelines the stages went through, and the ops kept between graphs because recording a call
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
@@ -337,8 +339,8 @@ class CompiledModel:
         # nothing outside itself by then (isolate-data-dependent schedules writes after the checks where it
         # can); the generators it drew from are set back first (`_generators`).
         self._rerunnable = not writes_before_a_check(plan)
-        checks = any(n.op == aten.CHECK for step in plan.steps for n in step.nodes)
-        self._draws = checks and draws_random_numbers(plan)
+        self._decides = any(n.op == aten.CHECK for step in plan.steps for n in step.nodes)
+        self._draws = self._decides and draws_random_numbers(plan)
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
         # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
@@ -373,6 +375,19 @@ class CompiledModel:
                 return self._other_shapes(args, inputs)
         if self._mutated_inputs and len(inputs) > 1:
             self._refuse_aliased_inputs(inputs)
+        generators = generator_states(self._device) if self._draws else None
+        if self._ways is not None and self._ways[0] is not None:  # recent calls took another way most
+            return self._another_way(args, inputs, None, generators)
+        try:
+            result = self._run(inputs)
+        except AssumptionFailed as exc:
+            return self._another_way(args, inputs, exc, generators)
+        if self._decides and self._ways is not None:
+            self._took(None)
+        return result
+
+    def _run(self, inputs: Sequence[Any]) -> Any:
+        """The traced program on inputs it takes."""
         if self._epoch != _StateWatch.epoch:
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
@@ -382,46 +397,46 @@ class CompiledModel:
                 copy.copy_(source)
                 self._placed[name] = (source, source._version, copy)
                 self._watch_state()
-        generators = generator_states(self._device) if self._draws else None
         try:
             flat = self._backend(inputs)
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
-        except AssumptionFailed as exc:
-            return self._another_way(args, exc, generators)
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
         return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(
-        self, args: tuple[Any, ...], failure: AssumptionFailed, generators: list[Any] | None
+        self,
+        args: tuple[Any, ...],
+        inputs: Sequence[Any],
+        failure: AssumptionFailed | None,
+        generators: list[Any] | None,
     ) -> Any:
-        """This call's data took another way through a condition on data than the traced one (a check of
-        `frontend/branches.py` failed): runs the call with the program of a way traced before, or traces
-        one from this call (as a shape variant is compiled, with a warning), at most PYGRAPH_MAX_VARIANTS
-        ways, each try with the generators as the call found them (`generators`, where it draws random
-        numbers). A call that wrote an input or its state before the check cannot run twice: then the
-        failure is raised."""
-        if self._ways is None:
+        """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`):
+        the traced program failed a check (`failure`), or recent calls took a way traced later most often.
+        Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
+        one), or traces one from this call (as a shape variant is compiled, with a warning), at most
+        PYGRAPH_MAX_VARIANTS programs; each try with the generators as the call found them (`generators`,
+        where it draws random numbers). A program that wrote an input or its state before the check that
+        failed cannot run the call again: then that failure is raised."""
+        if self._ways is None:  # (a way's own program: the model that traced it tries the others)
             raise failure
-        if not self._rerunnable:
-            raise AssumptionFailed(
-                f"{failure}\n(pygraph runs such a call again, traced the other way, only where the program "
-                "writes no input or buffer before its checks of the data; this one does, as what it checks "
-                "depends on what it writes, and this call has written them already)"
-            ) from None
-        for way in self._ways:
+        failed = None  # the program that failed last: None, the traced one
+        for way in [w for w in self._ways if failure is None or w is not None]:
+            if failure is not None:
+                self._refuse_running_again(failed, failure)
             if generators is not None:
                 restore_generators(generators)
             try:
-                result = way._call(args)
-            except AssumptionFailed:
+                result = self._run(inputs) if way is None else way._call(args)
+            except AssumptionFailed as exc:
+                failure, failed = exc, way
                 continue
-            self._ways.remove(way)
-            self._ways.insert(0, way)
+            self._took(way)
             return result
+        self._refuse_running_again(failed, failure)
         try:
             way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
             way._ways = None
@@ -430,16 +445,41 @@ class CompiledModel:
             result = way._call(args)
         except (ExportError, AssumptionFailed) as exc:  # no program takes this way (a failing torch._check)
             raise failure from exc
-        if len(self._ways) + 1 >= knobs.max_variants:
-            self._ways.pop()
-        self._ways.insert(0, way)
+        if len(self._ways) >= knobs.max_variants:  # the way taken least goes (not the traced one)
+            dropped = next(w for w in reversed(self._ways) if w is not None)
+            self._ways.remove(dropped)
+            del self._taken[dropped]
+        self._ways.append(way)
+        self._taken[way] = 0.0
+        self._took(way)
         warnings.warn(
             f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call's data "
-            f"take as well ({len(self._ways) + 1} ways for these input shapes now, at most "
+            f"take as well ({len(self._ways)} ways for these input shapes now, at most "
             "PYGRAPH_MAX_VARIANTS)",
             stacklevel=4,
         )
         return result
+
+    def _took(self, way: CompiledModel | None) -> None:
+        """Counts a call that `way` ran, each earlier call counting a quarter less, and orders the ways by
+        those counts: a call tries first the way recent calls took most often, so that a rare call taking
+        another way costs the next calls nothing, and a run of calls taking one soon tries it first."""
+        taken = self._taken
+        for w in taken:
+            taken[w] *= 0.75
+        taken[way] += 1.0
+        self._ways.sort(key=lambda w: -taken[w])  # (stable: ties keep their order)
+
+    def _refuse_running_again(self, program: CompiledModel | None, failure: AssumptionFailed) -> None:
+        """Raises `failure` where `program` (None: the traced one) writes an input or its state before its
+        checks: the call that failed one has written them already."""
+        if (self if program is None else program)._rerunnable:
+            return
+        raise AssumptionFailed(
+            f"{failure}\n(pygraph runs such a call again, traced the other way, only where the program "
+            "writes no input or buffer before its checks of the data; this one does, and this call has "
+            "written them already)"
+        ) from None
 
     def _watch_state(self) -> None:
         """Gives the native replay the tensors whose change it must hand to `_call` (derived state's sources,

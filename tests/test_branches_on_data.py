@@ -118,6 +118,37 @@ def test_a_call_taking_another_way_runs_that_way_compiled_once(branch):
     assert said[0].filename == __file__  # points at the call
 
 
+class _Counted:
+    """A backend that counts its calls."""
+
+    def __init__(self, backend: object) -> None:
+        self.backend, self.calls = backend, 0
+
+    def __call__(self, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+        self.calls += 1
+        return self.backend(inputs)
+
+    def __getattr__(self, name: str) -> object:
+        return getattr(self.backend, name)
+
+
+def test_a_call_tries_first_the_way_recent_calls_took_most_often():
+    """A failed check costs the program's work up to it, and a read back. A rare call taking the other way
+    does not make the next calls try that way first; a run of calls taking it soon does."""
+    torch.manual_seed(5)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    traced = compiled._backend = _Counted(compiled._backend)
+    other = _other_ways(4, "cpu")["GATE"]
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        runs = []
+        for inputs in [_taken()] * 4 + [other, _taken()] + [other] * 4 + [_taken()]:
+            _assert_close(compiled(*inputs), model(*inputs))
+            runs.append(traced.calls)
+    assert runs == [1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 9]  # the other way, then the traced one, tried first
+
+
 class Counting(nn.Module):
     """Writes a buffer and its input in every call, then branches on the input: the writes are scheduled
     after the check, so that a call taking the other way has written nothing when it runs again."""
@@ -151,7 +182,7 @@ def _check_counting(device: str) -> None:
         assert model.calls == calls  # once per call, whichever way it took
         torch.testing.assert_close(got[0], 3 * x[0])  # its input written once too
         torch.testing.assert_close(got[1:], x[1:])
-    assert len(compiled._ways) == 1
+    assert len(compiled._ways) == 2  # the traced program and one other
 
 
 def test_a_model_writing_its_state_and_input_runs_a_call_taking_another_way_once():
@@ -184,7 +215,7 @@ def test_a_model_branching_on_the_state_it_writes_writes_it_once_per_call():
             warnings.simplefilter("ignore")
             _assert_close(compiled(x), x * 2 if total > 0 else x - 1)
         torch.testing.assert_close(model.total, total)
-    assert len(compiled._ways) == 1
+    assert len(compiled._ways) == 2  # the traced program and one other
 
 
 def test_a_program_writing_state_before_a_check_raises_naming_the_line_when_a_call_takes_another_way():
@@ -206,7 +237,7 @@ def test_a_program_writing_state_before_a_check_raises_naming_the_line_when_a_ca
     ):
         compiled(negative)
     torch.testing.assert_close(model.total, x.sum() + negative.sum())  # written, as the error says
-    assert not compiled._ways
+    assert compiled._ways == [None]  # the traced program alone
 
 
 class Dropping(nn.Module):
@@ -248,7 +279,7 @@ def test_a_failing_torch_check_raises_without_compiling_a_way():
     with warnings.catch_warnings(record=True) as caught, pytest.raises(pygraph.AssumptionFailed):
         warnings.simplefilter("always")
         compiled(x, torch.tensor(-1))
-    assert not _ways_compiled(caught) and not compiled._ways
+    assert not _ways_compiled(caught) and compiled._ways == [None]
 
 
 def test_a_branching_model_with_a_dynamic_batch_takes_both_ways_at_every_size():
@@ -312,5 +343,5 @@ def test_gpu_a_model_branching_on_its_data(no_tf32):
             for inputs in [*_other_ways(4, "cuda").values(), _taken(device="cuda")]:
                 _assert_close(compiled(*inputs), model(*inputs))
                 assert torch.cuda.current_stream() == torch.cuda.default_stream()
-    assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 3
+    assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 4
     _check_counting("cuda")

@@ -1,8 +1,10 @@
 """Time per call of a model that decides in Python from its data (an MLP of 8 layers, 64 wide, batch 8: bound
 by the host, whose last layer depends on `if x.mean() > 0:`), on the GPU: eager, reduce-overhead (which breaks its graph at the condition) and
 pygraph (one graph, the condition read back and checked after it), each on inputs that take the traced way,
-then alternating ways (pygraph: the other way's program, traced on its first call, reached after the first
-program's check fails). `python bench/probes/probe_branches.py` (bench/results/probe-branches-*.log)."""
+then mixes of the two ways: alternating, in runs of 8, and one call in 8 taking the other way (pygraph: the
+other way's program is traced on its first call; a call tries first the program recent calls took most
+often, and one whose check fails runs the other). `python bench/probes/probe_branches.py`
+(bench/results/probe-branches-*.log)."""
 
 from __future__ import annotations
 
@@ -50,12 +52,18 @@ def main() -> None:
     torch.backends.cuda.matmul.allow_tf32 = False
     model = Gated().cuda().eval()
     positive = [torch.rand(8, 64, device="cuda") + 0.1 for _ in range(8)]
-    alternating = [x if i % 2 else -x for i, x in enumerate(positive)]
+    negative = [-x for x in positive]
+    mixes = {
+        "traced way": positive,
+        "alternating ways": [x for pair in zip(positive, negative, strict=True) for x in pair],
+        "runs of 8": positive + negative,
+        "1 in 8 the other way": [negative[0], *positive[1:]],
+    }
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled = pygraph.export_and_compile(model, (positive[0],), target="cuda")
         ro = torch.compile(model, mode="reduce-overhead")
-        for name, inputs in (("traced way", positive), ("alternating ways", alternating)):
+        for name, inputs in mixes.items():
             for x in inputs[:2]:
                 assert torch.allclose(compiled(x), model(x), rtol=1e-4, atol=1e-5)
             times = {
