@@ -462,13 +462,18 @@ class CompiledModel:
 
     def _took(self, way: CompiledModel | None) -> None:
         """Counts a call that `way` ran, each earlier call counting a quarter less, and orders the ways by
-        those counts: a call tries first the way recent calls took most often, so that a rare call taking
-        another way costs the next calls nothing, and a run of calls taking one soon tries it first."""
+        those counts; the first changes only for a way counted one call more than it. So a run of calls
+        taking another way tries it first from its fourth call, while a rare call taking another way, or
+        calls alternating between two (which no order serves better), leave the order as it is."""
         taken = self._taken
         for w in taken:
             taken[w] *= 0.75
         taken[way] += 1.0
-        self._ways.sort(key=lambda w: -taken[w])  # (stable: ties keep their order)
+        first, *rest = self._ways
+        rest.sort(key=lambda w: -taken[w])  # (stable: ties keep their order)
+        if rest and taken[rest[0]] > taken[first] + 1.0:
+            first, rest[0] = rest[0], first
+        self._ways[:] = [first, *rest]
 
     def _refuse_running_again(self, program: CompiledModel | None, failure: AssumptionFailed) -> None:
         """Raises `failure` where `program` (None: the traced one) writes an input or its state before its

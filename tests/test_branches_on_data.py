@@ -134,19 +134,23 @@ class _Counted:
 
 def test_a_call_tries_first_the_way_recent_calls_took_most_often():
     """A failed check costs the program's work up to it, and a read back. A rare call taking the other way
-    does not make the next calls try that way first; a run of calls taking it soon does."""
+    does not make the next calls try that way first, nor do calls alternating between the ways; a run of
+    calls taking it does, from its fourth call."""
     torch.manual_seed(5)
     model = Branchy()
     compiled = _compile(model, _taken())
     traced = compiled._backend = _Counted(compiled._backend)
     other = _other_ways(4, "cpu")["GATE"]
+    ways = [_taken()] * 4 + [other, _taken()] + [other] * 4 + [_taken(), other] * 3
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
-        runs = []
-        for inputs in [_taken()] * 4 + [other, _taken()] + [other] * 4 + [_taken()]:
+        runs, first = [], []
+        for inputs in ways:
             _assert_close(compiled(*inputs), model(*inputs))
             runs.append(traced.calls)
-    assert runs == [1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 9]  # the other way, then the traced one, tried first
+            first.append("traced" if compiled._ways[0] is None else "other")
+    assert runs == [1, 2, 3, 4, 5, 6, 7, 8, 9, 9, 10, 10, 11, 11, 12, 12]
+    assert first == ["traced"] * 8 + ["other"] * 8
 
 
 class Counting(nn.Module):

@@ -3,7 +3,7 @@ by the host, whose last layer depends on `if x.mean() > 0:`), on the GPU: eager,
 pygraph (one graph, the condition read back and checked after it), each on inputs that take the traced way,
 then mixes of the two ways: alternating, in runs of 8, and one call in 8 taking the other way (pygraph: the
 other way's program is traced on its first call; a call tries first the program recent calls took most
-often, and one whose check fails runs the other). `python bench/probes/probe_branches.py`
+often, and one whose check fails runs the other; "traced first" keeps the traced program first). `python bench/probes/probe_branches.py`
 (bench/results/probe-branches-*.log)."""
 
 from __future__ import annotations
@@ -62,6 +62,8 @@ def main() -> None:
     with torch.no_grad(), warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled = pygraph.export_and_compile(model, (positive[0],), target="cuda")
+        fixed = pygraph.export_and_compile(model, (positive[0],), target="cuda")
+        fixed._took = lambda way: None  # the traced program always tried first, for comparison
         ro = torch.compile(model, mode="reduce-overhead")
         for name, inputs in mixes.items():
             for x in inputs[:2]:
@@ -70,6 +72,7 @@ def main() -> None:
                 "eager": per_call_us(model, inputs),
                 "ro": per_call_us(ro, inputs),
                 "pygraph": per_call_us(compiled, inputs),
+                "pygraph traced first": per_call_us(fixed, inputs),
             }
             print(f"{name}: " + ", ".join(f"{k} {v:.1f} us" for k, v in times.items()))
 
