@@ -290,10 +290,10 @@ class CompiledModel:
         self._variant_options: dict[str, Any] = {}
         self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
         # The programs for these shapes that calls whose data decide their way through conditions on data
-        # ran (`_another_way`), the one recent calls took most often first (`_took`): None stands for the
-        # traced one, the others were traced from a call that took another way. None in such a program.
+        # ran (`_another_way`), in the order a call tries them (`_took`): None stands for the traced one, the
+        # others were traced from a call that took another way. None in such a program itself.
         self._ways: list[CompiledModel | None] | None = [None]
-        self._taken: dict[CompiledModel | None, float] = {None: 0.0}
+        self._last_way: CompiledModel | None = None
         # The pipelines the stages went through, and the ops kept between graphs because recording a call
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
@@ -376,7 +376,7 @@ class CompiledModel:
         if self._mutated_inputs and len(inputs) > 1:
             self._refuse_aliased_inputs(inputs)
         generators = generator_states(self._device) if self._draws else None
-        if self._ways is not None and self._ways[0] is not None:  # recent calls took another way most
+        if self._ways is not None and self._ways[0] is not None:  # recent calls took another way
             return self._another_way(args, inputs, None, generators)
         try:
             result = self._run(inputs)
@@ -415,7 +415,7 @@ class CompiledModel:
         generators: list[Any] | None,
     ) -> Any:
         """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`):
-        the traced program failed a check (`failure`), or recent calls took a way traced later most often.
+        the traced program failed a check (`failure`), or recent calls took a way traced later.
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
         PYGRAPH_MAX_VARIANTS programs; each try with the generators as the call found them (`generators`,
@@ -445,12 +445,9 @@ class CompiledModel:
             result = way._call(args)
         except (ExportError, AssumptionFailed) as exc:  # no program takes this way (a failing torch._check)
             raise failure from exc
-        if len(self._ways) >= knobs.max_variants:  # the way taken least goes (not the traced one)
-            dropped = next(w for w in reversed(self._ways) if w is not None)
-            self._ways.remove(dropped)
-            del self._taken[dropped]
+        if len(self._ways) >= knobs.max_variants:  # the way used least recently goes (not the traced one)
+            self._ways.remove(next(w for w in reversed(self._ways) if w is not None))
         self._ways.append(way)
-        self._taken[way] = 0.0
         self._took(way)
         warnings.warn(
             f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call's data "
@@ -461,19 +458,16 @@ class CompiledModel:
         return result
 
     def _took(self, way: CompiledModel | None) -> None:
-        """Counts a call that `way` ran, each earlier call counting a quarter less, and orders the ways by
-        those counts; the first changes only for a way counted one call more than it. So a run of calls
-        taking another way tries it first from its fourth call, while a rare call taking another way, or
-        calls alternating between two (which no order serves better), leave the order as it is."""
-        taken = self._taken
-        for w in taken:
-            taken[w] *= 0.75
-        taken[way] += 1.0
-        first, *rest = self._ways
-        rest.sort(key=lambda w: -taken[w])  # (stable: ties keep their order)
-        if rest and taken[rest[0]] > taken[first] + 1.0:
-            first, rest[0] = rest[0], first
-        self._ways[:] = [first, *rest]
+        """Orders the ways after a call that `way` ran: by their last use, except that the first changes
+        only when two calls in a row took another way. So a rare call taking another way, or calls
+        alternating between two (which no order serves better), leave the first as it is, and a run of
+        calls taking another way tries it first from its third call."""
+        ways, last = self._ways, self._last_way
+        self._last_way = way
+        if way is ways[0]:
+            return
+        ways.remove(way)
+        ways.insert(0 if way is last else 1, way)
 
     def _refuse_running_again(self, program: CompiledModel | None, failure: AssumptionFailed) -> None:
         """Raises `failure` where `program` (None: the traced one) writes an input or its state before its

@@ -2,8 +2,9 @@
 by the host, whose last layer depends on `if x.mean() > 0:`), on the GPU: eager, reduce-overhead (which breaks its graph at the condition) and
 pygraph (one graph, the condition read back and checked after it), each on inputs that take the traced way,
 then mixes of the two ways: alternating, in runs of 8, and one call in 8 taking the other way (pygraph: the
-other way's program is traced on its first call; a call tries first the program recent calls took most
-often, and one whose check fails runs the other; "traced first" keeps the traced program first). `python bench/probes/probe_branches.py`
+other way's program is traced on its first call; a call tries first the program the last calls took, which
+changes after two calls in a row take the other way, and one whose check fails runs the other; "traced
+first" keeps the traced program first). `python bench/probes/probe_branches.py`
 (bench/results/probe-branches-*.log)."""
 
 from __future__ import annotations
