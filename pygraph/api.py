@@ -443,8 +443,14 @@ class CompiledModel:
             if generators is not None:
                 restore_generators(generators)
             result = way._call(args)
-        except (ExportError, AssumptionFailed) as exc:  # no program takes this way (a failing torch._check)
+        except ExportError as exc:  # no program takes this way (a failing torch._check)
             raise failure from exc
+        except AssumptionFailed as exc:
+            raise AssumptionFailed(
+                f"{exc}\n(the program traced from this very call takes another way on it than the model "
+                "did: the value decided on lies where the compiled program's rounding and the model's "
+                "differ; computing both ways and choosing with torch.where avoids deciding in Python)"
+            ) from None
         if len(self._ways) >= knobs.max_variants:  # the way used least recently goes (not the traced one)
             self._ways.remove(next(w for w in reversed(self._ways) if w is not None))
         self._ways.append(way)

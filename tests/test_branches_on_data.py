@@ -7,6 +7,7 @@ GPU (tests marked `gpu`)."""
 
 from __future__ import annotations
 
+import copy
 import dataclasses
 import warnings
 from pathlib import Path
@@ -244,6 +245,68 @@ def test_a_program_writing_state_before_a_check_raises_naming_the_line_when_a_ca
     assert compiled._ways == [None]  # the traced program alone
 
 
+class Caching(nn.Module):
+    """A KV cache written at a position given by a tensor, read after, and a branch on the input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("cache", torch.zeros(16, 8))
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, position, x)
+        keys = self.cache.sum(0)
+        return keys * 2 if x.sum() > 0 else keys - 1
+
+
+def _check_caching(device: str) -> None:
+    torch.manual_seed(6)
+    model, reference = Caching().to(device), Caching().to(device)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        example = (torch.rand(1, 8, device=device), torch.tensor([3], device=device))
+        compiled = pygraph.export_and_compile(model, example)
+        for sign, position in ((1, 2), (-1, 5), (-1, 7), (1, 9)):
+            inputs = (sign * torch.rand(1, 8, device=device), torch.tensor([position], device=device))
+            _assert_close(compiled(*inputs), reference(*inputs))
+            torch.testing.assert_close(model.cache, reference.cache)
+    assert any("index_put_" in t["what"] for t in compiled.explain().transforms)
+    assert len(compiled._ways) == 2
+
+
+def test_a_cache_written_in_place_is_written_after_the_check_and_once_per_call():
+    """The cache's update stays in place (`index_put_`, write-in-place): it and what reads the new cache
+    come after the check, which does not depend on them."""
+    _check_caching("cpu")
+
+
+class Normalizing(nn.Module):
+    """Batch norm in training mode (its running statistics written by `aten.batch_norm`, whose schema does
+    not say so) and a branch on the input."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.norm = nn.Linear(8, 8), nn.BatchNorm1d(8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.norm(self.fc(x))
+        return h.relu() if x.mean() > 0 else h.tanh()
+
+
+def test_a_model_in_training_mode_keeps_its_statistics_through_compiling_and_each_way():
+    torch.manual_seed(7)
+    model = Normalizing().train()
+    reference = copy.deepcopy(model)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (torch.rand(4, 8),))
+        assert torch.equal(model.norm.running_mean, reference.norm.running_mean)  # compiling wrote nothing
+        for sign in (1, -1, -1, 1):
+            x = sign * (torch.rand(4, 8) + 0.1)
+            _assert_close(compiled(x), reference(x))
+            for name, value in reference.state_dict().items():
+                torch.testing.assert_close(model.state_dict()[name], value, msg=name)
+
+
 class Dropping(nn.Module):
     """Draws random numbers (dropout in training mode) and branches on its input."""
 
@@ -349,3 +412,4 @@ def test_gpu_a_model_branching_on_its_data(no_tf32):
                 assert torch.cuda.current_stream() == torch.cuda.default_stream()
     assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 4
     _check_counting("cuda")
+    _check_caching("cuda")

@@ -101,7 +101,7 @@ def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
 
 def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
     """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1), by node name: its graph
-    run once on the real tensors (copies of those it writes in place, so that the model's state and the
+    run once on the real tensors (copies of those it may write in place, so that the model's state and the
     inputs stay as they were; the random generators are restored; torch's checks are skipped). Draft
     export's record of the way each condition took is keyed by expressions that torch 2.11 rewrites, and in
     half precision the model (which draft export runs) and its exported program may round a condition
@@ -113,9 +113,18 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
         else program.state_dict.get(spec.target, program.constants.get(spec.target))
         for spec in program.graph_signature.input_specs
     ]
+    # Copies of what the run may write: every buffer, constant and input (ops such as `aten.batch_norm`
+    # write the running statistics without saying so in their schema), and the parameters an op's schema
+    # says it writes; a parameter written anyway is an error, not a silent change of the model.
     written = _written_placeholders(program.graph)
     placeholders = program.graph.find_nodes(op="placeholder")
-    args = [a.clone() if p in written else a for p, a in zip(placeholders, args, strict=True)]
+    kinds = [spec.kind for spec in program.graph_signature.input_specs]
+    kept = {
+        i: (a, a._version)
+        for i, (p, a, kind) in enumerate(zip(placeholders, args, kinds, strict=True))
+        if isinstance(a, torch.Tensor) and kind == InputKind.PARAMETER and p not in written
+    }
+    args = [a if i in kept or not isinstance(a, torch.Tensor) else a.clone() for i, a in enumerate(args)]
     reads: dict[str, int] = {}
 
     class Recorder(torch.fx.Interpreter):
@@ -130,6 +139,9 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
     devices = sorted({a.device.index or 0 for a in args if isinstance(a, torch.Tensor) and a.is_cuda})
     with torch.no_grad(), torch.random.fork_rng(devices):  # (its random ops draw nothing from the model's)
         Recorder(program.graph_module).run(*args)
+    changed = [program.graph_signature.input_specs[i].target for i, (a, v) in kept.items() if a._version != v]
+    if changed:
+        raise ValueError(f"the exported program writes parameters in place ({', '.join(changed)})")
     return reads
 
 

@@ -119,10 +119,15 @@ def _schedule(ops: list[Any], host: set[int], checks: bool) -> None:
     """Reorders the ops (any topological order computes the same values) so that segments are few and
     large: first everything that does not depend on a host op (it joins the first graph), then host ops as
     soon as they are ready, then what depends on them; program order breaks ties. Where the program checks
-    the data, writes of inputs and state come last, with what only they use: a call whose data fail a check
-    has then written nothing, and can run again another way (`api.CompiledModel._another_way`)."""
+    the data, the writes of inputs and state, the ops making the values written and what depends on them
+    come after the checks that do not depend on them, and so does what only the writes use: a call whose
+    data fail a check has then written nothing, and can run again another way
+    (`api.CompiledModel._another_way`), while a value written is still made where write-in-place can make
+    it in its target (a KV cache's `index_put_`)."""
     made_by = {r: i for i, op in enumerate(ops) for r in op.results}
     inputs = [{made_by[v] for v in op.operands if v in made_by} for op in ops]
+    writes = {i for i, op in enumerate(ops) if op.operation.name == d.OverwriteOp.OPERATION_NAME}
+    late = writes | {made_by[ops[i].operands[0]] for i in writes if ops[i].operands[0] in made_by}
     users: list[list[int]] = [[] for _ in ops]
     rank = [0] * len(ops)
     for i, producers in enumerate(inputs):
@@ -130,10 +135,11 @@ def _schedule(ops: list[Any], host: set[int], checks: bool) -> None:
             users[j].append(i)
         if i in host:
             rank[i] = 1
-        elif checks and ops[i].operation.name == d.OverwriteOp.OPERATION_NAME:
+        elif checks and (i in late or any(rank[j] == 3 for j in producers)):
             rank[i] = 3
         elif any(j in host or rank[j] >= 2 for j in producers):
             rank[i] = 2
+    rank[-1] = 0  # (the terminator stays where it is: returning a value does not make it late)
     for i in reversed(range(len(ops) - 1)):  # what only the writes use (`x + 1` of `x.add_(1)`) goes late too
         if checks and i not in host and users[i] and all(rank[j] == 3 for j in users[i]):
             rank[i] = 3

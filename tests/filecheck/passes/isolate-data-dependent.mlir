@@ -170,16 +170,19 @@ func.func @branch(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygra
 // -----
 
 // Where the program checks the data, a write of state (`self.calls.add_(1)`, written before the branch in
-// the model) comes after the checks, with the op that only it uses: a call whose data fail a check has
-// written nothing, and runs again another way. The product the way taken computes stays before them.
+// the model) comes after the checks, with the op making the value written and what reads that value (the
+// returned `calls * 2`): a call whose data fail a check has written nothing, and runs again another way,
+// while write-in-place may still make the value in its target. The product the way taken computes
+// without the new value stays before the checks.
 // CHECK-LABEL: func.func @branch_writes
 // CHECK:         torch.aten.sum
-// CHECK:         torch.aten.mul.Scalar
+// CHECK:         torch.aten.mul.Scalar %arg0
 // CHECK:         torch.aten._assert_scalar {{.*}}pygraph.class = "host"
-// CHECK-NEXT:    torch.aten.add.Scalar %arg1
-// CHECK-NEXT:    "pygraph.overwrite"
+// CHECK-NEXT:    %[[CALLS:.*]] = torch.aten.add.Scalar %arg1
+// CHECK-NEXT:    "pygraph.overwrite"(%[[CALLS]], %arg1)
+// CHECK-NEXT:    torch.aten.mul.Scalar %[[CALLS]]
 // CHECK-NEXT:    return
-func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}, %arg1: !torch.vtensor<[],f32> {pygraph.device = "cuda", pygraph.name = "calls", pygraph.role = "buffer"}) -> !torch.vtensor<[8],f32> {
+func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}, %arg1: !torch.vtensor<[],f32> {pygraph.device = "cuda", pygraph.name = "calls", pygraph.role = "buffer"}) -> (!torch.vtensor<[8],f32>, !torch.vtensor<[],f32>) {
   %none = torch.constant.none
   %int0 = torch.constant.int 0
   %int1 = torch.constant.int 1
@@ -197,5 +200,6 @@ func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda"
   %str = torch.constant.str "model.py:4 (`return x * 2 if x.sum() > 0 else x - 1`): this call's data break what the compiled program assumed there (Eq(u0, 1))"
   torch.aten._assert_scalar %5, %str : !torch.int, !torch.str
   %6 = torch.aten.mul.Scalar %arg0, %int2 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],f32>
-  return %6 : !torch.vtensor<[8],f32>
+  %7 = torch.aten.mul.Scalar %calls, %int2 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],f32>
+  return %6, %7 : !torch.vtensor<[8],f32>, !torch.vtensor<[],f32>
 }
