@@ -154,6 +154,37 @@ def test_a_call_tries_first_the_way_recent_calls_took():
     assert first == ["traced"] * 7 + ["other"] * 9
 
 
+class Layered(nn.Module):
+    """Conditions on values computed from parameters, three times at one line (a loop)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = self.fc(x)
+        for i in range(3):
+            h = h + i if h[:, i].sum() > 0 else h - i
+        return h
+
+
+def test_conditions_on_values_computed_from_parameters_take_the_example_s_way():
+    """torch copied no real values into a parameter's fake tensor for draft export (its type is not exactly
+    `torch.Tensor`), so such a condition took a random way, which the compiled program's own check then
+    refused on the example itself."""
+    torch.manual_seed(8)
+    model = Layered()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for _ in range(6):
+            x = torch.randn(2, 4)
+            compiled = pygraph.export_and_compile(model, (x,))
+            _assert_close(compiled(x), model(x))  # the example's own way
+        for _ in range(12):  # and others, through the ways traced from the calls taking them
+            x = torch.randn(2, 4)
+            _assert_close(compiled(x), model(x))
+
+
 class Counting(nn.Module):
     """Writes a buffer and its input in every call, then branches on the input: the writes are scheduled
     after the check, so that a call taking the other way has written nothing when it runs again."""

@@ -26,6 +26,7 @@ from typing import Any
 
 import sympy
 import torch
+from torch._subclasses import meta_utils
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind
@@ -57,7 +58,8 @@ def draft_export(
 ) -> torch.export.ExportedProgram:
     """`torch.export.draft_export` of `model`, each branch on data taking the way `inputs` take, with a
     warning naming those branches where `warn`; raises ValueError for any other problem the draft found."""
-    program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+    with _real_parameter_values():
+        program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
     failures = program._report.failures
     other = [f for f in failures if not _taken_or_torchs_own(f)]
     if other:
@@ -81,6 +83,29 @@ def draft_export(
         stacklevel=_outside_pygraph(),
     )
     return program
+
+
+@contextlib.contextmanager
+def _real_parameter_values() -> Iterator[None]:
+    """Draft export's fake tensors carry real values copied from the model's tensors, but torch (2.11, 2.13)
+    copies only from tensors of type exactly `torch.Tensor` (`meta_utils._safe_copy`, `_safe_clone`): a
+    parameter's fake tensor got uninitialized memory, and a condition on a value computed from parameters
+    (`if self.fc(x).sum() > 0:`) took a random way. Here a parameter is copied through a plain tensor
+    sharing its storage."""
+    copy, clone = getattr(meta_utils, "_safe_copy", None), getattr(meta_utils, "_safe_clone", None)
+    if copy is None or clone is None:  # another torch: nothing to work around here
+        yield
+        return
+
+    def plain(t: Any) -> Any:
+        return t.detach() if isinstance(t, torch.nn.Parameter) else t
+
+    meta_utils._safe_copy = lambda dst, src: copy(dst, plain(src))
+    meta_utils._safe_clone = lambda src: clone(plain(src))
+    try:
+        yield
+    finally:
+        meta_utils._safe_copy, meta_utils._safe_clone = copy, clone
 
 
 def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
