@@ -337,7 +337,7 @@ class CompiledModel:
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # A call whose data fail a check may run again another way (`_another_way`) if it has changed
         # nothing outside itself by then (isolate-data-dependent schedules writes after the checks where it
-        # can); the generators it drew from are set back first (`_generators`).
+        # can); the generators it drew from are set back first (`restore_generators`).
         self._rerunnable = not writes_before_a_check(plan)
         self._decides = any(n.op == aten.CHECK for step in plan.steps for n in step.nodes)
         self._draws = self._decides and draws_random_numbers(plan)
