@@ -16,6 +16,8 @@ import torch.utils._pytree as pytree
 from .backend import AssumptionFailed, UnrecordableCall
 from .backend.random import draws_random_numbers, generator_states, restore_generators
 from .frontend import (
+    MISSING,
+    AttributeChange,
     DerivedState,
     DynamicDim,
     ExportError,
@@ -26,6 +28,7 @@ from .frontend import (
     hoist_derived_state,
     import_program,
     keep_outside_graphs,
+    watching_attributes,
 )
 from .ir import aten
 from .ir.context import make_context, parse, print_module
@@ -116,7 +119,20 @@ def _compile(
     recording of one failed before)."""
     target, name = options["target"], type(model).__name__
     # for the example's sizes
-    program = export_program(model, example_inputs, freeze=options["freeze"], warn=not variant)
+    with watching_attributes(model) as changed:
+        program = export_program(model, example_inputs, freeze=options["freeze"], warn=not variant)
+    if any(change.before is MISSING for change in changed):
+        # torch.export keeps the plain attributes forward added, so later calls find them: trace from there
+        with watching_attributes(model) as changed:
+            program = export_program(model, example_inputs, freeze=options["freeze"], warn=False)
+    if changed and not variant:
+        warnings.warn(
+            f"{name} changes Python attributes in forward: {', '.join(c.describe() for c in changed)}. "
+            "pygraph compiled the call that finds them as they are now and leaves them as that call does; "
+            "a call finding other values is traced and compiled again (state kept in a buffer, "
+            "`register_buffer`, compiles once)",
+            stacklevel=3,
+        )
     derived = hoist_derived_state(program)
     context = make_context()
     imported = import_program(program, context, derived.names if derived else ())
@@ -125,7 +141,7 @@ def _compile(
     pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
     stages: dict[str, str] = {}
     module = _lower(name, imported.module, context, pipelines, stages)
-    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived)
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, tuple(changed))
     compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
     if options["profile"]:
         while True:  # each failed recording re-plans once, with one more op between graphs
@@ -269,8 +285,12 @@ class CompiledModel:
         stages: dict[str, str],
         target: str,
         derived: DerivedState | None = None,
+        attributes: tuple[AttributeChange, ...] = (),
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
+        # The plain Python attributes the traced call changed (frontend/python_state.py): a call runs this
+        # program only if it finds them as the trace did, and leaves them as the traced call did.
+        self._attributes = attributes
         self._out_spec = imported.out_spec
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
@@ -289,8 +309,8 @@ class CompiledModel:
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
-        # The programs for these shapes that calls whose data decide their way through conditions on data
-        # ran (`_another_way`), in the order a call tries them (`_took`): None stands for the traced one, the
+        # The programs for these shapes that calls whose data (or Python attributes) decide their way ran
+        # (`_another_way`), in the order a call tries them (`_took`): None stands for the traced one, the
         # others were traced from a call that took another way. None in such a program itself.
         self._ways: list[CompiledModel | None] | None = [None]
         self._last_way: CompiledModel | None = None
@@ -344,7 +364,11 @@ class CompiledModel:
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
         # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
-        self._replayable = not self._numbers and not (self._mutated_inputs and len(self._inputs) > 1)
+        self._replayable = (
+            not self._numbers
+            and not (self._mutated_inputs and len(self._inputs) > 1)
+            and not self._attributes
+        )
         self._bind_state(derive=False)
 
     def __call__(self, *args: Any) -> Any:
@@ -382,12 +406,18 @@ class CompiledModel:
             result = self._run(inputs)
         except AssumptionFailed as exc:
             return self._another_way(args, inputs, exc, generators)
-        if self._decides and self._ways is not None:
+        if (self._decides or self._attributes) and self._ways is not None:
             self._took(None)
         return result
 
     def _run(self, inputs: Sequence[Any]) -> Any:
         """The traced program on inputs it takes."""
+        for change in self._attributes:
+            if not change.holds():
+                raise AssumptionFailed(
+                    f"forward changes the Python attribute {change.describe()} in the call the program was "
+                    f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
+                )
         if self._epoch != _StateWatch.epoch:
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
@@ -402,6 +432,8 @@ class CompiledModel:
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
+        for change in self._attributes:
+            change.apply()
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
@@ -414,8 +446,9 @@ class CompiledModel:
         failure: AssumptionFailed | None,
         generators: list[Any] | None,
     ) -> Any:
-        """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`):
-        the traced program failed a check (`failure`), or recent calls took a way traced later.
+        """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`),
+        or whose Python attributes do (`frontend/python_state.py`): the traced program failed a check or
+        found other attribute values (`failure`), or recent calls took a way traced later.
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
         PYGRAPH_MAX_VARIANTS programs; each try with the generators as the call found them (`generators`,
@@ -456,8 +489,8 @@ class CompiledModel:
         self._ways.append(way)
         self._took(way)
         warnings.warn(
-            f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call's data "
-            f"take as well ({len(self._ways)} ways for these input shapes now, at most "
+            f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call takes "
+            f"as well ({len(self._ways)} ways for these input shapes now, at most "
             "PYGRAPH_MAX_VARIANTS)",
             stacklevel=4,
         )

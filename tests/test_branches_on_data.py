@@ -98,7 +98,7 @@ def test_a_model_branching_on_its_data_runs_the_way_taken_and_checks_it_between_
 
 
 def _ways_compiled(caught: list[warnings.WarningMessage]) -> list[warnings.WarningMessage]:
-    return [w for w in caught if "traced and compiled the way this call's data take" in str(w.message)]
+    return [w for w in caught if "traced and compiled the way this call takes" in str(w.message)]
 
 
 @pytest.mark.parametrize("branch", ["GATE", "MODE", "MASK"])

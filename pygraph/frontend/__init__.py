@@ -10,9 +10,12 @@ from .importer import (
     import_program,
     keep_outside_graphs,
 )
+from .python_state import MISSING, AttributeChange, watching_attributes
 
 __all__ = [
+    "MISSING",
     "ArgumentSpec",
+    "AttributeChange",
     "DerivedState",
     "DynamicDim",
     "ExportError",
@@ -24,4 +27,5 @@ __all__ = [
     "hoist_derived_state",
     "import_program",
     "keep_outside_graphs",
+    "watching_attributes",
 ]

@@ -31,6 +31,8 @@ from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind
 
+from .rewrite import written_placeholders
+
 _CHECK = torch.ops.aten._assert_scalar.default
 _DEFER = torch.ops.aten._assert_async.msg
 _DEFERRED = "pygraph: the example's value was "
@@ -141,7 +143,7 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
     # Copies of what the run may write: every buffer, constant and input (ops such as `aten.batch_norm`
     # write the running statistics without saying so in their schema), and the parameters an op's schema
     # says it writes; a parameter written anyway is an error, not a silent change of the model.
-    written = _written_placeholders(program.graph)
+    written = written_placeholders(program.graph)
     placeholders = program.graph.find_nodes(op="placeholder")
     kinds = [spec.kind for spec in program.graph_signature.input_specs]
     kept = {
@@ -168,30 +170,6 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
     if changed:
         raise ValueError(f"the exported program writes parameters in place ({', '.join(changed)})")
     return reads
-
-
-def _written_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
-    """The placeholders an in-place op of `graph` (export's graph keeps them: `self.calls.add_(1)`) writes,
-    directly or through views of them (an op's result aliases the arguments its schema says it does)."""
-    base = {node: node for node in graph.find_nodes(op="placeholder")}
-    written = set()
-    for node in graph.nodes:
-        if node.target is operator.getitem and node.args[0] in base:  # one of the views `split` returns
-            base[node] = base[node.args[0]]
-        if not isinstance(node.target, torch._ops.OpOverload):
-            continue
-        schema = node.target._schema
-        given = [
-            *zip(schema.arguments, node.args, strict=False),  # (trailing defaults left out)
-            *((a, node.kwargs[a.name]) for a in schema.arguments if a.name in node.kwargs),
-        ]
-        for argument, value in given:
-            if argument.alias_info is None or not isinstance(value, torch.fx.Node) or value not in base:
-                continue
-            if argument.alias_info.is_write:
-                written.add(base[value])
-            base[node] = base[value]
-    return written
 
 
 def _check_read(graph: torch.fx.Graph, read: torch.fx.Node, example: int) -> None:

@@ -34,7 +34,7 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind
 
 from ..knobs import knobs
 from ..passes.pointwise import POINTWISE
@@ -54,6 +54,7 @@ _LOOKUPS = {
     aten.gather.default,
     aten.index.Tensor,
 }
+MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
 
 
@@ -75,7 +76,7 @@ def state_only_nodes(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, fr
     """Every node computed from unwritten parameters, buffers and constants alone, deterministically,
     with the state placeholders it reads."""
     signature = ep.graph_signature
-    written = set(signature.buffers_to_mutate.values()) | set(signature.user_inputs_to_mutate.values())
+    written = {spec.target for spec in signature.output_specs if spec.kind in MUTATIONS}
     specs = {spec.arg.name: spec for spec in signature.input_specs}
     reads: dict[torch.fx.Node, frozenset[torch.fx.Node]] = {}
     for node in ep.graph.nodes:

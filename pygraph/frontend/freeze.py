@@ -15,7 +15,7 @@ import operator
 import torch
 from torch.export.graph_signature import InputKind
 
-from .rewrite import add_constant, state_value
+from .rewrite import add_constant, state_value, written_placeholders
 
 aten = torch.ops.aten
 _CONVOLUTIONS = (aten.conv1d.default, aten.conv2d.default, aten.conv3d.default)
@@ -27,6 +27,7 @@ def fold_batch_norms(ep: torch.export.ExportedProgram) -> int:
     program as `torch.export.export` returns it, before decompositions); returns how many it folded."""
     graph = ep.graph
     specs = {spec.arg.name: spec for spec in ep.graph_signature.input_specs}
+    written = written_placeholders(graph)  # by the model itself, in forward: those values change per call
     folded = 0
     for bn in list(graph.nodes):
         found = _batch_norm(bn)
@@ -38,7 +39,8 @@ def fold_batch_norms(ep: torch.export.ExportedProgram) -> int:
         weight, bias = conv.args[1], conv.args[2] if len(conv.args) > 2 else None
         tensors = [weight, bias, gamma, beta, mean, var]
         if any(
-            t is not None and (t.op != "placeholder" or specs[t.name].kind not in _STATE) for t in tensors
+            t is not None and (t.op != "placeholder" or specs[t.name].kind not in _STATE or t in written)
+            for t in tensors
         ):
             continue
         w, b, g, bt, m, v = (None if t is None else state_value(ep, specs[t.name]) for t in tensors)

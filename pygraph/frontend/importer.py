@@ -37,7 +37,7 @@ from .attention import KERNEL_META
 from .fold_constants import LITERAL
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
-_MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+_MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 
 
 class UnsupportedError(NotImplementedError):
@@ -157,7 +157,7 @@ class _ContextCache(ContextCache):
 
 
 class _Hooks(FxImporterHooks):
-    """Parameters, buffers and lifted constants become arguments; buffer stores become `pygraph.overwrite`."""
+    """Parameters, buffers and lifted constants become arguments (`_NodeImporter` makes their stores)."""
 
     def __init__(
         self, ep: torch.export.ExportedProgram, cache: ContextCache, derived: frozenset[str]
@@ -191,11 +191,6 @@ class _Hooks(FxImporterHooks):
         spec = ArgumentSpec("derived" if name in self.derived else "constant", name, value=literal)
         return self._argument(gni, literal, self.cache.tensor_to_vtensor_type(literal), spec)
 
-    def store_produced_value(
-        self, gni: GraphNodeImporter, py_value: Any, produced_ir_value: ir.Value, info: InputInfo
-    ) -> None:
-        _overwrite(gni._b, produced_ir_value, gni.resolve_node_value(info.node))
-
     def _argument(
         self, gni: GraphNodeImporter, tensor: torch.Tensor, type_: ir.Type, spec: ArgumentSpec
     ) -> ir.Value:
@@ -209,7 +204,8 @@ class _Hooks(FxImporterHooks):
 class _NodeImporter(GraphNodeImporter):
     """Binds lifted constants lazily (arguments then come in first-use order; folded numbers are made
     before their first user), keeps mutated user inputs as value tensors with `pygraph.overwrite` (instead
-    of `!torch.tensor` and overwrite.tensor.contents), and names the return after FX's output node."""
+    of `!torch.tensor` and overwrite.tensor.contents), writes the buffers and parameters the model writes
+    with `pygraph.overwrite` too, and names the return after FX's output node."""
 
     __slots__ = ()
 
@@ -249,11 +245,33 @@ class _NodeImporter(GraphNodeImporter):
         self, loc: ir.Location, node: torch.fx.Node, buffer_value: Any, info: InputInfo
     ) -> None:
         super().lazy_import_buffer(loc, node, buffer_value, info)
-        placeholders = {n.name: n for n in info.program.graph.find_nodes(op="placeholder")}
-        producer = placeholders.get(info.store_producer_node)
-        if producer is not None:  # the new value is an argument (`buf.copy_(x)`): no op will produce it
-            del self._on_node_produced[producer.name]
-            _overwrite(self._b, self.resolve_node_value(producer), self.resolve_node_value(node))
+        if info.store_producer_node is not None:
+            self._write_back(node, info.store_producer_node, info.program)
+
+    def lazy_import_parameter(
+        self, loc: ir.Location, node: torch.fx.Node, parameter_value: Any, info: InputInfo
+    ) -> None:
+        """A parameter the model writes (`nn.Embedding(max_norm=...)` renormalizes its rows in place) is
+        overwritten like a buffer; torch-mlir's importer binds stores for buffers only."""
+        super().lazy_import_parameter(loc, node, parameter_value, info)
+        producer = info.program.graph_signature.parameters_to_mutate
+        written = {target: name for name, target in producer.items()}.get(info.input_spec.target)
+        if written is not None:
+            self._write_back(node, written, info.program)
+
+    def _write_back(self, node: torch.fx.Node, producer: str, program: torch.export.ExportedProgram) -> None:
+        """`pygraph.overwrite` of `node`'s argument with the value of the node named `producer`, once it is
+        produced; at once where that value is an argument (`buf.copy_(x)`), which no op produces."""
+        placeholders = {n.name: n for n in program.graph.find_nodes(op="placeholder")}
+        if producer in placeholders:
+            self._on_node_produced.pop(producer, None)
+            _overwrite(
+                self._b, self.resolve_node_value(placeholders[producer]), self.resolve_node_value(node)
+            )
+        else:
+            self._on_node_produced[producer] = lambda value: _overwrite(
+                self._b, value, self.resolve_node_value(node)
+            )
 
     def return_node_values(self, loc: ir.Location, nodes: list, constants: dict) -> None:
         super().return_node_values(ir.Location.name("output", context=self._c), nodes, constants)
@@ -284,19 +302,12 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
             InputKind.CONSTANT_TENSOR,
         ):
             raise UnsupportedError(f"input '{spec.arg.name}' of kind {spec.kind.name} is not supported")
-    written = {  # what a mutation may target: buffers by name, user inputs by placeholder
-        spec.target if spec.kind == InputKind.BUFFER else spec.arg.name: nodes[spec.arg.name]
+    written = {  # what a mutation may target: state by name, user inputs by placeholder
+        spec.arg.name if spec.kind == InputKind.USER_INPUT else spec.target: nodes[spec.arg.name]
         for spec in ep.graph_signature.input_specs
-        if spec.kind in (InputKind.BUFFER, InputKind.USER_INPUT)
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.USER_INPUT)
     }
     for i, spec in enumerate(ep.graph_signature.output_specs):
-        if spec.kind == OutputKind.PARAMETER_MUTATION:
-            node = nodes.get(getattr(spec.arg, "name", ""))
-            what = _describe(node) if node is not None else f"output {i}"
-            raise UnsupportedError(
-                f"{what} is written into the parameter '{spec.target}' in place: pygraph compiles writes to "
-                "inputs and buffers only (a tensor the model writes is a buffer)"
-            )
         if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
             raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
         if spec.kind in _MUTATIONS:

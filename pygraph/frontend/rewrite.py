@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import operator
+
 import torch
 from torch.export.graph_signature import InputKind, InputSpec, OutputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
@@ -123,3 +125,27 @@ def _same(value: torch.Tensor, strides: tuple[int, ...], other: tuple[int, ...])
         for size, a, b in zip(value.shape, strides, other, strict=True)
         if guard_or_true(size != 1)
     )
+
+
+def written_placeholders(graph: torch.fx.Graph) -> set[torch.fx.Node]:
+    """The placeholders an in-place op of `graph` (export's graph keeps them: `self.calls.add_(1)`) writes,
+    directly or through views of them (an op's result aliases the arguments its schema says it does)."""
+    base = {node: node for node in graph.find_nodes(op="placeholder")}
+    written = set()
+    for node in graph.nodes:
+        if node.target is operator.getitem and node.args[0] in base:  # one of the views `split` returns
+            base[node] = base[node.args[0]]
+        if not isinstance(node.target, torch._ops.OpOverload):
+            continue
+        schema = node.target._schema
+        given = [
+            *zip(schema.arguments, node.args, strict=False),  # (trailing defaults left out)
+            *((a, node.kwargs[a.name]) for a in schema.arguments if a.name in node.kwargs),
+        ]
+        for argument, value in given:
+            if argument.alias_info is None or not isinstance(value, torch.fx.Node) or value not in base:
+                continue
+            if argument.alias_info.is_write:
+                written.add(base[value])
+            base[node] = base[value]
+    return written
