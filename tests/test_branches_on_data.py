@@ -425,6 +425,31 @@ def test_conditions_draft_export_leaves_unchecked_are_checked(monkeypatch):
     assert len(_ways_compiled(caught)) == 3
 
 
+class AttendsThenDecides(nn.Module):
+    """Attention in half precision, then a decision on its result (Marian's float16 overflow check)."""
+
+    def forward(self, q: torch.Tensor) -> torch.Tensor:
+        attended = nn.functional.scaled_dot_product_attention(q, q, q, is_causal=True)
+        if not torch.isfinite(attended).all():
+            attended = attended.clamp(-1e4, 1e4)
+        return attended * 2
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_decision_after_half_precision_attention(no_tf32):
+    torch.manual_seed(6)
+    model = AttendsThenDecides()
+    q = torch.randn(1, 2, 64, 32, device="cuda", dtype=torch.float16)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = pygraph.export_and_compile(model, (q,), target="cuda")
+    assert any("decides in Python from values of its data" in str(w.message) for w in caught)
+    for _ in range(3):
+        q = torch.randn(1, 2, 64, 32, device="cuda", dtype=torch.float16)
+        torch.testing.assert_close(compiled(q), model(q), rtol=2e-3, atol=2e-3)
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_a_model_branching_on_its_data(no_tf32):

@@ -30,6 +30,7 @@ from torch._subclasses import meta_utils
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind
+from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .rewrite import written_placeholders
 
@@ -60,7 +61,10 @@ def draft_export(
 ) -> torch.export.ExportedProgram:
     """`torch.export.draft_export` of `model`, each branch on data taking the way `inputs` take, with a
     warning naming those branches where `warn`; raises ValueError for any other problem the draft found."""
-    with _real_parameter_values():
+    # The math backend computes attention's real values: torch 2.11's propagation fails on CUDA's flash and
+    # efficient attention in half precision, whose outputs it does not need come back as None
+    # (`_has_storage(None)`). The program keeps `scaled_dot_product_attention` whichever backend ran.
+    with _real_parameter_values(), sdpa_kernel([SDPBackend.MATH]):
         program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
     failures = program._report.failures
     other = [f for f in failures if not _taken_or_torchs_own(f)]
