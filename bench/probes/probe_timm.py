@@ -2,13 +2,15 @@
 
 Usage (GPU machine): `python3 bench/probes/probe_timm.py [--shard K/N] [names...]`. Each model is built with
 random weights in eval mode, compiled with `target="cuda"` on a batch of 2 images of its default size,
-and called on two fresh batches; TF32 is off and the error is the design's relative error. One line per
-model: PASS or FAIL with the error's first line, and the time taken.
+and called on two fresh batches; TF32 is off and the error is the design's relative error against eager,
+with eager's and pygraph's own errors against the model in float64 beside it. One line per model: PASS
+or FAIL with the error's first line, and the time taken.
 """
 
 from __future__ import annotations
 
 import argparse
+import copy
 import time
 import traceback
 
@@ -65,16 +67,21 @@ def run(name: str) -> str:
         def images() -> torch.Tensor:
             return torch.randn(2, *size, device="cuda")
 
+        exact = copy.deepcopy(model).double()
         with torch.no_grad():
             compiled = pygraph.export_and_compile(model, (images(),), target="cuda")
-            worst = 0.0
+            worst = eager64 = ours64 = 0.0
             for _ in range(2):
                 x = images()
-                worst = max(worst, relative_error(compiled(x), model(x)))
+                ours, eager, reference = compiled(x), model(x), exact(x.double())
+                worst = max(worst, relative_error(ours, eager))
+                eager64 = max(eager64, relative_error(eager.double(), reference))
+                ours64 = max(ours64, relative_error(ours.double(), reference))
         stats = compiled.stats()
         verdict = "PASS" if worst <= 1e-4 else "FAIL"
         return (
-            f"{verdict} {name} err={worst:.1e} graphs={stats.get('graphs')} "
+            f"{verdict} {name} err={worst:.1e} (against float64: eager {eager64:.1e}, pygraph {ours64:.1e}) "
+            f"graphs={stats.get('graphs')} "
             f"coverage={compiled.explain().coverage['after']:.3f} ({time.time() - start:.0f}s)"
         )
     except Exception as error:  # the survey goes on
