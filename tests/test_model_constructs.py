@@ -357,6 +357,53 @@ def test_gpu_python_state(no_tf32):
     _check_python_state(RescalesOnce(), "cuda", programs=2)
 
 
+class RelativeIndices(nn.Module):
+    """ConViT's positional attention: a table of relative offsets built in forward from aranges, channel by
+    channel into a zero tensor, kept in a tensor attribute and projected per head."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.project = nn.Linear(3, 4)
+        self.table = torch.zeros(1, 1, 1, 3)
+
+    def offsets(self, n: int) -> torch.Tensor:
+        side = int(n**0.5)
+        table = torch.zeros(1, n, n, 3)
+        step = torch.arange(side).view(1, -1) - torch.arange(side).view(-1, 1)
+        across = step.repeat(side, side)
+        down = step.repeat_interleave(side, dim=0).repeat_interleave(side, dim=1)
+        table[:, :, :, 2] = (across**2 + down**2).unsqueeze(0)
+        table[:, :, :, 1] = down.unsqueeze(0)
+        table[:, :, :, 0] = across.unsqueeze(0)
+        return table.to(self.project.weight.device)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        if self.table.shape[1] != x.shape[1]:
+            self.table = self.offsets(x.shape[1])
+        scores = self.project(self.table.expand(x.shape[0], -1, -1, -1)).permute(0, 3, 1, 2).softmax(-1)
+        return scores @ x.unsqueeze(1)
+
+
+def _check_relative_indices(device: str) -> None:
+    torch.manual_seed(0)
+    model = RelativeIndices().to(device)
+    target = "cuda" if device == "cuda" else "emulator"
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 196, 8, device=device),), target=target)
+    for _ in range(2):
+        x = torch.randn(2, 196, 8, device=device)
+        assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+def test_a_table_built_channel_by_channel_in_forward_is_derived_state():
+    _check_relative_indices("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_table_built_channel_by_channel_in_forward(no_tf32):
+    _check_relative_indices("cuda")
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""

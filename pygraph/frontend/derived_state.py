@@ -68,8 +68,21 @@ class DerivedState:
     constants: dict[str, torch.Tensor] = field(default_factory=dict)  # the values of `constant` sources
 
     def compute(self, sources: Sequence[torch.Tensor]) -> list[torch.Tensor]:
+        """The derived values, each in memory of its own: a recipe's result may be a view into a larger
+        tensor (ConViT's relative indices on the GPU: one channel of a [1, N, N, 3] tensor, offset 2) or
+        not, from one run to another, and the plan is built for the layout of the first values."""
         with torch.no_grad():
-            return list(self.recipe(*sources))
+            return [_own_memory(value) for value in self.recipe(*sources)]
+
+
+def _own_memory(value: torch.Tensor) -> torch.Tensor:
+    """`value` itself where it fills a storage of its own from its start, else a copy that does: in its own
+    dim order where it is dense, row-major where not (`empty_like`'s rule)."""
+    owns = (
+        value.storage_offset() == 0
+        and value.untyped_storage().nbytes() == value.numel() * value.element_size()
+    )
+    return value if owns else torch.empty_like(value).copy_(value)
 
 
 def state_only_nodes(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, frozenset[torch.fx.Node]]:

@@ -59,6 +59,23 @@ def test_a_program_on_inputs_alone_has_no_derived_state():
     assert hoist_derived_state(export_program(Plain(), (torch.randn(3),))) is None
 
 
+def test_derived_values_are_never_views_into_larger_tensors():
+    """The plan is built for the layout of the first values; a recipe whose result is a view of a larger
+    tensor could return another layout when run again (ConViT's relative indices did on the GPU)."""
+    graph = torch.fx.Graph()
+    table = graph.placeholder("table")
+    graph.output((graph.call_function(torch.ops.aten.select.int, (table, 3, 2)),))
+    derived = pygraph.frontend.DerivedState(
+        ["channel"], [("buffer", "table")], torch.fx.GraphModule({}, graph)
+    )
+    table = torch.randn(1, 5, 5, 3)
+    (value,) = derived.compute([table])
+    assert value.storage_offset() == 0 and value.is_contiguous() and value._base is None
+    torch.testing.assert_close(value, table[..., 2], rtol=0, atol=0)
+    (plane,) = derived.compute([table.permute(0, 3, 1, 2).contiguous().permute(0, 2, 3, 1)])
+    assert plane.storage_offset() == 0 and plane.untyped_storage().nbytes() == 25 * 4  # (channels last)
+
+
 class ConvNet(nn.Module):
     def __init__(self) -> None:
         super().__init__()
