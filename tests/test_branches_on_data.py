@@ -447,6 +447,7 @@ def test_gpu_a_decision_after_half_precision_attention(no_tf32):
     assert any("decides in Python from values of its data" in str(w.message) for w in caught)
     for _ in range(3):
         q = torch.randn(1, 2, 64, 32, device="cuda", dtype=torch.float16)
+        # float16 carries 11 bits: the compiled attention and eager's flash kernel round apart by ~1e-3
         torch.testing.assert_close(compiled(q), model(q), rtol=2e-3, atol=2e-3)
 
 
