@@ -119,12 +119,10 @@ def _compile(
     recording of one failed before)."""
     target, name = options["target"], type(model).__name__
     # for the example's sizes
-    with watching_attributes(model) as changed:
-        program = export_program(model, example_inputs, freeze=options["freeze"], warn=not variant)
+    program, changed = _export_watched(model, example_inputs, options["freeze"], warn=not variant)
     if any(change.before is MISSING for change in changed):
         # torch.export keeps the plain attributes forward added, so later calls find them: trace from there
-        with watching_attributes(model) as changed:
-            program = export_program(model, example_inputs, freeze=options["freeze"], warn=False)
+        program, changed = _export_watched(model, example_inputs, options["freeze"], warn=False)
     if changed and not variant:
         warnings.warn(
             f"{name} changes Python attributes in forward: {', '.join(c.describe() for c in changed)}. "
@@ -141,7 +139,7 @@ def _compile(
     pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
     stages: dict[str, str] = {}
     module = _lower(name, imported.module, context, pipelines, stages)
-    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, tuple(changed))
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, changed)
     compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
     if options["profile"]:
         while True:  # each failed recording re-plans once, with one more op between graphs
@@ -151,6 +149,15 @@ def _compile(
             except UnrecordableCall as exc:
                 compiled._keep_outside_graphs(exc)
     return compiled
+
+
+def _export_watched(
+    model: torch.nn.Module, example_inputs: tuple[Any, ...], freeze: bool, warn: bool
+) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...]]:
+    """`export_program`, and the plain Python attributes the traced forward changed (`python_state.py`)."""
+    with watching_attributes(model) as changed:
+        program = export_program(model, example_inputs, freeze=freeze, warn=warn)
+    return program, tuple(changed)
 
 
 def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:

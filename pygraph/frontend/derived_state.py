@@ -34,11 +34,11 @@ from collections.abc import Callable, Container, Sequence
 from dataclasses import dataclass, field
 
 import torch
-from torch.export.graph_signature import InputKind, OutputKind
+from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
 from ..passes.pointwise import POINTWISE
-from .rewrite import add_constant, state_value
+from .rewrite import MUTATIONS, add_constant, state_value
 
 aten = torch.ops.aten
 _SLACK = 1 / 16
@@ -54,7 +54,6 @@ _LOOKUPS = {
     aten.gather.default,
     aten.index.Tensor,
 }
-MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer", InputKind.CONSTANT_TENSOR: "constant"}
 
 

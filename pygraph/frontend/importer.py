@@ -35,9 +35,9 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
+from .rewrite import MUTATIONS
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
-_MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 
 
 class UnsupportedError(NotImplementedError):
@@ -254,10 +254,10 @@ class _NodeImporter(GraphNodeImporter):
         """A parameter the model writes (`nn.Embedding(max_norm=...)` renormalizes its rows in place) is
         overwritten like a buffer; torch-mlir's importer binds stores for buffers only."""
         super().lazy_import_parameter(loc, node, parameter_value, info)
-        producer = info.program.graph_signature.parameters_to_mutate
-        written = {target: name for name, target in producer.items()}.get(info.input_spec.target)
-        if written is not None:
-            self._write_back(node, written, info.program)
+        writes = info.program.graph_signature.parameters_to_mutate  # producer node name -> parameter
+        producer = next((name for name, target in writes.items() if target == info.input_spec.target), None)
+        if producer is not None:
+            self._write_back(node, producer, info.program)
 
     def _write_back(self, node: torch.fx.Node, producer: str, program: torch.export.ExportedProgram) -> None:
         """`pygraph.overwrite` of `node`'s argument with the value of the node named `producer`, once it is
@@ -308,9 +308,9 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
         if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER, InputKind.USER_INPUT)
     }
     for i, spec in enumerate(ep.graph_signature.output_specs):
-        if spec.kind not in (OutputKind.USER_OUTPUT, *_MUTATIONS):
+        if spec.kind not in (OutputKind.USER_OUTPUT, *MUTATIONS):
             raise UnsupportedError(f"output {i} of kind {spec.kind.name} is not supported")
-        if spec.kind in _MUTATIONS:
+        if spec.kind in MUTATIONS:
             _check_in_place(nodes, spec, written[spec.target])
         if not isinstance(spec.arg, TensorArgument):
             node = nodes.get(getattr(spec.arg, "name", ""))
@@ -345,7 +345,7 @@ def _typed(tensor: torch.Tensor) -> str:
 
 def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:
     """Every mutation in the graph signature must have become a `pygraph.overwrite` (never dropped silently)."""
-    expected = [spec.target for spec in ep.graph_signature.output_specs if spec.kind in _MUTATIONS]
+    expected = [spec.target for spec in ep.graph_signature.output_specs if spec.kind in MUTATIONS]
     found = sum(op.operation.name == dialect.OverwriteOp.OPERATION_NAME for op in block.operations)
     if found != len(expected):
         raise UnsupportedError(f"mutations of {expected} became {found} pygraph.overwrite ops")

@@ -10,6 +10,8 @@ from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
+# the outputs of an exported program that write its state or inputs in place
+MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
 
 
 def replace_node(ep: torch.export.ExportedProgram, old: torch.fx.Node, new: torch.fx.Node) -> None:
