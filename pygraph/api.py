@@ -5,7 +5,6 @@ from __future__ import annotations
 import gc
 import itertools
 import warnings
-from collections import OrderedDict
 from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
@@ -22,6 +21,8 @@ from .frontend import (
     DynamicDim,
     ExportError,
     ImportedProgram,
+    InputStructure,
+    argument_names,
     called_op,
     declared_dims,
     export_program,
@@ -139,12 +140,13 @@ def _compile(
     pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
     stages: dict[str, str] = {}
     module = _lower(name, imported.module, context, pipelines, stages)
-    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, changed)
+    structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
+    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, changed, structure)
     compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
     if options["profile"]:
         while True:  # each failed recording re-plans once, with one more op between graphs
             try:
-                compiled._profile(example_inputs, cost_key)
+                compiled._profile(compiled._flat(example_inputs), cost_key)
                 break
             except UnrecordableCall as exc:
                 compiled._keep_outside_graphs(exc)
@@ -226,7 +228,9 @@ def _choose_target(target: str, model: torch.nn.Module, inputs: tuple[Any, ...])
     if target not in ("auto", "cuda", "emulator"):
         raise ValueError(f'target must be "auto", "cuda" or "emulator", not "{target}"')
     tensors = (
-        [t for t in inputs if isinstance(t, torch.Tensor)] + list(model.parameters()) + list(model.buffers())
+        [t for t in pytree.tree_leaves(inputs) if isinstance(t, torch.Tensor)]
+        + list(model.parameters())
+        + list(model.buffers())
     )
     on_cuda = [t.is_cuda for t in tensors]
     if target == "auto":
@@ -293,8 +297,12 @@ class CompiledModel:
         target: str,
         derived: DerivedState | None = None,
         attributes: tuple[AttributeChange, ...] = (),
+        structure: InputStructure | None = None,
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
+        # Arguments nested in lists, tuples or dicts, or holding None or strings (frontend/structure.py):
+        # how a call's arguments flatten into the plan's inputs; None where they are those inputs.
+        self._structure = structure
         # The plain Python attributes the traced call changed (frontend/python_state.py): a call runs this
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
@@ -315,12 +323,13 @@ class CompiledModel:
         # Dims `dynamic_shapes` declared, and how `_other_shapes` compiles a variant for other sizes of them.
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
-        self._variants: OrderedDict[tuple[tuple[int, ...], ...], CompiledModel] = OrderedDict()
+        self._variants: dict[tuple[tuple[int, ...], ...], CompiledModel] = {}
         # The programs for these shapes that calls whose data (or Python attributes) decide their way ran
         # (`_another_way`), in the order a call tries them (`_took`): None stands for the traced one, the
         # others were traced from a call that took another way. None in such a program itself.
         self._ways: list[CompiledModel | None] | None = [None]
         self._last_way: CompiledModel | None = None
+        self._warned_eager = False  # (`_eagerly`)
         # The pipelines the stages went through, and the ops kept between graphs because recording a call
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
@@ -380,20 +389,25 @@ class CompiledModel:
 
     def __call__(self, *args: Any) -> Any:
         """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`."""
+        flat = args if self._structure is None else self._structure.flatten(args)
         replay = self._replay
         if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
-            out = replay(args)
+            out = replay(flat)
             if out is not None:
                 if self._single_output:
                     return out
                 return pytree.tree_unflatten(out if type(out) is list else [out], self._out_spec)
-        return self._call(args)
+        return self._call(args, flat)
 
-    def _call(self, args: tuple[Any, ...]) -> Any:
-        """Cheap checks of the inputs, state rebound only after an event that may have moved it (see
-        `_StateWatch`), then the backend; the output structure is rebuilt unless it is one tensor. Inputs
-        of other shapes go to `_other_shapes`."""
-        inputs = self._numbers_as_tensors(args) if self._numbers else args
+    def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
+        """The plan's inputs in a call's arguments (`InputStructure.flatten`)."""
+        return args if self._structure is None else self._structure.flatten(args)
+
+    def _call(self, args: tuple[Any, ...], flat: tuple[Any, ...]) -> Any:
+        """Cheap checks of the inputs (`flat`, those of the arguments `args` the plan takes), state rebound
+        only after an event that may have moved it (see `_StateWatch`), then the backend; the output
+        structure is rebuilt unless it is one tensor. Inputs of other shapes go to `_other_shapes`."""
+        inputs = self._numbers_as_tensors(flat) if self._numbers else flat
         if len(inputs) != len(self._expected):
             self._explain_bad_inputs(inputs)
         for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=True):  # a loop: no generator
@@ -458,9 +472,10 @@ class CompiledModel:
         found other attribute values (`failure`), or recent calls took a way traced later.
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
-        PYGRAPH_MAX_VARIANTS programs; each try with the generators as the call found them (`generators`,
-        where it draws random numbers). A program that wrote an input or its state before the check that
-        failed cannot run the call again: then that failure is raised."""
+        PYGRAPH_MAX_VARIANTS programs (past it, and where the program traced from the call takes another way
+        on it than the model did, the model runs the call itself); each try with the generators as the call
+        found them (`generators`, where it draws random numbers). A program that wrote an input or its state
+        before the check that failed cannot run the call again: then that failure is raised."""
         if self._ways is None:  # (a way's own program: the model that traced it tries the others)
             raise failure
         failed = None  # the program that failed last: None, the traced one
@@ -479,22 +494,29 @@ class CompiledModel:
             self._took(way)
             return result
         self._refuse_running_again(failed, failure)
+        if len(self._ways) >= knobs.max_variants:
+            return self._eagerly(
+                args,
+                generators,
+                f"calls take more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} ways ({failure})",
+            )
         try:
             way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
             way._ways = None
             if generators is not None:
                 restore_generators(generators)
-            result = way._call(args)
+            result = way._call(args, way._flat(args))
         except ExportError as exc:  # no program takes this way (a failing torch._check)
             raise failure from exc
         except AssumptionFailed as exc:
-            raise AssumptionFailed(
+            way._refuse_running_again(None, exc)
+            return self._eagerly(
+                args,
+                generators,
                 f"{exc}\n(the program traced from this very call takes another way on it than the model "
                 "did: the value decided on lies where the compiled program's rounding and the model's "
-                "differ; computing both ways and choosing with torch.where avoids deciding in Python)"
-            ) from None
-        if len(self._ways) >= knobs.max_variants:  # the way used least recently goes (not the traced one)
-            self._ways.remove(next(w for w in reversed(self._ways) if w is not None))
+                "differ; computing both ways and choosing with torch.where avoids deciding in Python)",
+            )
         self._ways.append(way)
         self._took(way)
         warnings.warn(
@@ -504,6 +526,20 @@ class CompiledModel:
             stacklevel=4,
         )
         return result
+
+    def _eagerly(self, args: tuple[Any, ...], generators: list[Any] | None, why: str) -> Any:
+        """A call that no compiled program takes and for which none is compiled (`why`): the model runs it
+        itself, as it would without pygraph (warned once per compiled model), with the generators as the
+        call found them (`generators`)."""
+        if not self._warned_eager:
+            self._warned_eager = True
+            warnings.warn(
+                f"{type(self.model).__name__}: {why}\npygraph runs such calls eagerly, without graphs",
+                stacklevel=5,
+            )
+        if generators is not None:
+            restore_generators(generators)
+        return self.model(*args)
 
     def _took(self, way: CompiledModel | None) -> None:
         """Orders the ways after a call that `way` ran: by their last use, except that the first changes
@@ -649,17 +685,22 @@ class CompiledModel:
         variant = self._variants.get(key)
         if variant is None:
             variant = self._new_variant(args, inputs, key)
-        else:
-            self._variants.move_to_end(key)  # the most recently used last
-        return variant(*args)
+        return variant(*args) if variant is not None else self._eagerly(args, None, self._too_many_shapes())
+
+    def _too_many_shapes(self) -> str:
+        return (
+            f"calls come with more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input shapes besides the "
+            f"example's (compiled for {', '.join(str(key) for key in self._variants)})"
+        )
 
     def _new_variant(
         self, args: tuple[Any, ...], inputs: tuple[Any, ...], key: tuple[tuple[int, ...], ...]
-    ) -> CompiledModel:
+    ) -> CompiledModel | None:
         """A variant compiled for inputs where only dims declared in `dynamic_shapes` differ, within the
-        ranges export kept for them and equal where they share a symbol; kept for later calls (past
-        PYGRAPH_MAX_VARIANTS, the least recently used is dropped, with a warning). Anything else raises an
-        error naming the input and what differs."""
+        ranges export kept for them and equal where they share a symbol; kept for later calls. None past
+        PYGRAPH_MAX_VARIANTS variants: compiling one per call of a workload whose sizes keep changing would
+        cost far more than it saves, so such calls run eagerly. Anything else raises an error naming the
+        input and what differs."""
         self._explain_bad_inputs(inputs)
         sizes: dict[str, tuple[int, str]] = {}
         for (i, dim), spec in self._dynamic.items():
@@ -690,12 +731,7 @@ class CompiledModel:
         if key == tuple(tuple(shape) for shape, _, _ in self._expected):
             raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
         if len(self._variants) >= knobs.max_variants:
-            dropped, _ = self._variants.popitem(last=False)
-            warnings.warn(
-                f"{type(self.model).__name__}: more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input "
-                f"shapes; the graphs for {dropped} are dropped and will be compiled again if needed",
-                stacklevel=4,
-            )
+            return None
         variant = self._variants[key] = _compile(
             self.model, args, self._variant_options, self._outside, variant=True
         )

@@ -21,6 +21,7 @@ from torch.export import Dim
 import pygraph
 from pygraph.frontend.branches import _checks_on_data
 from pygraph.ir.plan import HostStep, writes_before_a_check
+from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
 
@@ -152,6 +153,46 @@ def test_a_call_tries_first_the_way_recent_calls_took():
             first.append("traced" if compiled._ways[0] is None else "other")
     assert runs == [1, 2, 3, 4, 5, 6, 7, 8, 8, 8, 9, 9, 10, 10, 11, 11]
     assert first == ["traced"] * 7 + ["other"] * 9
+
+
+def test_calls_taking_more_ways_than_the_limit_run_eagerly():
+    torch.manual_seed(2)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    others = _other_ways(4, "cpu")
+    with knobs.scope(max_variants=2), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for inputs in (others["GATE"], others["MODE"], others["MODE"], _taken(), others["GATE"]):
+            _assert_close(compiled(*inputs), model(*inputs))
+    assert len(compiled._ways) == 2 and len(_ways_compiled(caught)) == 1
+    eager = [w for w in caught if "runs such calls eagerly" in str(w.message)]
+    assert len(eager) == 1 and "more than PYGRAPH_MAX_VARIANTS=2 ways" in str(eager[0].message)
+    assert "test_branches_on_data.py:" in str(eager[0].message)  # the line of the last check that failed
+
+
+def test_a_call_that_the_program_traced_from_it_decides_otherwise_runs_eagerly(monkeypatch):
+    """Where the value decided on lies between the compiled program's rounding and the model's, the program
+    traced from the call takes the other way on it too: the model runs that call itself."""
+    torch.manual_seed(3)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    traced_from_the_call = pygraph.api._compile
+
+    def decides_otherwise(inputs: list) -> None:
+        raise pygraph.AssumptionFailed("x.mean() > 0 (rounded)")
+
+    def deciding_otherwise(*args, **kwargs) -> pygraph.CompiledModel:
+        way = traced_from_the_call(*args, **kwargs)
+        way._run = decides_otherwise
+        return way
+
+    monkeypatch.setattr(pygraph.api, "_compile", deciding_otherwise)
+    other = _other_ways(4, "cpu")["GATE"]
+    with pytest.warns(
+        UserWarning, match=r"(?s)x.mean\(\) > 0 \(rounded\).*rounding.*runs such calls eagerly"
+    ):
+        _assert_close(compiled(*other), model(*other))
+    assert compiled._ways == [None]
 
 
 class Layered(nn.Module):
@@ -370,11 +411,14 @@ class Checked(nn.Module):
         return x * k
 
 
-def test_a_failing_torch_check_raises_without_compiling_a_way():
+def test_a_failing_torch_check_raises_as_in_eager_without_keeping_a_way():
     compiled = pygraph.export_and_compile(Checked(), (torch.randn(3), torch.tensor(2)))
     x = torch.randn(3)
     _assert_close(compiled(x, torch.tensor(5)), x * 5)
-    with warnings.catch_warnings(record=True) as caught, pytest.raises(pygraph.AssumptionFailed):
+    with (
+        warnings.catch_warnings(record=True) as caught,
+        pytest.raises(RuntimeError, match="Expected cond to be True"),
+    ):
         warnings.simplefilter("always")
         compiled(x, torch.tensor(-1))
     assert not _ways_compiled(caught) and compiled._ways == [None]

@@ -404,6 +404,65 @@ def test_gpu_a_table_built_channel_by_channel_in_forward(no_tf32):
     _check_relative_indices("cuda")
 
 
+class Detector(nn.Module):
+    """Takes what detection and multimodal models take: a list of images, a dict of options holding a
+    number and a tensor, an optional mask (None) and a mode string; returns a dict holding a list."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(3, 4, 3, padding=1)
+
+    def forward(self, images: list, options: dict, mask: torch.Tensor | None, mode: str) -> dict:
+        features = [self.conv(image[None]).relu() for image in images]
+        pooled = torch.cat([f.mean(dim=(2, 3)) for f in features]) * options["gain"] + options["bias"]
+        if mask is not None:
+            pooled = pooled * mask
+        return {"boxes": pooled if mode == "sum" else -pooled, "maps": features}
+
+
+def _check_structured_arguments(device: str) -> pygraph.CompiledModel:
+    torch.manual_seed(0)
+    model = Detector().to(device)
+    target = "cuda" if device == "cuda" else "emulator"
+
+    def arguments(gain: float = 1.5) -> tuple:
+        images = [torch.randn(3, 8, 8, device=device) for _ in range(2)]
+        return (images, {"gain": gain, "bias": torch.randn(4, device=device)}, None, "sum")
+
+    compiled = pygraph.export_and_compile(model, arguments(), target=target)
+    for gain in (1.5, 0.25, 3.0):  # new tensors every call; the number goes through the table
+        args = arguments(gain)
+        assert relative_error(compiled(*args), model(*args)) <= 1e-5
+    first = compiled(*arguments())
+    kept = {"boxes": first["boxes"].clone(), "maps": [m.clone() for m in first["maps"]]}
+    compiled(*arguments())
+    assert relative_error(first, kept) == 0  # outputs of earlier calls stay intact
+    return compiled
+
+
+def test_arguments_in_lists_and_dicts_with_none_and_strings():
+    compiled = _check_structured_arguments("cpu")
+    images, options = [torch.randn(3, 8, 8), torch.randn(3, 8, 8)], {"gain": 1.0, "bias": torch.randn(4)}
+    with pytest.raises(
+        TypeError, match=r"structured as \(\[value, value\], \{'gain': value, 'bias': value\}"
+    ):
+        compiled(images[:1], options, None, "sum")
+    with pytest.raises(
+        ValueError, match=r"argument 'mode' is 'max'; the model was traced and compiled with 'sum'"
+    ):
+        compiled(images, options, None, "max")
+    with pytest.raises(ValueError, match=r"argument 'mask' is tensor.*compiled with None"):
+        compiled(images, options, torch.ones(4), "sum")
+    with pytest.raises(TypeError, match=r"input 'images_1' has dtype torch.float64"):
+        compiled([images[0], images[1].double()], options, None, "sum")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_arguments_in_lists_and_dicts(no_tf32):
+    _check_structured_arguments("cuda")
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""

@@ -1,7 +1,7 @@
 """Stage 1: a PyTorch model to `.torch.mlir` (torch.export, pygraph's decompositions, FX import with hooks)."""
 
 from .derived_state import DerivedState, hoist_derived_state
-from .export import DynamicDim, ExportError, declared_dims, export_program
+from .export import DynamicDim, ExportError, argument_names, declared_dims, export_program
 from .importer import (
     ArgumentSpec,
     ImportedProgram,
@@ -11,6 +11,7 @@ from .importer import (
     keep_outside_graphs,
 )
 from .python_state import MISSING, AttributeChange, watching_attributes
+from .structure import InputStructure
 
 __all__ = [
     "MISSING",
@@ -20,7 +21,9 @@ __all__ = [
     "DynamicDim",
     "ExportError",
     "ImportedProgram",
+    "InputStructure",
     "UnsupportedError",
+    "argument_names",
     "called_op",
     "declared_dims",
     "export_program",

@@ -29,7 +29,7 @@ import torch
 from torch._subclasses import meta_utils
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, TensorArgument
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
 from .rewrite import written_placeholders
@@ -137,9 +137,9 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
     export's record of the way each condition took is keyed by expressions that torch 2.11 rewrites, and in
     half precision the model (which draft export runs) and its exported program may round a condition
     differently: the program's own values are the ones its checks will read."""
-    user = iter(torch.utils._pytree.tree_leaves(inputs))
+    user = iter(leaf for leaf in torch.utils._pytree.tree_leaves(inputs) if isinstance(leaf, torch.Tensor))
     args = [
-        next(user)
+        (next(user) if isinstance(spec.arg, TensorArgument) else spec.arg.value)
         if spec.kind == InputKind.USER_INPUT
         else program.state_dict.get(spec.target, program.constants.get(spec.target))
         for spec in program.graph_signature.input_specs

@@ -14,7 +14,7 @@ from typing import Any
 import torch
 import torch._decomp.decompositions as torch_decompositions
 from torch._subclasses.fake_tensor import FakeTensor
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..knobs import knobs
@@ -30,6 +30,7 @@ from .numbers import lift_numbers
 from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
 from .spatial_means import split_spatial_means
+from .structure import drop_constant_inputs
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
 # (channels_last.py, spatial_means.py, align_matmuls.py, attention.py)
@@ -80,6 +81,7 @@ def export_program(
     align_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     fold_constants(program, fresh)
+    drop_constant_inputs(program)
     return program
 
 
@@ -105,7 +107,11 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
     """The dims of the user inputs whose size export kept symbolic, by (input index, dim). A dim given by
     an expression of symbols (a derived `Dim`) carries that formula instead of a range."""
     nodes = {node.name: node for node in program.graph.nodes}
-    user_inputs = [s for s in program.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    user_inputs = [
+        s
+        for s in program.graph_signature.input_specs
+        if s.kind == InputKind.USER_INPUT and isinstance(s.arg, TensorArgument)
+    ]
     dims = {}
     for i, spec in enumerate(user_inputs):
         value = nodes[spec.arg.name].meta.get("val")
@@ -157,7 +163,7 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
     failure is an ExportError carrying torch's, and which leaves the model's attributes as they were."""
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
-    names = _argument_names(model, len(example_inputs))
+    names = argument_names(model, len(example_inputs))
     inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
         with _attributes_kept(model), _lstm_states_in_shape(), quiet_tracing(), warnings.catch_warnings():
@@ -224,7 +230,7 @@ def _lstm_states_in_shape() -> Iterator[None]:
         torch_decompositions.one_layer_lstm = original
 
 
-def _argument_names(model: torch.nn.Module, count: int) -> list[str]:
+def argument_names(model: torch.nn.Module, count: int) -> list[str]:
     """Names of the first `count` positional arguments of `model.forward` (`args[i]` past a `*args`)."""
     names: list[str] = []
     for parameter in inspect.signature(model.forward).parameters.values():

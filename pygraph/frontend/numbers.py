@@ -12,6 +12,9 @@ from __future__ import annotations
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
+
+from .structure import CONSTANT_LEAVES
 
 
 def number_dtype(value: bool | int | float) -> torch.dtype:
@@ -22,18 +25,26 @@ def number_dtype(value: bool | int | float) -> torch.dtype:
 
 def lift_numbers(
     model: torch.nn.Module, names: list[str], example_inputs: tuple[Any, ...]
-) -> tuple[tuple[torch.Tensor, ...], list[str]]:
-    """The example inputs with Python numbers as 0-d CPU tensors, and the names of those lifted; any other
-    input that is not a tensor is a TypeError naming the argument."""
-    lifted, tensors = [], []
+) -> tuple[tuple[Any, ...], list[str]]:
+    """The example inputs with Python numbers as 0-d CPU tensors, also inside lists, tuples and dicts
+    (`structure.py`), and the names of those lifted; a leaf that is neither a tensor, a number, None nor a
+    string is a TypeError naming the argument."""
+    lifted: list[str] = []
+    converted = []
     for name, value in zip(names, example_inputs, strict=True):
-        if isinstance(value, (bool, int, float)):
-            lifted.append(name)
-            value = torch.tensor(value, dtype=number_dtype(value))
-        elif not isinstance(value, torch.Tensor):
-            raise TypeError(
-                f"argument '{name}' of {type(model).__name__}.forward is {type(value).__name__} ({value!r}); "
-                "pygraph takes tensors and Python numbers (bool, int, float)"
-            )
-        tensors.append(value)
-    return tuple(tensors), lifted
+        paths, spec = pytree.tree_flatten_with_path(value)
+        leaves = []
+        for path, leaf in paths:
+            where = name + pytree.keystr(path)
+            if isinstance(leaf, (bool, int, float)):
+                lifted.append(where)
+                leaf = torch.tensor(leaf, dtype=number_dtype(leaf))
+            elif not isinstance(leaf, (torch.Tensor, *CONSTANT_LEAVES)):
+                raise TypeError(
+                    f"argument '{where}' of {type(model).__name__}.forward is {type(leaf).__name__}; pygraph "
+                    "takes tensors and Python numbers (bool, int, float), in lists, tuples and dicts, and "
+                    "None and strings as constants"
+                )
+            leaves.append(leaf)
+        converted.append(pytree.tree_unflatten(leaves, spec))
+    return tuple(converted), lifted
