@@ -29,6 +29,7 @@ from .frontend import (
     hoist_derived_state,
     import_program,
     keep_outside_graphs,
+    put_back,
     watching_attributes,
 )
 from .ir import aten
@@ -307,6 +308,7 @@ class CompiledModel:
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
         self._out_spec = imported.out_spec
+        self._constant_outputs = imported.constant_outputs
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._device = _device(model, target)
@@ -334,7 +336,7 @@ class CompiledModel:
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
         self._outside: dict[str, str] = {}
-        self._single_output = self._out_spec.is_leaf()
+        self._single_output = self._out_spec.is_leaf() and not self._constant_outputs
         _StateWatch.install()
         if derived is not None:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
@@ -396,7 +398,7 @@ class CompiledModel:
             if out is not None:
                 if self._single_output:
                     return out
-                return pytree.tree_unflatten(out if type(out) is list else [out], self._out_spec)
+                return self._structured(out if type(out) is list else [out])
         return self._call(args, flat)
 
     def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -458,7 +460,13 @@ class CompiledModel:
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
-        return flat[0] if self._single_output else pytree.tree_unflatten(flat, self._out_spec)
+        return flat[0] if self._single_output else self._structured(flat)
+
+    def _structured(self, flat: list[Any]) -> Any:
+        """The model's output structure around a call's flat results (constants of the trace put back)."""
+        if self._constant_outputs:
+            flat = put_back(list(flat), self._constant_outputs)
+        return pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(
         self,

@@ -463,6 +463,43 @@ def test_gpu_arguments_in_lists_and_dicts(no_tf32):
     _check_structured_arguments("cuda")
 
 
+class ReturnsConstants(nn.Module):
+    """Returns, beside tensors, what the trace fixes: None, a size and a string."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> tuple:
+        return None, self.fc(x), x.shape[0], {"note": "done", "sum": x.sum(-1)}
+
+
+def _check_constant_results(device: str) -> None:
+    torch.manual_seed(0)
+    model = ReturnsConstants().to(device)
+    target = "cuda" if device == "cuda" else "emulator"
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8, device=device),), target=target)
+    for _ in range(3):  # on the GPU, the later calls through the native replay
+        x = torch.randn(4, 8, device=device)
+        got, want = compiled(x), model(x)
+        assert got[0] is None and got[2] == 4 and got[3]["note"] == "done"
+        assert relative_error(got, want) <= 1e-5
+
+
+def test_results_that_the_trace_fixes_are_returned_as_eager_returns_them():
+    _check_constant_results("cpu")
+    with pytest.raises(
+        UnsupportedError, match=r"output 1 of the model, node 'item' .* neither a tensor nor a constant"
+    ):
+        pygraph.export_and_compile(Fn(lambda x: (x * 2, x.sum().item())), (torch.randn(3),))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_results_that_the_trace_fixes(no_tf32):
+    _check_constant_results("cuda")
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""

@@ -36,6 +36,7 @@ from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
 from .rewrite import MUTATIONS
+from .structure import drop_constant_outputs
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
 
@@ -62,6 +63,8 @@ class ImportedProgram:
     arguments: list[ArgumentSpec]  # one per argument of @main, in order
     out_spec: pytree.TreeSpec  # rebuilds the model's output structure from @main's flat results
     input_names: list[str]  # forward's argument names, in order
+    # results that are constants of the trace, by position among the flat results (`structure.put_back`)
+    constant_outputs: tuple[tuple[int, Any], ...] = ()
 
 
 def import_program(
@@ -69,6 +72,7 @@ def import_program(
 ) -> ImportedProgram:
     """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
+    constant_outputs = drop_constant_outputs(ep)
     _check_supported(ep)
     cache = _ContextCache(context)
     hooks = _Hooks(ep, cache, frozenset(derived))
@@ -106,7 +110,7 @@ def import_program(
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
         keep_outside_graphs(importer.module, _unsafe_in_graphs(nodes.values()))
-    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs)
+    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs, constant_outputs)
 
 
 _AS_STRIDED = torch.ops.aten.as_strided.default
@@ -318,7 +322,8 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
                 _describe(node) if node is not None else f"the constant {getattr(spec.arg, 'value', None)!r}"
             )
             raise UnsupportedError(
-                f"output {i} of the model, {what}, is not a tensor: pygraph returns tensors only"
+                f"output {i} of the model, {what}, is neither a tensor nor a constant: pygraph returns "
+                "tensors, and None, numbers and strings the trace fixed"
             )
     for node in ep.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):

@@ -377,6 +377,14 @@ class ReturnsSize(nn.Module):
         return x + 1, x.shape[0]
 
 
-def test_non_tensor_output_is_refused():
-    with pytest.raises(UnsupportedError, match="output 1 of the model"):
-        import_program(export_program(ReturnsSize(), (torch.randn(3),)), make_context())
+class ReturnsItem(nn.Module):
+    def forward(self, x):
+        return x + 1, x.sum().item()
+
+
+def test_constant_outputs_leave_the_program_and_other_non_tensors_are_refused():
+    imported = import_program(export_program(ReturnsSize(), (torch.randn(3),)), make_context())
+    assert imported.constant_outputs == ((1, 3),)
+    assert "-> !torch.vtensor<[3],f32>" in str(imported.module)  # the tensor only
+    with pytest.raises(UnsupportedError, match="output 1 of the model, node 'item'"):
+        import_program(export_program(ReturnsItem(), (torch.randn(3),)), make_context())
