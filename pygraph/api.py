@@ -29,7 +29,6 @@ from .frontend import (
     hoist_derived_state,
     import_program,
     keep_outside_graphs,
-    put_back,
     watching_attributes,
 )
 from .ir import aten
@@ -308,7 +307,7 @@ class CompiledModel:
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
         self._out_spec = imported.out_spec
-        self._constant_outputs = imported.constant_outputs
+        self._regenerated = imported.regenerated
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._device = _device(model, target)
@@ -336,7 +335,7 @@ class CompiledModel:
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
         self._outside: dict[str, str] = {}
-        self._single_output = self._out_spec.is_leaf() and not self._constant_outputs
+        self._single_output = self._out_spec.is_leaf() and not self._regenerated
         _StateWatch.install()
         if derived is not None:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
@@ -398,7 +397,7 @@ class CompiledModel:
             if out is not None:
                 if self._single_output:
                     return out
-                return self._structured(out if type(out) is list else [out])
+                return self._structured(out if type(out) is list else [out], flat)
         return self._call(args, flat)
 
     def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
@@ -460,12 +459,17 @@ class CompiledModel:
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
-        return flat[0] if self._single_output else self._structured(flat)
+        return flat[0] if self._single_output else self._structured(flat, inputs)
 
-    def _structured(self, flat: list[Any]) -> Any:
-        """The model's output structure around a call's flat results (constants of the trace put back)."""
-        if self._constant_outputs:
-            flat = put_back(list(flat), self._constant_outputs)
+    def _structured(self, flat: list[Any], inputs: Sequence[Any]) -> Any:
+        """The model's output structure around a call's flat results, with the results the call rebuilds
+        from its `inputs` and the model's state (`frontend/outputs.py`) in their places."""
+        if self._regenerated:
+            flat = list(flat)
+            for result in self._regenerated:
+                flat.insert(result.position, None)
+            for result in self._regenerated:  # (from results the program computed, all in place by now)
+                flat[result.position] = result.value(inputs, flat, self.model)
         return pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(
@@ -846,4 +850,20 @@ class CompiledModel:
         return self._backend.stats()
 
     def explain(self) -> Explanation:
-        return explain_plan(self.plan, parse(self._stages["plan"]))
+        """The plan's explanation, with the results each call rebuilds instead of the program (no bytes
+        moved: views and constants, `frontend/outputs.py`)."""
+        explanation = explain_plan(self.plan, parse(self._stages["plan"]))
+        names = [a.name for a in self._inputs]
+        for result in self._regenerated:
+            explanation.io.append(
+                {
+                    "kind": "output",
+                    "name": f"result {result.position}",
+                    "mechanism": result.describe(names),
+                    "bytes": 0,
+                    "cost_us": None,
+                    "candidates": {},
+                    "measured": {},
+                }
+            )
+        return explanation

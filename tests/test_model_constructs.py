@@ -500,6 +500,65 @@ def test_gpu_results_that_the_trace_fixes(no_tf32):
     _check_constant_results("cuda")
 
 
+class ReturnsAliases(nn.Module):
+    """Returns what eager returns as aliases: its input, a view of it, the input it wrote in place, a
+    parameter and a view of one, a result twice and a view of it, beside a computed result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc = nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor, written: torch.Tensor) -> tuple:
+        y = self.fc(x)
+        written.mul_(2)
+        return x, x[1:].t(), written, self.fc.weight, self.fc.bias[None], y, y, y.view(-1), y.sum()
+
+
+def _check_aliases(device: str) -> None:
+    torch.manual_seed(0)
+    model = ReturnsAliases().to(device)
+    target = "cuda" if device == "cuda" else "emulator"
+
+    def inputs() -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randn(4, 8, device=device), torch.randn(3, device=device)
+
+    compiled = pygraph.export_and_compile(model, inputs(), target=target)
+    for _ in range(3):  # on the GPU, the later calls through the native replay
+        x, written = inputs()
+        before = written.clone()
+        got = compiled(x, written)
+        assert relative_error(got, model(x, before.clone())) <= 1e-5
+        assert torch.equal(written, before * 2)  # written in place, once
+        assert got[0] is x and got[2] is written and got[3] is model.fc.weight
+        assert got[1].data_ptr() == x[1:].data_ptr() and got[1].stride() == x[1:].t().stride()
+        assert got[4].data_ptr() == model.fc.bias.data_ptr() and got[6] is got[5]
+        assert got[7].data_ptr() == got[5].data_ptr() and got[8].data_ptr() != got[5].data_ptr()
+    rebuilt = {
+        item["name"]: item["mechanism"] for item in compiled.explain().io if item["name"].startswith("result")
+    }
+    assert rebuilt == {
+        "result 0": "the input 'x'",
+        "result 1": "view of input 'x'",
+        "result 2": "the input 'written'",
+        "result 3": "the parameter 'fc.weight'",
+        "result 4": "view of parameter 'fc.bias'",
+        "result 6": "result 5",
+        "result 7": "view of result 5",
+    }
+    identity = pygraph.export_and_compile(Fn(lambda x: x), (x,), target=target)
+    assert identity(x) is x
+
+
+def test_results_aliasing_inputs_state_or_each_other_are_views_as_in_eager():
+    _check_aliases("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_results_aliasing_inputs_state_or_each_other(no_tf32):
+    _check_aliases("cuda")
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""

@@ -11,7 +11,7 @@ from .importer import (
     keep_outside_graphs,
 )
 from .python_state import MISSING, AttributeChange, watching_attributes
-from .structure import InputStructure, put_back
+from .structure import InputStructure
 
 __all__ = [
     "MISSING",
@@ -30,6 +30,5 @@ __all__ = [
     "hoist_derived_state",
     "import_program",
     "keep_outside_graphs",
-    "put_back",
     "watching_attributes",
 ]

@@ -35,8 +35,8 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
+from .outputs import Regenerated, drop_regenerated_outputs
 from .rewrite import MUTATIONS
-from .structure import drop_constant_outputs
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
 
@@ -63,8 +63,8 @@ class ImportedProgram:
     arguments: list[ArgumentSpec]  # one per argument of @main, in order
     out_spec: pytree.TreeSpec  # rebuilds the model's output structure from @main's flat results
     input_names: list[str]  # forward's argument names, in order
-    # results that are constants of the trace, by position among the flat results (`structure.put_back`)
-    constant_outputs: tuple[tuple[int, Any], ...] = ()
+    # results each call rebuilds instead of the program (`outputs.py`), by position among the flat results
+    regenerated: tuple[Regenerated, ...] = ()
 
 
 def import_program(
@@ -72,7 +72,7 @@ def import_program(
 ) -> ImportedProgram:
     """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
-    constant_outputs = drop_constant_outputs(ep)
+    regenerated = drop_regenerated_outputs(ep)
     _check_supported(ep)
     cache = _ContextCache(context)
     hooks = _Hooks(ep, cache, frozenset(derived))
@@ -110,7 +110,7 @@ def import_program(
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
         keep_outside_graphs(importer.module, _unsafe_in_graphs(nodes.values()))
-    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs, constant_outputs)
+    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs, regenerated)
 
 
 _AS_STRIDED = torch.ops.aten.as_strided.default

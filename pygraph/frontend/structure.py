@@ -1,12 +1,11 @@
-"""Arguments nested in lists, tuples and dicts, and arguments and results torch.export specializes.
+"""Arguments nested in lists, tuples and dicts, and arguments torch.export specializes (None, strings).
 
 torch.export flattens a model's arguments with torch's pytree: the program's inputs are the leaves, in
 order (a list of images, as torchvision's detection models take them, is one input per image). Tensor
 leaves, and Python numbers (lifted into 0-d tensors, `numbers.py`), are the plan's inputs; None and
 strings are baked into the traced program (torch.export guards them), so they must come again as they
 were. A call's arguments are flattened the same way, and their structure and those constants checked
-against the example's, before the plan sees the tensors. Results that are constants of the trace (None,
-a size, a string) are likewise left out of the program and put back into each call's results.
+against the example's, before the plan sees the tensors.
 """
 
 from __future__ import annotations
@@ -16,7 +15,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
-from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind, TensorArgument
+from torch.export.graph_signature import InputKind, TensorArgument
 
 CONSTANT_LEAVES = (type(None), str)  # leaves torch.export specializes the program to
 
@@ -94,28 +93,3 @@ def drop_constant_inputs(ep: torch.export.ExportedProgram) -> None:
                 raise AssertionError(f"the constant input {spec.arg.name} is read by {list(node.users)}")
             ep.graph.erase_node(node)
         specs.remove(spec)
-
-
-def drop_constant_outputs(ep: torch.export.ExportedProgram) -> tuple[tuple[int, Any], ...]:
-    """Removes the results that are constants of the trace (None, a number, a string: a model returning
-    `x.shape[0]` or `(logits, None)`), so that the program returns tensors only; gives each with its
-    position among the model's results, for `put_back`."""
-    (output,) = ep.graph.find_nodes(op="output")
-    values, specs = list(output.args[0]), ep.graph_signature.output_specs
-    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
-    constants = tuple(
-        (position, specs[i].arg.value)
-        for position, i in enumerate(user)
-        if isinstance(specs[i].arg, ConstantArgument)
-    )
-    dropped = {i for i in user if isinstance(specs[i].arg, ConstantArgument)}
-    output.args = (tuple(v for i, v in enumerate(values) if i not in dropped),)
-    ep.graph_signature.output_specs[:] = [spec for i, spec in enumerate(specs) if i not in dropped]
-    return constants
-
-
-def put_back(results: list[Any], constants: tuple[tuple[int, Any], ...]) -> list[Any]:
-    """A program's results with the constants `drop_constant_outputs` took out in their places."""
-    for position, value in constants:
-        results.insert(position, value)
-    return results

@@ -1,0 +1,163 @@
+"""Results a program need not compute: constants of the trace, views of the inputs, of the model's state and
+of other results.
+
+A model may return what the trace fixed (None, `x.shape[0]`, a string) and, as eager does, tensors that
+alias its arguments or its state: `return x, f(x)`, `x[1:]`, `self.weight`, or the input it wrote in place
+(`x.add_(1); return x`). A program computing those would copy them into fresh outputs: equal values, but
+not the input's memory eager returns (a write into the result would not reach the input). They leave the
+program instead, and each call rebuilds them from what it was given, as AOTAutograd regenerates aliases of
+inputs: the constant, or the input or state tensor (after the call's own writes to it, which go into its
+bytes) through the same chain of view ops; a result that is another result, or a view of one (`return y,
+y` or `y, y.t()`), is that result or its view, as in eager. Aliases of lifted constants are computed, since
+eager makes a new tensor for them in every call.
+"""
+
+from __future__ import annotations
+
+import operator
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Any
+
+import torch
+from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind, TensorArgument
+
+_WRITES = {
+    OutputKind.USER_INPUT_MUTATION: "input",
+    OutputKind.BUFFER_MUTATION: "buffer",
+    OutputKind.PARAMETER_MUTATION: "parameter",
+}
+
+
+@dataclass(frozen=True)
+class Regenerated:
+    """A result rebuilt by each call at `position` among the model's flat results: `constant`, or the
+    tensor `source` names (`("input", index)` among the plan's inputs, `("result", position)` among the
+    model's results, `("parameter" | "buffer", name)`) through `views` (op, other arguments, keyword arguments), applied in order."""
+
+    position: int
+    constant: Any = None
+    source: tuple[str, int | str] | None = None
+    views: tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...] = ()
+
+    def describe(self, input_names: Sequence[str]) -> str:
+        """`view of input 'x'`, `the parameter 'fc.weight'`, `result 5`, `the constant None`."""
+        if self.source is None:
+            return f"the constant {self.constant!r}"
+        role, key = self.source
+        what = (
+            f"input '{input_names[key]}'"
+            if role == "input"
+            else f"{role} {key if role == 'result' else repr(key)}"
+        )
+        return f"view of {what}" if self.views else ("" if role == "result" else "the ") + what
+
+    def value(self, inputs: Sequence[Any], results: list[Any], model: torch.nn.Module) -> Any:
+        if self.source is None:
+            return self.constant
+        role, key = self.source
+        if role in ("input", "result"):
+            value = (inputs if role == "input" else results)[key]
+        else:
+            value = model.get_parameter(key) if role == "parameter" else model.get_buffer(key)
+        for op, args, kwargs in self.views:
+            value = op(value, *args, **kwargs)
+        return value
+
+
+def drop_regenerated_outputs(ep: torch.export.ExportedProgram) -> tuple[Regenerated, ...]:
+    """Removes from `ep`'s results the constants of the trace and the views of inputs and state, and gives
+    how each call rebuilds them, in the order of their positions."""
+    (output,) = ep.graph.find_nodes(op="output")
+    values, specs = list(output.args[0]), ep.graph_signature.output_specs
+    sources = _sources(ep)
+    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
+    regenerated: dict[int, Regenerated] = {}
+    for position, i in enumerate(user):
+        if isinstance(specs[i].arg, ConstantArgument):
+            regenerated[i] = Regenerated(position, constant=specs[i].arg.value)
+        elif isinstance(values[i], torch.fx.Node) and (alias := _alias(values[i], sources)) is not None:
+            regenerated[i] = Regenerated(position, source=alias[0], views=alias[1])
+    # Results that are another result or views of one (`return y, y`, `return y, y.t()`): rebuilt from the
+    # result that is no view of another, at its first position.
+    computed = {position: values[i] for position, i in enumerate(user) if i not in regenerated}
+    first: dict[torch.fx.Node, tuple[str, int]] = {}
+    for position, node in computed.items():
+        first.setdefault(node, ("result", position))
+    bases = {
+        node: key
+        for node, key in first.items()
+        if _alias(node, {n: k for n, k in first.items() if n is not node}) is None
+    }
+    for position, i in enumerate(user):
+        if position in computed and bases.get(values[i]) != ("result", position):
+            alias = _alias(values[i], {n: k for n, k in bases.items() if k != ("result", position)})
+            if alias is not None:
+                regenerated[i] = Regenerated(position, source=alias[0], views=alias[1])
+    output.args = (tuple(v for i, v in enumerate(values) if i not in regenerated),)
+    ep.graph_signature.output_specs[:] = [spec for i, spec in enumerate(specs) if i not in regenerated]
+    return tuple(sorted(regenerated.values(), key=lambda result: result.position))
+
+
+def _sources(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, tuple[str, int | str]]:
+    """The nodes whose value is an input's or the model's state's own memory once the call is done: the
+    placeholders of inputs, parameters and buffers that the program does not write, and the values written
+    into those it does (which the plan writes into their bytes)."""
+    nodes = {node.name: node for node in ep.graph.nodes}
+    user = [s for s in ep.graph_signature.input_specs if s.kind == InputKind.USER_INPUT]
+    keys: dict[str, tuple[str, int | str]] = {s.arg.name: ("input", i) for i, s in enumerate(user)}
+    for spec in ep.graph_signature.input_specs:
+        if spec.kind in (InputKind.PARAMETER, InputKind.BUFFER):
+            keys[spec.arg.name] = ("parameter" if spec.kind == InputKind.PARAMETER else "buffer", spec.target)
+    sources = {nodes[name]: key for name, key in keys.items()}
+    for spec in ep.graph_signature.output_specs:
+        if spec.kind in _WRITES and isinstance(spec.arg, TensorArgument):
+            key = (
+                keys[spec.target]
+                if spec.kind == OutputKind.USER_INPUT_MUTATION
+                else (_WRITES[spec.kind], spec.target)
+            )
+            old = next(node for node, k in sources.items() if k == key)
+            del sources[old]  # its value before the write is not what the input holds after the call
+            sources[nodes[spec.arg.name]] = key
+    return sources
+
+
+def _alias(
+    node: torch.fx.Node, sources: dict[torch.fx.Node, tuple[str, int | str]]
+) -> tuple[tuple[str, int | str], tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...]] | None:
+    """The source `node` is a view of, and the view ops from it; None if `node` computes anything."""
+    steps = []
+    while node not in sources:
+        if node.op != "call_function":
+            return None
+        base, *rest = node.args
+        if not (node.target is operator.getitem or _is_view(node.target)) or not isinstance(
+            base, torch.fx.Node
+        ):
+            return None
+        read: list[torch.fx.Node] = []
+        torch.fx.node.map_arg((rest, node.kwargs), read.append)
+        if read:  # (a view whose arguments are computed: not rebuilt)
+            return None
+        steps.append((_REPLAYED.get(node.target, node.target), tuple(rest), dict(node.kwargs)))
+        node = base
+    return sources[node], tuple(reversed(steps))
+
+
+# `view` as traced from a `reshape` of a contiguous example: a call's input of other strides is reshaped as
+# eager would (a copy where no view exists), not refused.
+_REPLAYED = {torch.ops.aten.view.default: torch.ops.aten.reshape.default}
+
+
+def _is_view(target: Any) -> bool:
+    """An ATen op whose result aliases its first argument, which it does not write (`view`, `slice`,
+    `transpose`, `expand`, `split`, ...), except `as_strided`, whose strides and offset are the example's
+    absolute ones."""
+    if target is torch.ops.aten.as_strided.default:
+        return False
+    schema = getattr(target, "_schema", None)
+    if schema is None or not schema.returns or not schema.arguments:
+        return False
+    first, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
+    return first is not None and result is not None and not first.is_write and not result.is_write
