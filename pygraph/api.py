@@ -362,13 +362,13 @@ class CompiledModel:
             (
                 torch.Size(plan.buffers[a.buffer].layout.shape),
                 getattr(torch, plan.buffers[a.buffer].layout.dtype.name),
-                self.target == "cuda" and device == "cuda",
+                self._device.index if self.target == "cuda" and device == "cuda" else -1,  # -1: the CPU
             )
             for a, device in zip(self._inputs, self._input_devices, strict=True)
         ]
         # Inputs that may be Python numbers (0-d host tensors: the frontend lifts numbers into them).
         self._numbers = [
-            (i, dtype) for i, (shape, dtype, cuda) in enumerate(self._expected) if not shape and not cuda
+            (i, dtype) for i, (shape, dtype, index) in enumerate(self._expected) if not shape and index < 0
         ]
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
@@ -411,12 +411,12 @@ class CompiledModel:
         inputs = self._numbers_as_tensors(flat) if self._numbers else flat
         if len(inputs) != len(self._expected):
             self._explain_bad_inputs(inputs)
-        for x, (shape, dtype, cuda) in zip(inputs, self._expected, strict=True):  # a loop: no generator
+        for x, (shape, dtype, index) in zip(inputs, self._expected, strict=True):  # a loop: no generator
             if not (
                 isinstance(x, torch.Tensor)
                 and x.shape == shape
                 and x.dtype == dtype
-                and (x.is_cuda if cuda else x.is_cpu)
+                and (x.get_device() == index if index >= 0 else x.is_cpu)
             ):
                 return self._other_shapes(args, inputs)
         if self._mutated_inputs and len(inputs) > 1:
@@ -676,8 +676,9 @@ class CompiledModel:
                 raise TypeError(
                     f"input '{spec.name}' has dtype {value.dtype}, expected torch.{layout.dtype.name}"
                 )
-            want_device = "cuda" if self._expected[self._inputs.index(spec)][2] else "cpu"
-            if value.device.type != want_device:
+            index = self._expected[self._inputs.index(spec)][2]
+            want_device = torch.device("cpu") if index < 0 else torch.device("cuda", index)
+            if value.device != want_device:
                 raise ValueError(f"input '{spec.name}' is on {value.device}, expected a {want_device} tensor")
             if value.dim() != layout.rank:
                 raise ValueError(

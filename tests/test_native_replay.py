@@ -53,17 +53,17 @@ def fail(call: str, result: int) -> None:
     raise Failed(f"{call}: {result}")
 
 
-@pytest.fixture
-def setup():
-    """Two inputs of [4, 8] float32 and one output: input 0 goes to word 0 (group 1, a patched node) and
-    word 1 at +16 bytes (group 2); input 1 and the output to table words 2 and 3 (group 0, the writer)."""
+def _replay(input_device: int) -> tuple:
+    """Two inputs of [4, 8] float32 on the device of index `input_device` (-1: the CPU) and one output:
+    input 0 goes to word 0 (group 1, a patched node) and word 1 at +16 bytes (group 2); input 1 and the
+    output to table words 2 and 3 (group 0, the writer)."""
     module = native.replay_module()
     assert module is not None
     driver = FakeDriver()
     words = (ctypes.c_uint64 * 4)()
     base = ctypes.addressof(words)
     places = ((base, 0, 1), (base + 8, 16, 2), (base + 16, 0, 0), (base + 24, 0, 0))
-    spec = ((4, 8), torch.float32, False, (8, 1), 16)
+    spec = ((4, 8), torch.float32, input_device, (8, 1), 16)
     device = [0]
     replay = module.Replay(
         *driver.pointers(),
@@ -82,6 +82,11 @@ def setup():
         None,
     )
     return replay, driver, words, device
+
+
+@pytest.fixture
+def setup():
+    return _replay(-1)
 
 
 def test_a_call_writes_addresses_updates_changed_nodes_and_launches(setup):
@@ -120,6 +125,8 @@ def test_inputs_the_graphs_were_not_built_for_go_back_to_python(setup):
     device[0] = 1
     assert replay((a, b)) is None
     assert driver.take() == [] and list(words) == before
+    on_a_gpu, driver, words, _ = _replay(0)  # a plan for GPU 0 refuses tensors elsewhere (here the CPU's)
+    assert on_a_gpu((a, b)) is None and driver.take() == [] and list(words) == [0, 0, 0, 0]
 
 
 def test_a_watched_tensor_changed_in_place_goes_back_to_python(setup):

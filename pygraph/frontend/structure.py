@@ -10,7 +10,8 @@ against the example's, before the plan sees the tensors.
 
 from __future__ import annotations
 
-from dataclasses import dataclass
+from collections.abc import Callable
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -35,6 +36,9 @@ class InputStructure:
     inputs: tuple[int, ...]
     constants: tuple[tuple[int, Any], ...]
     names: tuple[str, ...]
+    # `_gatherer`'s function for the example's tree: pytree's flattening costs microseconds per container,
+    # which a decoding step given its cache as a tuple of tuples would pay in every call
+    gather: Gather | None = field(default=None, compare=False)
 
     @staticmethod
     def of(names: list[str], example_inputs: tuple[Any, ...]) -> InputStructure | None:
@@ -45,28 +49,81 @@ class InputStructure:
         paths, spec = pytree.tree_flatten_with_path(tuple(example_inputs))
         leaf_names = tuple(names[path[0].idx] + pytree.keystr(path[1:]) for path, _ in paths)
         leaves = [value for _, value in paths]
+        gather, gathered = _gatherer(tuple(example_inputs)), []
+        if gather is not None and not (
+            gather(tuple(example_inputs), gathered)
+            and len(gathered) == len(leaves)
+            and all(a is b for a, b in zip(gathered, leaves, strict=True))
+        ):
+            gather = None  # (a torch whose pytree orders or counts leaves otherwise: pytree's way only)
         return InputStructure(
             spec,
             tuple(i for i, leaf in enumerate(leaves) if is_input_leaf(leaf)),
             tuple((i, leaf) for i, leaf in enumerate(leaves) if not is_input_leaf(leaf)),
             leaf_names,
+            gather,
         )
 
     def flatten(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The leaves of `args` the plan takes; a different structure, or a constant that differs from the
         example's, raises naming the argument."""
-        leaves, spec = pytree.tree_flatten(args)
-        if spec != self.spec:
-            raise TypeError(
-                f"the compiled model takes arguments structured as {_describe(self.spec)}, got {_describe(spec)}"
-            )
+        leaves: list[Any] = []
+        if self.gather is None or not self.gather(args, leaves):
+            leaves, spec = pytree.tree_flatten(args)
+            if spec != self.spec:
+                raise TypeError(
+                    f"the compiled model takes arguments structured as {_describe(self.spec)}, "
+                    f"got {_describe(spec)}"
+                )
         for i, value in self.constants:
             if type(leaves[i]) is not type(value) or leaves[i] != value:
                 raise ValueError(
                     f"argument '{self.names[i]}' is {leaves[i]!r:.60}; the model was traced and compiled with "
                     f"{value!r:.60}, which torch.export bakes into the program: compile again for this value"
                 )
-        return tuple(leaves[i] for i in self.inputs)
+        return tuple(map(leaves.__getitem__, self.inputs))
+
+
+Gather = Callable[[Any, list[Any]], bool]
+
+
+def _gatherer(example: Any) -> Gather | None:
+    """A function that appends the leaves of a value shaped like `example` to a list, in pytree's order, and
+    returns False where the value is shaped otherwise (another container type, length or dict keys); for
+    trees of tuples, lists and dicts. None where `example` holds another container (a named tuple, a class
+    registered with pytree), which pytree flattens alone."""
+    kind = type(example)
+    if kind not in (tuple, list, dict):
+        leaf = isinstance(example, (torch.Tensor, bool, int, float, *CONSTANT_LEAVES))
+        return _append if leaf else None
+    items = list(example.values()) if kind is dict else list(example)
+    children = [_gatherer(item) for item in items]
+    if any(child is None for child in children):
+        return None
+    keys, size, flat = (
+        (list(example) if kind is dict else None),
+        len(items),
+        all(c is _append for c in children),
+    )
+
+    def gather(value: Any, leaves: list[Any]) -> bool:
+        if type(value) is not kind or len(value) != size or (keys is not None and list(value) != keys):
+            return False
+        values = value.values() if keys is not None else value
+        if flat:
+            leaves.extend(values)
+            return True
+        for child, item in zip(children, values, strict=True):  # noqa: SIM110 (a generator costs per call)
+            if not child(item, leaves):
+                return False
+        return True
+
+    return gather
+
+
+def _append(value: Any, leaves: list[Any]) -> bool:
+    leaves.append(value)
+    return True
 
 
 class _Leaf:

@@ -36,7 +36,7 @@ typedef struct {
 
 typedef struct {
     PyObject *shape, *dtype, *strides;
-    int cuda;
+    long device; /* the CUDA device index it must be on */
     unsigned long long align;
     Py_ssize_t first, stop; /* its places */
 } Input;
@@ -62,7 +62,7 @@ typedef struct {
     int single;
 } Replay;
 
-static PyObject *s_shape, *s_dtype, *s_is_cuda, *s_stride, *s_data_ptr, *s_new_empty_strided, *s_version;
+static PyObject *s_shape, *s_dtype, *s_get_device, *s_stride, *s_data_ptr, *s_new_empty_strided, *s_version;
 
 static int pointer_of(PyObject *tensor, unsigned long long *out) {
     PyObject *p = PyObject_CallMethodNoArgs(tensor, s_data_ptr);
@@ -91,11 +91,12 @@ static int check_input(Replay *self, Input *spec, PyObject *x, unsigned long lon
     ok = dtype == spec->dtype;
     Py_DECREF(dtype);
     if (!ok) return 0;
-    PyObject *cuda = PyObject_GetAttr(x, s_is_cuda);
-    if (cuda == NULL) return -1;
-    ok = (cuda == Py_True) == spec->cuda;
-    Py_DECREF(cuda);
-    if (!ok) return 0;
+    PyObject *device = PyObject_CallMethodNoArgs(x, s_get_device);
+    if (device == NULL) return -1;
+    long index = PyLong_AsLong(device);
+    Py_DECREF(device);
+    if (index == -1 && PyErr_Occurred()) return -1;
+    if (index != spec->device) return 0; /* the CPU (-1) or another GPU */
     PyObject *strides = PyObject_CallMethodNoArgs(x, s_stride);
     if (strides == NULL) return -1;
     ok = PyObject_RichCompareBool(strides, spec->strides, Py_EQ);
@@ -241,7 +242,7 @@ static void *zeroed(Py_ssize_t count, size_t size) { return calloc(count > 0 ? (
 
 /* Replay(set_params, launch, get_device, get_stream, device, tensor_type, inputs, outputs, places,
  *        entries, launches, groups, single, fail, keep)
- * inputs: ((shape, dtype, cuda, strides, align, first, stop), ...); outputs: ((prototype, shape, strides,
+ * inputs: ((shape, dtype, device index, strides, align, first, stop), ...); outputs: ((prototype, shape, strides,
  * first, stop), ...); places: ((word address, delta, group), ...); entries: ((graph_exec, node, params
  * address, group), ...); launches: (graph_exec, ...); keep: what the addresses point into. */
 static int Replay_init(Replay *self, PyObject *args, PyObject *kwargs) {
@@ -302,7 +303,7 @@ static int Replay_init(Replay *self, PyObject *args, PyObject *kwargs) {
     for (Py_ssize_t i = 0; i < self->n_inputs; i++) {
         Input *in = &self->inputs[i];
         PyObject *shape, *dtype, *strides;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "OOpOKnn", &shape, &dtype, &in->cuda, &strides,
+        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "OOlOKnn", &shape, &dtype, &in->device, &strides,
                               &in->align, &in->first, &in->stop))
             return -1;
         if (in->align == 0 || in->first < 0 || in->stop < in->first || in->stop > n_places) {
@@ -403,12 +404,12 @@ PyMODINIT_FUNC PyInit_pygraph_replay(void) {
     if (PyType_Ready(&ReplayType) < 0) return NULL;
     s_shape = PyUnicode_InternFromString("shape");
     s_dtype = PyUnicode_InternFromString("dtype");
-    s_is_cuda = PyUnicode_InternFromString("is_cuda");
+    s_get_device = PyUnicode_InternFromString("get_device");
     s_stride = PyUnicode_InternFromString("stride");
     s_data_ptr = PyUnicode_InternFromString("data_ptr");
     s_new_empty_strided = PyUnicode_InternFromString("new_empty_strided");
     s_version = PyUnicode_InternFromString("_version");
-    if (!s_shape || !s_dtype || !s_is_cuda || !s_stride || !s_data_ptr || !s_new_empty_strided || !s_version)
+    if (!s_shape || !s_dtype || !s_get_device || !s_stride || !s_data_ptr || !s_new_empty_strided || !s_version)
         return NULL;
     PyObject *m = PyModule_Create(&module);
     if (m == NULL) return NULL;

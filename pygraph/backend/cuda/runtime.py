@@ -918,7 +918,14 @@ class CudaRuntime:
             return first, len(places)
 
         inputs = tuple(
-            (layout.shape, torch_dtype(layout), True, layout.strides, self._align[i], *targets(slot, key))
+            (
+                layout.shape,
+                torch_dtype(layout),
+                self._index,
+                layout.strides,
+                self._align[i],
+                *targets(slot, key),
+            )
             for i, slot, key, _, layout in self._slotted
         )
         outputs = tuple(
