@@ -143,6 +143,7 @@ def _compile(
     structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
     compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, changed, structure)
     compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
+    compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
     if options["profile"]:
         while True:  # each failed recording re-plans once, with one more op between graphs
             try:
@@ -330,7 +331,7 @@ class CompiledModel:
         # others were traced from a call that took another way. None in such a program itself.
         self._ways: list[CompiledModel | None] | None = [None]
         self._last_way: CompiledModel | None = None
-        self._warned_eager = False  # (`_eagerly`)
+        self._warned_eager = self._warned_autograd = False  # (`_eagerly`, `_outside_autograd`)
         # The pipelines the stages went through, and the ops kept between graphs because recording a call
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
@@ -391,6 +392,8 @@ class CompiledModel:
     def __call__(self, *args: Any) -> Any:
         """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`."""
         flat = args if self._structure is None else self._structure.flatten(args)
+        if torch.is_grad_enabled():
+            flat = self._outside_autograd(flat)
         replay = self._replay
         if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
             out = replay(flat)
@@ -399,6 +402,23 @@ class CompiledModel:
                     return out
                 return self._structured(out if type(out) is list else [out], flat)
         return self._call(args, flat)
+
+    def _outside_autograd(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+        """A call with grad mode on. pygraph compiles inference: its results carry no autograd history, so
+        where eager would record one (a parameter or an input requiring grad) the call warns, once, rather
+        than let gradients silently miss the model; inputs requiring grad are read detached."""
+        recorded = [isinstance(x, torch.Tensor) and x.requires_grad for x in flat]
+        if (self._trainable or any(recorded)) and not self._warned_autograd:
+            self._warned_autograd = True
+            warnings.warn(
+                f"{type(self.model).__name__}: pygraph's results carry no autograd history (it compiles "
+                "inference), so no gradient flows through the compiled model to its parameters or inputs; "
+                "call it under torch.no_grad() or torch.inference_mode()",
+                stacklevel=3,
+            )
+        if not any(recorded):
+            return flat
+        return tuple(x.detach() if r else x for x, r in zip(flat, recorded, strict=True))
 
     def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The plan's inputs in a call's arguments (`InputStructure.flatten`)."""
@@ -618,6 +638,7 @@ class CompiledModel:
         addresses changed); done again only after something may have replaced or moved them, which may
         have replaced the tensors derived state reads too (`derive`)."""
         self._epoch = _StateWatch.epoch
+        self._trainable = any(p.requires_grad for p in self.model.parameters())  # (`_outside_autograd`)
         if self._derived is not None and derive:
             self._derive(refresh=False)
         self._backend.bind_state(self._state_tensors())

@@ -4,6 +4,7 @@ import gc
 import re
 import subprocess
 import sys
+import warnings
 import weakref
 from pathlib import Path
 
@@ -177,6 +178,21 @@ def test_an_argument_of_another_kind_is_refused():
 
     with pytest.raises(TypeError, match=r"argument 'options\['scale'\]' of Scale.forward is complex"):
         pygraph.export_and_compile(Scale(), (torch.randn(2), {"scale": 2j}))
+
+
+def test_results_carry_no_autograd_history_and_a_call_where_eager_records_one_says_so_once():
+    torch.manual_seed(0)
+    model = MLP().eval()  # its parameters require grad, as a model's do unless frozen
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),))
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        with torch.no_grad():
+            compiled(torch.randn(4, 32))
+        x = torch.randn(4, 32, requires_grad=True)  # read detached, not refused by a library call's out=
+        first, second = compiled(x), compiled(x)
+    said = [str(w.message) for w in caught if "autograd" in str(w.message)]
+    assert len(said) == 1 and "torch.no_grad()" in said[0]
+    assert not first.requires_grad and relative_error(second, model(x).detach()) <= 1e-6
 
 
 def test_a_declared_dynamic_dim_gets_graphs_per_size():
