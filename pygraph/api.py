@@ -872,20 +872,4 @@ class CompiledModel:
         return self._backend.stats()
 
     def explain(self) -> Explanation:
-        """The plan's explanation, with the results each call rebuilds instead of the program (no bytes
-        moved: views and constants, `frontend/outputs.py`)."""
-        explanation = explain_plan(self.plan, parse(self._stages["plan"]))
-        names = [a.name for a in self._inputs]
-        for result in self._regenerated:
-            explanation.io.append(
-                {
-                    "kind": "output",
-                    "name": f"result {result.position}",
-                    "mechanism": result.describe(names),
-                    "bytes": 0,
-                    "cost_us": None,
-                    "candidates": {},
-                    "measured": {},
-                }
-            )
-        return explanation
+        return explain_plan(self.plan, parse(self._stages["plan"]))

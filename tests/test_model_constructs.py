@@ -533,10 +533,10 @@ def _check_aliases(device: str) -> None:
         assert got[1].data_ptr() == x[1:].data_ptr() and got[1].stride() == x[1:].t().stride()
         assert got[4].data_ptr() == model.fc.bias.data_ptr() and got[6] is got[5]
         assert got[7].data_ptr() == got[5].data_ptr() and got[8].data_ptr() != got[5].data_ptr()
-    rebuilt = {
-        item["name"]: item["mechanism"] for item in compiled.explain().io if item["name"].startswith("result")
-    }
-    assert rebuilt == {
+    results = {item["name"]: item for item in compiled.explain().io if item["name"].startswith("result")}
+    computed = [results.pop(name)["mechanism"] for name in ("result 5", "result 8")]  # the plan's outputs
+    assert computed == [output.choice or output.io for output in compiled.plan.outputs]
+    assert {name: item["mechanism"] for name, item in results.items()} == {
         "result 0": "the input 'x'",
         "result 1": "view of input 'x'",
         "result 2": "the input 'written'",

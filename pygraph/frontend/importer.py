@@ -35,7 +35,7 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
-from .outputs import Regenerated, drop_regenerated_outputs
+from .outputs import Regenerated, describe_results, drop_regenerated_outputs
 from .rewrite import MUTATIONS
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
@@ -110,6 +110,10 @@ def import_program(
         _check_mutations(ep, block)
         _annotate_layouts(nodes, block)
         keep_outside_graphs(importer.module, _unsafe_in_graphs(nodes.values()))
+        if regenerated:
+            importer.module.operation.attributes[dialect.RESULTS] = ir.ArrayAttr.get(
+                [string(how) for how in describe_results(regenerated, _user_outputs(ep), inputs)]
+            )
     return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs, regenerated)
 
 
@@ -286,6 +290,10 @@ def _overwrite(block: ir.Block, value: ir.Value, target: ir.Value) -> None:
     loc = value.owner.location if isinstance(value, ir.OpResult) else value.location
     with ir.InsertionPoint(block):
         dialect.create(dialect.OverwriteOp, [value, target], loc=loc)
+
+
+def _user_outputs(ep: torch.export.ExportedProgram) -> int:
+    return sum(spec.kind == OutputKind.USER_OUTPUT for spec in ep.graph_signature.output_specs)
 
 
 # ------------------------------------------------------------------------------------------- checks

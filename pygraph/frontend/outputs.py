@@ -161,3 +161,13 @@ def _is_view(target: Any) -> bool:
         return False
     first, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
     return first is not None and result is not None and not first.is_write and not result.is_write
+
+
+def describe_results(
+    regenerated: tuple[Regenerated, ...], computed: int, input_names: Sequence[str]
+) -> list[str]:
+    """Per result of the model, in order: `output K` for the program's K-th result, else how each call
+    rebuilds it (`dialect.RESULTS`)."""
+    rebuilt = {result.position: result.describe(input_names) for result in regenerated}
+    outputs = iter(range(computed))
+    return [rebuilt[p] if p in rebuilt else f"output {next(outputs)}" for p in range(computed + len(rebuilt))]

@@ -50,6 +50,9 @@ FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"
 TRANSFORMS = "pygraph.transforms"  # module: what each graph-safety pass changed ({pass, what, location})
+# module, where calls rebuild some of the model's results (frontend/outputs.py): per result, in order,
+# "output K" (the plan's K-th output) or how each call rebuilds it ("view of input 'x'", "the constant None")
+RESULTS = "pygraph.results"
 REASON = "pygraph.reason"  # torch op of class "host": why it runs between graphs; a gather left to ATen: why
 # torch op that no graph may hold although its shapes are static, and why: torch tags it cudagraph_unsafe, or
 # recording it failed on the GPU (the frontend and the re-plan after a failed recording set it)

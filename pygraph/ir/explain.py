@@ -11,7 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from ._mlir import ir
-from .dialect import TRANSFORMS
+from .dialect import RESULTS, TRANSFORMS
 from .layout import Layout
 from .plan import Argument, HostStep, Output, Plan, Segment, attr_value
 
@@ -138,7 +138,27 @@ def explain_plan(plan: Plan, module: ir.Module | None = None) -> Explanation:
                         }
                     )
     io = [_io(a.role, a.name, a, plan.buffers[a.buffer].layout) for a in plan.arguments]
-    io += [_io("output", f"output {i}", o, plan.buffers[o.buffer].layout) for i, o in enumerate(plan.outputs)]
+    outputs = [
+        _io("output", f"output {i}", o, plan.buffers[o.buffer].layout) for i, o in enumerate(plan.outputs)
+    ]
+    if module is not None and RESULTS in module.operation.attributes:  # results calls rebuild (no bytes)
+        for position, how in enumerate(attr_value(module.operation.attributes[RESULTS])):
+            computed = re.fullmatch(r"output (\d+)", how)
+            item = (
+                outputs[int(computed[1])]
+                if computed
+                else {
+                    "kind": "output",
+                    "mechanism": how,
+                    "bytes": 0,
+                    "cost_us": None,
+                    "candidates": {},
+                    "measured": {},
+                }
+            )
+            io.append({**item, "name": f"result {position}"})
+    else:
+        io += outputs
     transforms = []
     if module is not None and TRANSFORMS in module.operation.attributes:
         transforms = attr_value(module.operation.attributes[TRANSFORMS])
