@@ -382,6 +382,23 @@ def test_explain_command_reads_a_dump_directory(tmp_path: Path, model_and_input)
     assert re.search(r"#0: graph \(\d+ kernel, \d+ library\)", out)
 
 
+def test_explain_command_names_the_results_calls_rebuild(tmp_path: Path):
+    class Both(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            return x.t(), x.relu()
+
+    with knobs.scope(dump_dir=tmp_path):
+        pygraph.export_and_compile(Both(), (torch.randn(3, 4),))
+    out = subprocess.run(
+        [sys.executable, "-m", "pygraph.tools.cli", "explain", str(tmp_path / "Both.plan.mlir")],
+        capture_output=True,
+        text=True,
+        check=True,
+    ).stdout
+    assert re.search(r"output +result 0 +view of input 'x' +0 B/call", out)
+    assert re.search(r"output +result 1 ", out) and "output 0" not in out
+
+
 def test_cuda_target_needs_a_gpu(model_and_input):
     model, x = model_and_input
     if torch.cuda.is_available():
