@@ -47,9 +47,11 @@ class _StateWatch:
     rebinds them only after one, instead of checking every parameter on every call.
 
     Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
-    `load_state_dict(assign=True)`, replacing a layer), and `Module._apply` (`.to()`, `.cuda()`,
-    `.half()`, ...). Not needed: `load_state_dict()` copies values into the tensors the graphs already
-    read. Not seen: assigning `param.data = other` directly; call `compiled.rebind()` after doing that.
+    `load_state_dict(assign=True)`, replacing a layer), `Module._apply` (`.to()`, `.cuda()`, `.half()`,
+    ...), and `Module.train` (`.train()`, `.eval()`: a compiled model then checks that its modules are in
+    the modes it was traced in). Not needed: `load_state_dict()` copies values into the tensors the graphs
+    already read. Not seen: assigning `param.data = other` or `module.training` directly; call
+    `compiled.rebind()` after doing that.
     """
 
     epoch = 0
@@ -77,6 +79,15 @@ class _StateWatch:
                 cls.bump()
 
         torch.nn.Module._apply = _apply
+        original_train = torch.nn.Module.train
+
+        def train(self: torch.nn.Module, mode: bool = True) -> torch.nn.Module:
+            try:
+                return original_train(self, mode)
+            finally:
+                cls.bump()
+
+        torch.nn.Module.train = train
         cls.installed = True
 
 
@@ -214,6 +225,10 @@ def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
     return pipeline
 
 
+def _modes(model: torch.nn.Module) -> tuple[bool, ...]:
+    return tuple(module.training for module in model.modules())
+
+
 def _device(model: torch.nn.Module, target: str) -> torch.device:
     device = next(
         (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
@@ -307,6 +322,7 @@ class CompiledModel:
         # The plain Python attributes the traced call changed (frontend/python_state.py): a call runs this
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
+        self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
         self._input_names = imported.input_names
@@ -461,6 +477,12 @@ class CompiledModel:
                     f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
                 )
         if self._epoch != _StateWatch.epoch:
+            if _modes(self.model) != self._modes:
+                raise AssumptionFailed(
+                    f"{type(self.model).__name__} was compiled in "
+                    f"{'training' if self._modes[0] else 'eval'} mode and `.train()` or `.eval()` changed "
+                    "the mode of its modules since: a call in the new modes runs a program traced in them"
+                )
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
             self._derive(refresh=True)

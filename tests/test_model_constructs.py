@@ -559,6 +559,36 @@ def test_gpu_results_aliasing_inputs_state_or_each_other(no_tf32):
     _check_aliases("cuda")
 
 
+def _check_mode_switches(device: str) -> None:
+    """A model compiled in eval mode, then switched with `.train()` and back with `.eval()`: each call
+    computes what eager computes in the mode the model is in (batch statistics, updated running ones)."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(8, 8), nn.BatchNorm1d(8), nn.ReLU(), nn.Linear(8, 4)).to(device).eval()
+    twin = copy.deepcopy(model)
+    target = "cuda" if device == "cuda" else "emulator"
+    compiled = pygraph.export_and_compile(model, (torch.randn(16, 8, device=device),), target=target)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for mode in (False, True, True, False, True):
+            model.train(mode)
+            twin.train(mode)
+            x = torch.randn(16, 8, device=device)
+            assert relative_error(compiled(x), twin(x)) <= 1e-5
+            assert torch.allclose(model[1].running_mean, twin[1].running_mean, atol=1e-6)
+    compiled_again = [w for w in caught if "changed the mode of its modules" in str(w.message)]
+    assert len(compiled_again) == 1 and len(compiled._ways) == 2
+
+
+def test_a_model_switched_to_training_mode_after_compiling_computes_in_that_mode():
+    _check_mode_switches("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_model_switched_to_training_mode_after_compiling(no_tf32):
+    _check_mode_switches("cuda")
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""
