@@ -589,6 +589,15 @@ def test_gpu_a_model_switched_to_training_mode_after_compiling(no_tf32):
     _check_mode_switches("cuda")
 
 
+def test_a_complex_intermediate_is_refused_naming_the_op_and_line():
+    """FNet's and spectral models' FFTs compute in complex tensors, which pygraph does not compile."""
+    spectral = Fn(lambda x: torch.fft.fftn(x, dim=(-1, -2)).real + x)
+    with pytest.raises(
+        UnsupportedError, match=r"test_model_constructs.py:\d+\).*dtype complex64 is not supported"
+    ):
+        pygraph.export_and_compile(spectral, (torch.randn(2, 8, 16),))
+
+
 class CheckedPiece(nn.Module):
     """`.type(dtype)` of a value leaves a metadata check behind: a cat's piece (LongT5's position bias) and a
     matrix-vector kernel's row that only such a check reads besides are computed in that kernel."""

@@ -504,8 +504,11 @@ def _agree(results: list[ir.Value], fakes: list[Any]) -> bool:
     if len(results) != len(fakes):
         return False
     for result, fake in zip(results, fakes, strict=True):
+        if not isinstance(fake, torch.Tensor):
+            return False
+        dtypes.from_name(str(fake.dtype))  # a dtype pygraph does not support (complex) raises, naming it
         info = torch_types.tensor_info(result.type)
-        if info is None or not isinstance(fake, torch.Tensor):
+        if info is None:
             return False
         if any(_hint(s) is None for s in (*fake.shape, *fake.stride(), fake.storage_offset())):
             return False  # sizes that depend on data have no example value

@@ -51,7 +51,10 @@ def from_name(name: str) -> DType:
     try:
         return BY_NAME[name]
     except KeyError:
-        raise ValueError(f"dtype {name} is not supported by pygraph") from None
+        raise ValueError(
+            f"dtype {name} is not supported by pygraph (it compiles floating-point, integer and bool "
+            "tensors; complex ones, as FFTs make, are not)"
+        ) from None
 
 
 def promote(a: DType, b: DType) -> DType:
