@@ -151,16 +151,9 @@ _REPLAYED = {torch.ops.aten.view.default: torch.ops.aten.reshape.default}
 
 
 def _is_view(target: Any) -> bool:
-    """An ATen op whose result aliases its first argument, which it does not write (`view`, `slice`,
-    `transpose`, `expand`, `split`, ...), except `as_strided`, whose strides and offset are the example's
-    absolute ones."""
-    if target is torch.ops.aten.as_strided.default:
-        return False
-    schema = getattr(target, "_schema", None)
-    if schema is None or not schema.returns or not schema.arguments:
-        return False
-    first, result = schema.arguments[0].alias_info, schema.returns[0].alias_info
-    return first is not None and result is not None and not first.is_write and not result.is_write
+    """An ATen view (`OpOverload.is_view`, as `derived_state.py` reads it: `view`, `slice`, `transpose`,
+    `expand`, `split`, ...), except `as_strided`, whose strides and offset are the example's absolute ones."""
+    return getattr(target, "is_view", False) and target is not torch.ops.aten.as_strided.default
 
 
 def describe_results(
