@@ -217,8 +217,10 @@ def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
     indirection = (
         f"parameter-indirection{{costs={cost_key}{' static-outputs=true' if static_outputs else ''}}}"
     )
-    pipeline = PLAN_PIPELINE.replace("parameter-indirection", indirection).replace(
-        "select-graphs", f"select-graphs{{costs={cost_key}{force}}}"
+    pipeline = (
+        PLAN_PIPELINE.replace("parameter-indirection", indirection)
+        .replace("select-graphs", f"select-graphs{{costs={cost_key}{force}}}")
+        .replace("plan-memory", f"plan-memory{{costs={cost_key}}}")
     )
     if torch.backends.cuda.matmul.allow_tf32:  # read now, as the tensor pipeline's matmul precision
         pipeline = pipeline.replace("row-phases", "row-phases{matmul-precision=tf32}")

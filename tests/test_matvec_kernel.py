@@ -5,6 +5,8 @@ turns it off. The same models run compiled for CUDA on the GPU machine."""
 
 from __future__ import annotations
 
+import re
+
 import pytest
 import torch
 from gpu_marks import needs_gpu
@@ -87,14 +89,11 @@ def test_products_of_one_row_match_eager(name: str) -> None:
 
 def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
     """The GELU and layer norm before each later linear run in its kernel; the last layer norm, whose result
-    is returned too, is a kernel of its own; ReLU before a linear (no reduction) is a prologue as well."""
+    is returned too, is a kernel of its own; ReLU before a linear (no reduction) is a prologue as well. (Kernel
+    names less their variant: `k1_` where a buffer lives in the output's bytes, read through the table.)"""
     torch.manual_seed(0)
-    assert ops(compile_model(Mlp().eval(), torch.randn(1, 37))) == [
-        "k0_matvec",
-        *["k0_gelu_layer_norm_matvec"] * 2,
-        "k0_gelu_layer_norm",
-        "k1_matvec",
-    ]
+    kernels = [re.sub(r"^k\d+_", "", op) for op in ops(compile_model(Mlp().eval(), torch.randn(1, 37)))]
+    assert kernels == ["matvec", *["gelu_layer_norm_matvec"] * 2, "gelu_layer_norm", "matvec"]
     assert "k0_relu_matvec" in ops(compile_model(Products().eval(), torch.randn(1, 37)))
 
 

@@ -5,6 +5,7 @@ bandwidth, arithmetic at its sustained rate for matrix products, convolutions an
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable
 from typing import Any
 
 from ..ir import costs
@@ -55,13 +56,14 @@ def flops(name: str, inputs: list[Any], out: Any) -> float:
     return 0.0
 
 
-def gpu_slack_us(block: Any, model: costs.Costs) -> float:
+def gpu_slack_us(ops: Iterable[Any], model: costs.Costs) -> float:
     """Host time per call that the GPU would not wait for: how much longer the estimated GPU work of all
-    nodes is than the host's part of a replay (one graph launch, the table update and the host ops),
-    halved because the estimates are rough. 0 where the host sets the pace (small models)."""
-    nodes = [op for op in block.operations if isinstance(op, d.NODE_OPS)]
+    nodes among `ops` is than the host's part of a replay (one graph launch, the table update and the host
+    ops), halved because the estimates are rough. 0 where the host sets the pace (small models)."""
+    ops = list(ops)
+    nodes = [op for op in ops if isinstance(op, d.NODE_OPS)]
     work = sum(work_us(op, model) + model.kernel_node_us for op in nodes)
-    hosts = sum(isinstance(op, d.HostOp) for op in block.operations)
+    hosts = sum(isinstance(op, d.HostOp) for op in ops)
     host = (
         model.graph_launch_us + model.set_params_us + hosts * (model.eager_launch_us + model.graph_launch_us)
     )

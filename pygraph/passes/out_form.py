@@ -14,7 +14,8 @@ layout to cuBLAS as it is, where most other ops' out forms compute into a tempor
 must be a layout cuBLAS writes directly (rows or columns of unit stride; ATen copies otherwise). `linear`
 becomes `addmm` (`mm` without a bias) on two-dimensional views, which is how eager computes a linear of a
 contiguous input, when the input's leading dims merge into one: `linear.out` would add the bias in a
-second kernel. Every rewritten call is still exactly one ATen op.
+second kernel. `matmul` becomes `mm` where its second operand is a matrix (on the first's rows, as eager
+folds them) and `bmm` for two batches alike. Every rewritten call is still exactly one ATen op.
 
 A product whose result only a copy reads (a generated kernel that returns its input unchanged, through
 views covering the result once) writes the copy's destination instead, each element where the copy would
@@ -47,6 +48,7 @@ OUT_FORMS = {
     "aten.baddbmm.default": "aten.baddbmm.out",
 }
 LINEAR = "aten.linear.default"
+MATMUL = "aten.matmul.default"
 
 
 @dataclasses.dataclass
@@ -131,7 +133,9 @@ def _out_form(op: Any) -> _Call | None:
     if name in OUT_FORMS:
         call = _Call(OUT_FORMS[name], list(op.inputs), list(op.args), layout)
         return call if _written_directly(layout) else None
-    return _linear(op, layout) if name == LINEAR else None
+    if name == LINEAR:
+        return _linear(op, layout)
+    return _matmul(op, layout) if name == MATMUL else None
 
 
 def _linear(op: Any, layout: Layout) -> _Call | None:
@@ -139,15 +143,12 @@ def _linear(op: Any, layout: Layout) -> _Call | None:
     operands = [argument_operand(op, i) for i in range(len(op.args))]
     if len(operands) != 3 or operands[0] is None or operands[1] is None:
         return None
-    x, w = buffer_layout(operands[0]), buffer_layout(operands[1])
+    w = buffer_layout(operands[1])
     bias = buffer_layout(operands[2]) if operands[2] is not None else None
-    if x.rank < 2 or w.rank != 2 or (bias is not None and bias.rank != 1):
+    rows = _rows(operands[0], layout)
+    if rows is None or w.rank != 2 or (bias is not None and bias.rank != 1):
         return None
-    rows = math.prod(x.shape[:-1])
-    matrix, written = x.view([rows, x.shape[-1]]), layout.view([rows, layout.shape[-1]])
-    if matrix is None or written is None or not _written_directly(written):
-        return None
-    mat1 = operands[0] if matrix == x else view_of(operands[0], matrix)
+    mat1, written = rows
     mat2 = view_of(operands[1], w.transpose(0, 1))
     if bias is None:
         return _Call("aten.mm.out", [mat1, mat2], [attrs.index(0), attrs.index(1)], written)
@@ -155,6 +156,34 @@ def _linear(op: Any, layout: Layout) -> _Call | None:
     return _Call(
         "aten.addmm.out", [operands[2], mat1, mat2], [*map(attrs.index, range(3)), one, one], written
     )
+
+
+def _matmul(op: Any, layout: Layout) -> _Call | None:
+    """`matmul(a, b)` where eager computes it as one product: `mm(a2, b)` for a matrix `b`, a2 `a`'s rows as a
+    matrix (how eager folds a batch of rows), or `bmm(a, b)` for two batches of matrices alike."""
+    operands = [argument_operand(op, i) for i in range(len(op.args))]
+    if len(operands) != 2 or operands[0] is None or operands[1] is None:
+        return None
+    a, b = buffer_layout(operands[0]), buffer_layout(operands[1])
+    args = [attrs.index(0), attrs.index(1)]
+    if b.rank == 2 and (rows := _rows(operands[0], layout)) is not None:
+        return _Call("aten.mm.out", [rows[0], operands[1]], args, rows[1])
+    if a.rank == b.rank == 3 and a.shape[0] == b.shape[0] and _written_directly(layout):
+        return _Call("aten.bmm.out", operands, args, layout)
+    return None
+
+
+def _rows(x: ir.Value, result: Layout) -> tuple[ir.Value, Layout] | None:
+    """A product's first operand (rank >= 2) as one matrix of its rows, and the result's layout viewed as
+    the matrix the product writes, where both views exist and cuBLAS writes that layout directly."""
+    layout = buffer_layout(x)
+    if layout.rank < 2:
+        return None
+    rows = math.prod(layout.shape[:-1])
+    matrix, written = layout.view([rows, layout.shape[-1]]), result.view([rows, result.shape[-1]])
+    if matrix is None or written is None or not _written_directly(written):
+        return None
+    return (x if matrix == layout else view_of(x, matrix)), written
 
 
 @dataclasses.dataclass

@@ -84,7 +84,9 @@ class _Indirection:
         self.module, self.main, self.costs, self.static_outputs = module, main, model, static_outputs
         self.block = main.regions[0].blocks[0]
         self.slots = 0
-        self.slack = estimates.gpu_slack_us(self.block, model)  # host us per call the GPU does not wait for
+        self.slack = estimates.gpu_slack_us(
+            self.block.operations, model
+        )  # host us per call the GPU does not wait for
 
     def run(self) -> None:
         arg_attrs = [_dict(a) for a in ir.ArrayAttr(self.main.attributes["arg_attrs"])]

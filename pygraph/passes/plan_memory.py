@@ -21,6 +21,18 @@ where those nodes are already ordered before the writer by data dependencies, se
 program order of library nodes (which the graph keeps anyway), so independent branches (the Q, K and V
 projections, the branches of an inception or squeeze-excitation block) still overlap on the GPU, at
 the cost of a larger arena. `reuse=false` shares nothing.
+
+Outputs as scratch (`outputs=true`, the default): a call's outputs are fresh tensors allocated before the
+graph runs, and nothing reads their bytes until the node that first writes them. A buffer that dies
+before that node (or that this node reads and overwrites in place, by the rule above) may live there
+instead of in the arena, as a view of the output: what reduce-overhead's pool gets by handing an output
+the memory of intermediates that died (MatmulChain: four 64 MB products in the arena's 64 MB and the
+output's, not 128 MB beside the output). A buffer goes there only where the arena would otherwise grow to
+hold it. Such a view moves with the output each call: in an output the table reaches, only generated
+kernels may touch it (they load the address from the slot); in a patched output, generated kernels and
+vendor calls may, each one more node patched per call. That host time must fit in the GPU time the host
+does not wait for (`estimates.gpu_slack_us`, less the patches the plan has already), so a host-bound model
+keeps its arena: memory is taken only where it costs no time.
 """
 
 from __future__ import annotations
@@ -28,12 +40,13 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..ir import attrs
+from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_root, users, written_operand
+from ..ir.buffers import buffer_root, patched, users, written_operand
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
+from . import estimates
 from .base import Pass, main_function, walk
 from .gathers import gathered_arguments
 
@@ -47,6 +60,8 @@ class PlanMemory(Pass):
     reuse: bool = True  # share bytes between buffers that are never live together
     in_place: bool = True  # a kernel's output may take the bytes of an input that dies at that kernel
     parallel: bool = False  # share bytes only where the nodes involved are ordered already
+    outputs: bool = True  # buffers dead before an output is written may live in its bytes
+    costs: str = "default"  # the cost cache key (device and versions): patches must fit in the GPU's slack
 
     def run(self, module: ir.Module) -> None:
         main = main_function(module)
@@ -58,11 +73,11 @@ class PlanMemory(Pass):
             if isinstance(op, d.AllocOp):
                 touched = {position[u.operation] for u in users(op.buf)} or {len(ops)}
                 layout = Layout.from_attr(op.layout)
-                size = _align(layout.storage_elements() * layout.dtype.itemsize)
-                buffers[op.buf] = _Buffer([op], layout, size, touched)
+                nbytes = layout.storage_elements() * layout.dtype.itemsize
+                buffers[op.buf] = _Buffer([op], layout, _align(nbytes), touched, nbytes)
+        templates = _template_kernels(module)
+        gathered = _gathered_arguments(module)
         if self.reuse and self.in_place:
-            templates = _template_kernels(module)
-            gathered = _gathered_arguments(module)
             for op in ops:
                 callee = ir.FlatSymbolRefAttr(op.kernel).value if isinstance(op, d.KernelOp) else None
                 if callee is not None and callee not in templates:
@@ -70,23 +85,67 @@ class PlanMemory(Pass):
                         op, position[op.operation], buffers, order, gathered.get(callee, set())
                     )
         distinct = list(dict.fromkeys(buffers.values()))
-        placements = [self._place(sorted(distinct, key=key), order) for key in _ORDERS]
-        placed = min(placements, key=lambda p: max((off + b.size for b, off in p), default=0))
+        hosts = _Hosts(main, ops, position, templates, gathered) if self.reuse and self.outputs else None
+        placements = [self._place(sorted(distinct, key=key), order, None) for key in _ORDERS]
+        if hosts is not None and hosts.outputs:
+            model = costs.load(self.costs)
+            budget = estimates.gpu_slack_us(ops, model) - hosts.patched_sites() * model.set_params_us
+            for key in _ORDERS:
+                placement = self._place(sorted(distinct, key=key), order, hosts)
+                extra = hosts.extra_sites(placement.scratch)
+                if extra == 0 or extra * model.set_params_us <= budget:
+                    placements.append(placement)
+        placed = min(placements, key=lambda p: (p.arena_bytes, len(p.scratch)))
         with module.context:
-            for buf, offset in placed:
+            for buf, offset in placed.arena:
                 for alloc in buf.allocs:
                     alloc.attributes["arena_offset"] = attrs.i64(offset)
-            main.attributes[d.ARENA_BYTES] = attrs.i64(max((off + b.size for b, off in placed), default=0))
+            for buf, output, offset in placed.scratch:
+                hosts.move_into(buf, output, offset)
+            main.attributes[d.ARENA_BYTES] = attrs.i64(placed.arena_bytes)
 
-    def _place(self, bufs: list[_Buffer], order: _Order) -> list[tuple[_Buffer, int]]:
-        """Each buffer, in turn, into the tightest gap between the placed ones it cannot share bytes with."""
-        placed: list[tuple[_Buffer, int]] = []
+    def _place(self, bufs: list[_Buffer], order: _Order, hosts: _Hosts | None) -> _Placement:
+        """Each buffer, in turn, into the tightest gap between the placed ones it cannot share bytes with;
+        with `hosts`, into an output's bytes instead where the arena would grow to hold it."""
+        placement = _Placement([], [])
+        top = 0
         for buf in bufs:
             busy = sorted(
-                (off, off + other.size) for other, off in placed if not self._can_share(buf, other, order)
+                (off, off + other.size)
+                for other, off in placement.arena
+                if not self._can_share(buf, other, order)
             )
-            placed.append((buf, _lowest_gap(busy, buf.size)))
-        return placed
+            offset = _lowest_gap(busy, buf.size)
+            if hosts is not None and offset + buf.size > top:
+                spot = self._in_output(buf, hosts, placement, order)
+                if spot is not None:
+                    placement.scratch.append((buf, *spot))
+                    continue
+            placement.arena.append((buf, offset))
+            top = max(top, offset + buf.size)
+        return placement
+
+    def _in_output(
+        self, buf: _Buffer, hosts: _Hosts, placement: _Placement, order: _Order
+    ) -> tuple[_Output, int] | None:
+        """The first output, and the offset in it, where `buf` may live (`_Hosts.admits`) beside the
+        buffers placed there already, or None."""
+        for output in hosts.outputs:
+            in_place = hosts.admits(buf, output, order if self.parallel else None)
+            if in_place is None:
+                continue
+            busy = sorted(
+                (off, off + other.size)
+                for other, host, off in placement.scratch
+                if host is output and not self._can_share(buf, other, order)
+            )
+            if in_place:  # on the output's own bytes, which must be free
+                offset = 0 if all(start >= buf.size for start, _ in busy) else output.nbytes
+            else:
+                offset = _lowest_gap(busy, buf.size)
+            if offset + buf.nbytes <= output.nbytes:
+                return output, offset
+        return None
 
     def _write_in_place(
         self, kernel: Any, at: int, buffers: dict[ir.Value, _Buffer], order: _Order, gathered: set[int]
@@ -132,8 +191,9 @@ class _Buffer:
 
     allocs: list[Any]
     layout: Layout
-    size: int
+    size: int  # bytes it takes, aligned
     touched: set[int]  # positions of the ops that touch them
+    nbytes: int  # bytes its storage spans
 
     @property
     def first(self) -> int:
@@ -147,6 +207,140 @@ class _Buffer:
         self.allocs += other.allocs
         self.touched |= other.touched
         self.size = max(self.size, other.size)
+        self.nbytes = max(self.nbytes, other.nbytes)
+
+
+@dataclasses.dataclass
+class _Placement:
+    arena: list[tuple[_Buffer, int]]  # buffer, byte offset in the arena
+    scratch: list[tuple[_Buffer, _Output, int]]  # buffer, the output whose bytes it uses, byte offset there
+
+    @property
+    def arena_bytes(self) -> int:
+        return max((off + b.size for b, off in self.arena), default=0)
+
+
+@dataclasses.dataclass(eq=False)
+class _Output:
+    """A `pygraph.output` whose bytes buffers may use before `first`, the position that first touches it."""
+
+    op: Any
+    layout: Layout
+    nbytes: int
+    first: int
+    patched: bool  # the runtime patches its address into nodes (else kernels read it through the table)
+
+
+class _Hosts:
+    """The outputs whose bytes serve as scratch, and which buffers may live there."""
+
+    def __init__(
+        self,
+        main: Any,
+        ops: list[Any],
+        position: dict[Any, int],
+        templates: set[str],
+        gathered: dict[str, set[int]],
+    ) -> None:
+        self.ops, self.templates, self.gathered = ops, templates, gathered
+        self.fused = set(gathered)  # the fused functions codegen-triton turns into kernels
+        self.block = main.regions[0].blocks[0]
+        self.outputs: list[_Output] = []
+        for op in self.block.operations:
+            if isinstance(op, d.OutputOp):
+                touched = [position[u.operation] for u in users(op.buf)]
+                layout = Layout.from_attr(op.layout)
+                nbytes = layout.storage_elements() * layout.dtype.itemsize
+                if touched and not layout.is_dynamic:
+                    self.outputs.append(_Output(op, layout, nbytes, min(touched), patched(op.buf)))
+
+    def admits(self, buf: _Buffer, output: _Output, order: _Order | None) -> bool | None:
+        """None where `buf` may not live in `output`'s bytes; True where only in place (the node that first
+        writes the output reads `buf` last, element for element: `buf` must take the output's own bytes);
+        False where anywhere that fits. `order` (parallel planning): the output's first writer must be
+        ordered after every node touching `buf` already."""
+        if buf.layout.dtype != output.layout.dtype or buf.layout.is_dynamic:
+            return None
+        if not all(self._may_touch(self.ops[at], output) for at in buf.touched if at < len(self.ops)):
+            return None
+        if buf.last >= len(self.ops) or buf.last > output.first:
+            return None
+        if order is not None and not all(order.before(at, output.first) for at in buf.touched):
+            return None
+        if buf.last < output.first:
+            return False
+        return True if self._overwrites(buf, output) else None
+
+    def _may_touch(self, op: Any, output: _Output) -> bool:
+        """Whether a node may touch a buffer in `output`'s bytes: in a patched output, a generated kernel or a
+        vendor call (both patched); in one the table reaches, a kernel that codegen-triton has yet to write
+        (whose signature will load the address from the slot; kernels written earlier take plain pointers)."""
+        if output.patched:
+            return isinstance(op, (d.KernelOp, d.LibraryOp))
+        return isinstance(op, d.KernelOp) and ir.FlatSymbolRefAttr(op.kernel).value in self.fused
+
+    def _overwrites(self, buf: _Buffer, output: _Output) -> bool:
+        """Whether the node that first touches `output` is a generated kernel (no template) writing the
+        whole output from `buf`, read by one argument, element for element in the same layout."""
+        kernel = self.ops[output.first]
+        if not isinstance(kernel, d.KernelOp) or buf.layout != output.layout:
+            return False
+        callee = ir.FlatSymbolRefAttr(kernel.kernel).value
+        args, modes = list(kernel.args), [ir.StringAttr(m).value for m in kernel.access]
+        mine = [k for k, a in enumerate(args) if any(a == alloc.buf for alloc in buf.allocs)]
+        return (
+            callee not in self.templates
+            and len(mine) == 1
+            and modes[mine[0]] == "r"
+            and mine[0] not in self.gathered.get(callee, set())
+            and [buffer_root(a) for a in args].count(output.op.buf) == 1
+            and any(a == output.op.buf and m == "w" for a, m in zip(args, modes, strict=True))
+        )
+
+    def patched_sites(self) -> int:
+        """Nodes that the runtime patches each call already: those touching patched inputs and outputs."""
+        return sum(
+            isinstance(op, (d.KernelOp, d.LibraryOp)) and any(patched(v) for v in op.operands)
+            for op in self.ops
+        )
+
+    def extra_sites(self, scratch: list[tuple[_Buffer, _Output, int]]) -> int:
+        """Nodes that buffers in patched outputs add to the patched ones."""
+        added = set()
+        for buf, output, _ in scratch:
+            if output.patched:
+                added |= {
+                    at for at in buf.touched if output.op.buf not in map(buffer_root, self.ops[at].operands)
+                }
+        return len(added)
+
+    def move_into(self, buf: _Buffer, output: _Output, offset: int) -> None:
+        """Replaces `buf`'s allocs by views of `output` starting `offset` bytes into its storage; the views
+        already taken of them move by as much (a layout's offset counts from its storage's start)."""
+        output.op.operation.move_before(self.block.operations[0].operation)  # (no operands) before every use
+        for alloc in buf.allocs:
+            shift = offset // Layout.from_attr(alloc.layout).dtype.itemsize
+            for op in [alloc, *_views_of(alloc.buf)]:
+                layout = Layout.from_attr(op.layout)
+                op.attributes["layout"] = dataclasses.replace(layout, offset=layout.offset + shift).to_attr()
+            with ir.InsertionPoint(alloc), alloc.location:
+                view = d.create(d.ViewOp, [output.op.buf], {"layout": alloc.layout}, 1).buf
+            alloc.buf.replace_all_uses_with(view)
+            alloc.operation.erase()
+
+
+def _views_of(value: ir.Value) -> list[Any]:
+    """The views taken of a buffer, of those views, and of segment results forwarding it."""
+    found, stack = [], [value]
+    while stack:
+        for use in stack.pop().uses:
+            owner = use.owner
+            if isinstance(owner, d.ViewOp):
+                found.append(owner)
+                stack.append(owner.buf)
+            elif isinstance(owner, d.YieldOp):
+                stack.append(owner.operation.parent.opview.results_[use.operand_number])
+    return found
 
 
 class _Order:

@@ -119,3 +119,32 @@ module {
     return %y : !pygraph.buf
   }
 }
+
+// -----
+
+// `matmul` as eager computes it: of a [2, 8, 64] batch of rows by a matrix, `mm` on the rows as a
+// [16, 64] matrix writing a view of an arena buffer; of two batches alike, `bmm` writing the output. A
+// matmul of a vector stays as it is.
+// CHECK-LABEL: func.func @matmul
+// CHECK:         %[[ROWS:.*]] = "pygraph.view"(%arg0) {layout = #pygraph.layout<[16, 64], [64, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[H:.*]] = "pygraph.alloc"() {arena_offset = -1 : i64, layout = #pygraph.layout<[2, 8, 32], [256, 32, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[H2:.*]] = "pygraph.view"(%[[H]]) {layout = #pygraph.layout<[16, 32], [32, 1], 0 : i64, f32>}
+// CHECK-NEXT:    "pygraph.library"(%[[ROWS]], %arg1, %[[H2]]) {args = [0 : index, 1 : index, 2 : index], layouts = [], op = "aten.mm.out"
+// CHECK:         %[[OUT:.*]] = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[2, 8, 8], [64, 8, 1], 0 : i64, f32>}
+// CHECK-NEXT:    "pygraph.library"(%arg0, %{{.*}}, %[[OUT]]) {args = [0 : index, 1 : index, 2 : index], layouts = [], op = "aten.bmm.out"
+// CHECK:         op = "aten.matmul.default"
+func.func private @fused_1(%a: !torch.vtensor<[2,8,32],f32>, %b: !torch.vtensor<[2,8],f32>) -> !torch.vtensor<[2,8,32],f32> attributes {pygraph.fused} {
+  return %a : !torch.vtensor<[2,8,32],f32>
+}
+func.func @matmul(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[2, 8, 64], [512, 64, 1], 0 : i64, f32>, pygraph.io = "stage"},
+                  %w: !pygraph.buf {pygraph.role = "parameter", pygraph.name = "w", pygraph.layout = #pygraph.layout<[64, 32], [32, 1], 0 : i64, f32>, pygraph.io = "direct"},
+                  %v: !pygraph.buf {pygraph.role = "parameter", pygraph.name = "v", pygraph.layout = #pygraph.layout<[64], [1], 0 : i64, f32>, pygraph.io = "direct"})
+    -> (!pygraph.buf {pygraph.io = "patch"}, !pygraph.buf {pygraph.io = "copy"}) {
+  %h = "pygraph.library"(%x, %w) {op = "aten.matmul.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[2, 8, 32], [256, 32, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  %t = "pygraph.view"(%x) {layout = #pygraph.layout<[2, 64, 8], [512, 1, 64], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+  %s = "pygraph.library"(%x, %t) {op = "aten.matmul.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[2, 8, 8], [64, 8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  %m = "pygraph.library"(%x, %v) {op = "aten.matmul.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[2, 8], [8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  %y = "pygraph.alloc"() {layout = #pygraph.layout<[2, 8, 32], [256, 32, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+  "pygraph.kernel"(%h, %m, %y) {kernel = @fused_1, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+  return %s, %y : !pygraph.buf, !pygraph.buf
+}

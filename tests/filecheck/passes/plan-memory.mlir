@@ -2,6 +2,7 @@
 // RUN: pygraph-opt %s -p 'plan-memory{reuse=false}' --split-input-file | filecheck %s --check-prefix=NOREUSE
 // RUN: pygraph-opt %s -p 'plan-memory{in-place=false}' --split-input-file | filecheck %s --check-prefix=APART
 // RUN: pygraph-opt %s -p 'plan-memory{parallel=true}' --split-input-file | filecheck %s --check-prefix=PARALLEL
+// RUN: pygraph-opt %s -p 'plan-memory{outputs=false}' --split-input-file | filecheck %s --check-prefix=OUTPUTS
 
 // %a dies after the second kernel reads it, so %c reuses its bytes; %b is live across both.
 // Buffers are 256-byte aligned; the arena holds the peak.
@@ -198,5 +199,101 @@ module {
     "pygraph.kernel"(%c, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
     "pygraph.kernel"(%b, %arg0) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
     return
+  }
+}
+
+// -----
+
+// Outputs as scratch: %a and %b (one buffer, in place) die where the output is first written, by a kernel
+// reading %b element for element: they live in the output's own bytes, as views of it, and the arena
+// holds only %d, which is read after the output is written. The output is reached through the table, so
+// no node is patched for it (its kernels, not yet written by codegen-triton, will load its address from
+// the slot). Without the option, the arena holds both.
+// CHECK-LABEL: func.func @scratch
+// CHECK-SAME:    pygraph.arena_bytes = 1024 : i64
+// CHECK-NEXT:    %[[O:.*]] = "pygraph.output"() {index = 0 : i64
+// CHECK-NEXT:    %[[A:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[256], [1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[B:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[256], [1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[D:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// OUTPUTS-LABEL: func.func @scratch
+// OUTPUTS-SAME:    pygraph.arena_bytes = 2048 : i64
+// OUTPUTS-COUNT-3: "pygraph.alloc"()
+// OUTPUTS-NEXT:    "pygraph.output"()
+module {
+  func.func private @f(%arg0: !torch.vtensor<[256],f32>) -> !torch.vtensor<[256],f32> attributes {pygraph.fused} {
+    return %arg0 : !torch.vtensor<[256],f32>
+  }
+  func.func private @f2(%arg0: !torch.vtensor<[256],f32>, %arg1: !torch.vtensor<[256],f32>) -> !torch.vtensor<[256],f32> attributes {pygraph.fused} {
+    return %arg0 : !torch.vtensor<[256],f32>
+  }
+  func.func @scratch(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[256], [1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "indirect", pygraph.slot = 0 : i64}, !pygraph.buf) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %d = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %o = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[256], [1], 0 : i64, f32>} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @f, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%a, %b) {kernel = @f, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%arg0, %d) {kernel = @f, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%b, %arg0, %o) {kernel = @f2, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%d, %o) {kernel = @f, grid = [1, 1, 1], access = ["r", "rw"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %o, %d : !pygraph.buf, !pygraph.buf
+  }
+}
+
+// -----
+
+// A patched output: each node touching a buffer in its bytes is patched every call. Where the GPU's work
+// is short (host-bound, no slack), the buffers stay in the arena. Where it is long (16 MB and more per
+// buffer), patching two more nodes costs no time: %a and %c, which die before the output is written,
+// live in its bytes side by side, and the view taken of %c moves with it. %b, read where the output is
+// written but in another layout, stays in the arena.
+// CHECK-LABEL: func.func @host_bound
+// CHECK-SAME:    pygraph.arena_bytes = 1024 : i64
+// CHECK-NOT:     "pygraph.view"(
+// CHECK-LABEL: func.func @gpu_bound
+// CHECK-SAME:    pygraph.arena_bytes = 33554432 : i64
+// CHECK-NEXT:    %[[O:.*]] = "pygraph.output"() {index = 0 : i64
+// CHECK-NEXT:    %[[A:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[C:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[1024, 4096], [4096, 1], 4194304 : i64, f32>}
+// CHECK-NEXT:    %[[B:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
+// CHECK:         "pygraph.view"(%[[C]]) {layout = #pygraph.layout<[1024, 2048], [4096, 1], 4196352 : i64, f32>}
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @host_bound(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[256], [1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "patch"}) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[256], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %o = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[256], [1], 0 : i64, f32>} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%a, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%b, %o) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %o : !pygraph.buf
+  }
+}
+
+// -----
+
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  "pygraph.triton_kernel"() {sym_name = "k3", entry = "k3", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @gpu_bound(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4096, 4096], [4096, 1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "patch"}) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %c = "pygraph.alloc"() {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[2048, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %o = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[4096, 4096], [4096, 1], 0 : i64, f32>} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%arg0, %c) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      %right = "pygraph.view"(%c) {layout = #pygraph.layout<[1024, 2048], [4096, 1], 2048 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+      "pygraph.kernel"(%a, %right, %b) {kernel = @k3, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%b, %o) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %o : !pygraph.buf
   }
 }
