@@ -246,20 +246,20 @@ module {
 // -----
 
 // A patched output: each node touching a buffer in its bytes is patched every call. Where the GPU's work
-// is short (host-bound, no slack), the buffers stay in the arena. Where it is long (16 MB and more per
-// buffer), patching two more nodes costs no time: %a and %c, which die before the output is written,
+// is short (host-bound, no slack), the buffers stay in the arena. Where it is long (64 MB and more per
+// buffer), patching three more nodes costs next to no time: %a and %c, which die before the output is written,
 // live in its bytes side by side, and the view taken of %c moves with it. %b, read where the output is
 // written but in another layout, stays in the arena.
 // CHECK-LABEL: func.func @host_bound
 // CHECK-SAME:    pygraph.arena_bytes = 1024 : i64
 // CHECK-NOT:     "pygraph.view"(
 // CHECK-LABEL: func.func @gpu_bound
-// CHECK-SAME:    pygraph.arena_bytes = 33554432 : i64
+// CHECK-SAME:    pygraph.arena_bytes = 134217728 : i64
 // CHECK-NEXT:    %[[O:.*]] = "pygraph.output"() {index = 0 : i64
-// CHECK-NEXT:    %[[A:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>}
-// CHECK-NEXT:    %[[C:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[1024, 4096], [4096, 1], 4194304 : i64, f32>}
+// CHECK-NEXT:    %[[A:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[2048, 8192], [8192, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[C:.*]] = "pygraph.view"(%[[O]]) {layout = #pygraph.layout<[2048, 8192], [8192, 1], 16777216 : i64, f32>}
 // CHECK-NEXT:    %[[B:.*]] = "pygraph.alloc"() {arena_offset = 0 : i64
-// CHECK:         "pygraph.view"(%[[C]]) {layout = #pygraph.layout<[1024, 2048], [4096, 1], 4196352 : i64, f32>}
+// CHECK:         "pygraph.view"(%[[C]]) {layout = #pygraph.layout<[2048, 4096], [8192, 1], 16781312 : i64, f32>}
 module {
   "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
   func.func @host_bound(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[256], [1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "patch"}) {
@@ -281,15 +281,15 @@ module {
 module {
   "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
   "pygraph.triton_kernel"() {sym_name = "k3", entry = "k3", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32", "*fp32"], source = ""} : () -> ()
-  func.func @gpu_bound(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4096, 4096], [4096, 1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "patch"}) {
-    %a = "pygraph.alloc"() {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
-    %c = "pygraph.alloc"() {layout = #pygraph.layout<[1024, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
-    %b = "pygraph.alloc"() {layout = #pygraph.layout<[2048, 4096], [4096, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
-    %o = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[4096, 4096], [4096, 1], 0 : i64, f32>} : () -> !pygraph.buf
+  func.func @gpu_bound(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[8192, 8192], [8192, 1], 0 : i64, f32>}) -> (!pygraph.buf {pygraph.io = "patch"}) {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[2048, 8192], [8192, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %c = "pygraph.alloc"() {layout = #pygraph.layout<[2048, 8192], [8192, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[4096, 8192], [8192, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %o = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[8192, 8192], [8192, 1], 0 : i64, f32>} : () -> !pygraph.buf
     "pygraph.segment"() ({
       "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
       "pygraph.kernel"(%arg0, %c) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
-      %right = "pygraph.view"(%c) {layout = #pygraph.layout<[1024, 2048], [4096, 1], 2048 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+      %right = "pygraph.view"(%c) {layout = #pygraph.layout<[2048, 4096], [8192, 1], 4096 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
       "pygraph.kernel"(%a, %right, %b) {kernel = @k3, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
       "pygraph.kernel"(%b, %o) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
       "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
