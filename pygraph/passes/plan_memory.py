@@ -53,10 +53,10 @@ from .gathers import gathered_arguments
 
 # Patching for buffers in outputs may take this share of the host time the GPU does not wait for: where a
 # caller holds each result while the next call runs, the output's address alternates and every such node
-# is updated each call, and the launch after an update is slower too. Measured on the H200 with no limit
-# (`probe-scratch-outputs-s21a-h200.log`, `bench-s21a.log`): GPT-2's 108 more patched nodes saved 0.47 MB
-# and raised its host time per call from 21 to 59 us; BERT's 49 saved 0.37 MB; MatmulChain's saved 64 MB
-# patching nothing (its products run outside graphs).
+# is updated each call. Measured on the H200 with no limit (`probe-scratch-outputs-s21a-h200.log`, the
+# benchmark's per-output figures in `bench-s21a.log`): GPT-2's 110 patched nodes saved 0.47 MB, and
+# patching its output cost 82 us of host time per call (0.7 us with its 2 nodes before); BERT's 51 saved
+# 0.37 MB for 35 us; MatmulChain's saved 64 MB patching nothing (its products run outside graphs).
 SCRATCH_SHARE_OF_SLACK = 0.1
 
 
