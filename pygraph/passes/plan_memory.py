@@ -149,10 +149,9 @@ class PlanMemory(Pass):
                 for other, host, off in placement.scratch
                 if host is output and not self._can_share(buf, other, order)
             )
-            if in_place:  # on the output's own bytes, which must be free
-                offset = 0 if all(start >= buf.size for start, _ in busy) else output.nbytes
-            else:
-                offset = _lowest_gap(busy, buf.size)
+            if in_place and any(start < buf.size for start, _ in busy):
+                continue  # (in place means on the output's own first bytes, which must be free)
+            offset = 0 if in_place else _lowest_gap(busy, buf.size)
             if offset + buf.nbytes <= output.nbytes:
                 return output, offset
         return None
