@@ -99,6 +99,16 @@ def indirection_offset(value: ir.Value) -> int:
 
 def users(value: ir.Value) -> list[Any]:
     """Ops that touch the buffer: users of the value, of views of it, and of segment results forwarding it."""
+    return [op for op in _reached(value) if not isinstance(op, d.ViewOp)]
+
+
+def views(value: ir.Value) -> list[Any]:
+    """The view ops taken of the buffer, of those views, and of segment results forwarding it."""
+    return [op for op in _reached(value) if isinstance(op, d.ViewOp)]
+
+
+def _reached(value: ir.Value) -> list[Any]:
+    """Ops using the value, its views or segment results forwarding it (views included, yields not)."""
     found, stack, seen = [], [value], set()
     while stack:
         v = stack.pop()
@@ -107,13 +117,13 @@ def users(value: ir.Value) -> list[Any]:
             if (owner.operation, use.operand_number) in seen:
                 continue
             seen.add((owner.operation, use.operand_number))
-            if isinstance(owner, d.ViewOp):
-                stack.append(owner.buf)
-            elif isinstance(owner, d.YieldOp):
+            if isinstance(owner, d.YieldOp):
                 segment = owner.operation.parent.opview
                 stack.append(segment.results_[use.operand_number])
-            else:
-                found.append(owner)
+                continue
+            found.append(owner)
+            if isinstance(owner, d.ViewOp):
+                stack.append(owner.buf)
     return found
 
 

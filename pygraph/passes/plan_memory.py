@@ -44,7 +44,7 @@ from typing import Any
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_root, patched, users, written_operand
+from ..ir.buffers import buffer_root, patched, users, views, written_operand
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from . import estimates
@@ -329,27 +329,13 @@ class _Hosts:
         output.op.operation.move_before(self.block.operations[0].operation)  # (no operands) before every use
         for alloc in buf.allocs:
             shift = offset // Layout.from_attr(alloc.layout).dtype.itemsize
-            for op in [alloc, *_views_of(alloc.buf)]:
+            for op in [alloc, *views(alloc.buf)]:
                 layout = Layout.from_attr(op.layout)
                 op.attributes["layout"] = dataclasses.replace(layout, offset=layout.offset + shift).to_attr()
             with ir.InsertionPoint(alloc), alloc.location:
                 view = d.create(d.ViewOp, [output.op.buf], {"layout": alloc.layout}, 1).buf
             alloc.buf.replace_all_uses_with(view)
             alloc.operation.erase()
-
-
-def _views_of(value: ir.Value) -> list[Any]:
-    """The views taken of a buffer, of those views, and of segment results forwarding it."""
-    found, stack = [], [value]
-    while stack:
-        for use in stack.pop().uses:
-            owner = use.owner
-            if isinstance(owner, d.ViewOp):
-                found.append(owner)
-                stack.append(owner.buf)
-            elif isinstance(owner, d.YieldOp):
-                stack.append(owner.operation.parent.opview.results_[use.operand_number])
-    return found
 
 
 class _Order:
