@@ -135,7 +135,7 @@ def test_copies_written_in_place_or_returned_stay() -> None:
     model, x = Copies(), torch.randn(8, 8)
     compiled = pygraph.export_and_compile(model, (x,))
     assert library_ops(compiled) == ["aten.mm.out"] * 2
-    assert sum("clone" in k for k in kernels(compiled)) == 2
+    assert compiled.ir("pygraph").count("torch.aten.clone ") == 2  # one kernel: both read x.t()
     first = compiled(x)
     for got, ref in zip(first, model(x), strict=True):
         assert_matches(got, ref)

@@ -69,7 +69,7 @@ def route_attentions(ep: torch.export.ExportedProgram, devices: tuple[str, ...] 
         elif choice == "decompose":
             query, key = args["query"].meta["val"], args["key"].meta["val"]
             with graph.inserting_before(node):
-                result = _decomposed(ep, node.name, args, query, key, node.meta["val"])
+                result = _decomposed(ep, args, query, key, node.meta["val"])
             replace_node(ep, node, result)
             decomposed = True
     if decomposed:
@@ -112,7 +112,6 @@ def _routable(args: dict, devices: tuple[str, ...]) -> bool:
 
 def _decomposed(
     ep: torch.export.ExportedProgram,
-    name: str,
     args: dict,
     query: torch.Tensor,
     key: torch.Tensor,
@@ -127,8 +126,7 @@ def _decomposed(
     scores = call(aten.mul.Tensor, (scores, scale))
     mask = args["attn_mask"]
     if args["is_causal"]:
-        lower = torch.ones(query.shape[-2], key.shape[-2], dtype=torch.bool, device=query.device).tril()
-        mask = add_constant(ep, f"{name}_causal_mask", lower)
+        mask = _causal_mask(ep, query.shape[-2], key.shape[-2], query.device)
     if mask is not None:
         if mask.meta["val"].dtype == torch.bool:
             scores = call(
@@ -141,6 +139,18 @@ def _decomposed(
         hidden = call(aten.eq.Scalar, (call(aten.amax.default, (scores, [-1], True)), -math.inf))
         probabilities = call(aten.masked_fill.Scalar, (probabilities, hidden, 0.0))
     return _in_memory_order(ep, call(aten.matmul.default, (probabilities, v)), fused.stride())
+
+
+def _causal_mask(
+    ep: torch.export.ExportedProgram, rows: int, cols: int, device: torch.device
+) -> torch.fx.Node:
+    """The lower-triangular mask of `rows` x `cols`, one constant for all the program's causal attentions
+    of that size (each layer's own would be memory held for nothing)."""
+    name = f"causal_mask_{rows}x{cols}_{device.type}"
+    held = next((s.arg.name for s in ep.graph_signature.input_specs if s.target == name), None)
+    if held is not None:
+        return next(n for n in ep.graph.find_nodes(op="placeholder") if n.name == held)
+    return add_constant(ep, name, torch.ones(rows, cols, dtype=torch.bool, device=device).tril())
 
 
 def _contiguous(ep: torch.export.ExportedProgram, node: torch.fx.Node) -> torch.fx.Node:

@@ -23,6 +23,7 @@ from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
 from .branches import check_branches, draft_export, quiet_tracing, user_frames
 from .channels_last import convolutions_channels_last
+from .common_subexpressions import merge_common_subexpressions
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
@@ -60,7 +61,8 @@ def export_program(
     (`spatial_means.py`), matmuls with unaligned output rows compute aligned ones (`align_matmuls.py`),
     attentions go to the generated kernel, a decomposition or ATen (`attention.py`); the results keep the
     layouts eager gives them. Last, numbers computed from compile-time constants alone become literals
-    (`fold_constants.py`).
+    (`fold_constants.py`) and an op repeated on the same operands is computed once
+    (`common_subexpressions.py`).
     """
     with _exporting(model, example_inputs) as inputs:
         program = _export(model, inputs, dynamic_shapes, warn)
@@ -81,6 +83,7 @@ def export_program(
     align_matmul_outputs(program, devices)
     keep_output_layouts(program, layouts)
     fold_constants(program, fresh)
+    merge_common_subexpressions(program)
     drop_constant_inputs(program)
     return program
 

@@ -32,7 +32,8 @@ LITERAL = (
     "pygraph_literal"  # node.meta key of a folded constant's placeholder: the importer makes it a number
 )
 _MAX_ELEMENTS = 1 << 16  # larger intermediates are not computed at compile time
-_UNDEFINED = ("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "empty_permuted")
+# ops whose values are undefined: neither folded nor merged (common_subexpressions.py)
+UNDEFINED = ("empty", "new_empty", "empty_like", "empty_strided", "new_empty_strided", "empty_permuted")
 
 
 def fresh_constants(ep: torch.export.ExportedProgram) -> set[str]:
@@ -88,7 +89,7 @@ def _foldable(node: torch.fx.Node, values: dict[torch.fx.Node, torch.Tensor]) ->
     return (
         deterministic(node)
         and not node.target.is_view
-        and node.target._schema.name.split("::")[-1] not in _UNDEFINED
+        and node.target._schema.name.split("::")[-1] not in UNDEFINED
         and isinstance(value, torch.Tensor)
         and not value.is_complex()
         and all(isinstance(s, int) for s in value.shape)
