@@ -11,6 +11,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch.autograd.graph import increment_version
 
 from .backend import AssumptionFailed, UnrecordableCall
 from .backend.random import draws_random_numbers, generator_states, restore_generators
@@ -391,6 +392,10 @@ class CompiledModel:
         ]
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
+        # The state the graphs write (bound by `_bind_state`): their version counters move each call.
+        self._state_written = [a.buffer in written for a in plan.arguments if a.role not in ("input", "rng")]
+        self._writes = bool(self._mutated_inputs) or any(self._state_written)
+        self._written_state: list[torch.Tensor] = []
         # A call whose data fail a check may run again another way (`_another_way`) if it has changed
         # nothing outside itself by then (isolate-data-dependent schedules writes after the checks where it
         # can); the generators it drew from are set back first (`restore_generators`).
@@ -416,6 +421,8 @@ class CompiledModel:
         if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
             out = replay(flat)
             if out is not None:
+                if self._writes:
+                    self._move_versions(flat)
                 if self._single_output:
                     return out
                 return self._structured(out if type(out) is list else [out], flat)
@@ -498,6 +505,8 @@ class CompiledModel:
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
+        if self._writes:
+            self._move_versions(inputs)
         for change in self._attributes:
             change.apply()
         if self._backend.native is not self._replay and self._replayable:
@@ -627,6 +636,12 @@ class CompiledModel:
             placed = tuple((source, version) for source, version, _ in self._placed.values())
             self._replay.set_watch(tuple(self._derived_from) + placed)
 
+    def _move_versions(self, inputs: Sequence[torch.Tensor]) -> None:
+        """Moves the version counters of the buffers and inputs the call wrote, as eager's in-place ops do:
+        another compiled model's derived state read from them (`_derive`) and autograd's checks of saved
+        tensors see the change."""
+        increment_version([*self._written_state, *(inputs[i] for i in self._mutated_inputs)])
+
     def _refuse_aliased_inputs(self, inputs: tuple[torch.Tensor, ...]) -> None:
         """The model writes an input in place: if it shares memory with another input, eager would let the
         write show through the other one mid-call, which a compiled program cannot reproduce."""
@@ -665,7 +680,9 @@ class CompiledModel:
         self._trainable = any(p.requires_grad for p in self.model.parameters())  # (`_outside_autograd`)
         if self._derived is not None and derive:
             self._derive(refresh=False)
-        self._backend.bind_state(self._state_tensors())
+        tensors = self._state_tensors()
+        self._backend.bind_state(tensors)
+        self._written_state = [t for t, w in zip(tensors, self._state_written, strict=True) if w]
         self._watch_state()
 
     def _derived_sources(self) -> list[torch.Tensor]:

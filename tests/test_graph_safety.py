@@ -380,6 +380,53 @@ def test_mutations_write_in_place_as_eager_does():
         torch.testing.assert_close(ours, theirs, msg=f"buffer {name}")
 
 
+class UpdatesStatistics(nn.Module):
+    """Writes a buffer that another model reads: the reader's derived state (`exp` of it) must follow."""
+
+    def __init__(self, running: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("running", running)
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        self.running.mul_(0.5).add_(x.mean(0) * 0.5)
+        y.add_(1)
+        return x - self.running
+
+
+class ReadsStatistics(nn.Module):
+    def __init__(self, table: torch.Tensor) -> None:
+        super().__init__()
+        self.register_buffer("table", table)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.table.exp()
+
+
+def _check_versions(device: str) -> None:
+    """The graphs' writes move version counters as eager's in-place ops do."""
+    torch.manual_seed(3)
+    shared = torch.randn(8, device=device)
+    writer, reader = UpdatesStatistics(shared), ReadsStatistics(shared)
+    target = "cuda" if device == "cuda" else "emulator"
+    with torch.no_grad():
+        example = (torch.randn(4, 8, device=device), torch.randn(4, 8, device=device))
+        writes = pygraph.export_and_compile(writer, example, target=target)
+        reads = pygraph.export_and_compile(reader, (torch.randn(4, 8, device=device),), target=target)
+        assert [a.role for a in reads.plan.arguments] == ["input", "derived"]
+        for _ in range(3):
+            x, y = torch.randn(4, 8, device=device), torch.randn(4, 8, device=device)
+            versions = shared._version, y._version
+            expected = x - (shared * 0.5 + x.mean(0) * 0.5)
+            assert_matches(writes(x, y), expected)
+            assert shared._version > versions[0] and y._version > versions[1]
+            x = torch.randn(4, 8, device=device)
+            assert_matches(reads(x), x * shared.exp())
+
+
+def test_writes_move_version_counters():
+    _check_versions("cpu")
+
+
 def _check_parameter_writes(device: str) -> None:
     torch.manual_seed(7)
     model = WritesParameters().to(device)
@@ -667,6 +714,12 @@ def test_gpu_mutations(no_tf32):
         torch.testing.assert_close(y, y_eager)
     for (name, ours), (_, theirs) in zip(model.named_buffers(), eager.named_buffers(), strict=True):
         torch.testing.assert_close(ours, theirs, msg=f"buffer {name}")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_writes_move_version_counters(no_tf32):
+    _check_versions("cuda")
 
 
 @pytest.mark.gpu

@@ -180,3 +180,48 @@ def test_gpu_context_product_writes_its_copy_of_the_heads(no_tf32) -> None:
         results = [compiled(*c) for c in calls]
         for c, got in zip(calls, results, strict=True):
             assert_matches(got, model(*c))
+
+
+class HandAttention(nn.Module):
+    """Attention written out with `@` on [B, H, L, E] heads, as many models do without
+    `scaled_dot_product_attention`: both products are `bmm` in out form on the heads as one batch."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.qkv, self.out = nn.Linear(32, 96), nn.Linear(32, 32)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, n, _ = x.shape
+        q, k, v = self.qkv(x).view(b, n, 3, 4, 8).permute(2, 0, 3, 1, 4).contiguous().unbind(0)
+        scores = (q @ k.transpose(-1, -2)) * 8**-0.5
+        context = scores.softmax(-1) @ v
+        return self.out(context.transpose(1, 2).reshape(b, n, 32))
+
+
+def hand_attention_inputs(device: str = "cpu") -> tuple[torch.Tensor]:
+    return (torch.randn(3, 10, 32, device=device),)
+
+
+def test_hand_written_attention_products_are_batched_out_forms() -> None:
+    torch.manual_seed(0)
+    model = HandAttention().eval()
+    compiled = pygraph.export_and_compile(model, hand_attention_inputs())
+    assert library_ops(compiled).count("aten.bmm.out") == 2
+    assert "aten.matmul.default" not in library_ops(compiled)
+    for _ in range(2):
+        x = hand_attention_inputs()
+        assert_matches(compiled(*x), model(*x))
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_hand_written_attention_matches_eager(no_tf32) -> None:
+    torch.manual_seed(0)
+    model = HandAttention().eval().cuda()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, hand_attention_inputs("cuda"))
+        assert library_ops(compiled).count("aten.bmm.out") == 2
+        calls = [hand_attention_inputs("cuda") for _ in range(4)]
+        results = [compiled(*x) for x in calls]
+        for x, got in zip(calls, results, strict=True):
+            assert_matches(got, model(*x))

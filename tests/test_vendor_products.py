@@ -146,8 +146,8 @@ def test_copies_written_in_place_or_returned_stay() -> None:
 
 
 class Matmuls(nn.Module):
-    """`matmul` of copies: a transposed matrix (`mm` in out form), and 4-D heads of one sequence (the
-    matmul's own bmm of 4 matrices)."""
+    """`matmul` of copies: a transposed matrix (`mm` in out form), and 4-D heads of one sequence (`bmm` in
+    out form on the heads viewed as one batch of 4 matrices)."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -162,7 +162,7 @@ def test_matmul_reads_transposed_operands_as_they_are() -> None:
     torch.manual_seed(0)
     model, x, y = Matmuls(), torch.randn(8, 8), torch.randn(8, 8)
     compiled = pygraph.export_and_compile(model, (x, y))
-    assert library_ops(compiled) == ["aten.mm.out", "aten.matmul.default"]
+    assert library_ops(compiled) == ["aten.mm.out", "aten.bmm.out"]
     assert not [k for k in kernels(compiled) if not k.endswith("_copy")]
     for got, ref in zip(compiled(x, y), model(x, y), strict=True):
         assert_matches(got, ref)

@@ -15,7 +15,8 @@ must be a layout cuBLAS writes directly (rows or columns of unit stride; ATen co
 becomes `addmm` (`mm` without a bias) on two-dimensional views, which is how eager computes a linear of a
 contiguous input, when the input's leading dims merge into one: `linear.out` would add the bias in a
 second kernel. `matmul` becomes `mm` where its second operand is a matrix (on the first's rows, as eager
-folds them) and `bmm` for two batches alike. Every rewritten call is still exactly one ATen op.
+folds them) and `bmm` for two batches alike (of any rank, where their batch dims merge). Every rewritten
+call is still exactly one ATen op.
 
 A product whose result only a copy reads (a generated kernel that returns its input unchanged, through
 views covering the result once) writes the copy's destination instead, each element where the copy would
@@ -160,7 +161,9 @@ def _linear(op: Any, layout: Layout) -> _Call | None:
 
 def _matmul(op: Any, layout: Layout) -> _Call | None:
     """`matmul(a, b)` where eager computes it as one product: `mm(a2, b)` for a matrix `b`, a2 `a`'s rows as a
-    matrix (how eager folds a batch of rows), or `bmm(a, b)` for two batches of matrices alike."""
+    matrix (how eager folds a batch of rows), or `bmm` for two batches of matrices alike, their batch dims
+    (and the result's) viewed as one where the strides merge (a hand-written attention's
+    `q @ k.transpose(-1, -2)` of [B, H, L, E] heads: [B * H, L, E] by [B * H, E, S])."""
     operands = [argument_operand(op, i) for i in range(len(op.args))]
     if len(operands) != 2 or operands[0] is None or operands[1] is None:
         return None
@@ -168,9 +171,14 @@ def _matmul(op: Any, layout: Layout) -> _Call | None:
     args = [attrs.index(0), attrs.index(1)]
     if b.rank == 2 and (rows := _rows(operands[0], layout)) is not None:
         return _Call("aten.mm.out", [rows[0], operands[1]], args, rows[1])
-    if a.rank == b.rank == 3 and a.shape[0] == b.shape[0] and _written_directly(layout):
-        return _Call("aten.bmm.out", operands, args, layout)
-    return None
+    if a.rank != b.rank or a.rank < 3 or a.shape[:-2] != b.shape[:-2]:
+        return None
+    batch = math.prod(a.shape[:-2])
+    batches = [x.view([batch, *x.shape[-2:]]) for x in (a, b, layout)]
+    if None in batches or not _written_directly(batches[2]):
+        return None
+    inputs = [v if x == m else view_of(v, m) for v, x, m in zip(operands, (a, b), batches[:2], strict=True)]
+    return _Call("aten.bmm.out", inputs, args, batches[2])
 
 
 def _rows(x: ir.Value, result: Layout) -> tuple[ir.Value, Layout] | None:

@@ -44,7 +44,7 @@ from typing import Any
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_root, patched, users, views, written_operand
+from ..ir.buffers import buffer_layout, buffer_root, patched, users, views, written_operand
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from . import estimates
@@ -161,24 +161,20 @@ class PlanMemory(Pass):
     ) -> None:
         """Gives each output of `kernel` written first here the bytes of an input that dies here with
         the same layout (merging their buffers), unless a gather reads that input (by position: `gathered`)."""
-        args, modes = list(kernel.args), [ir.StringAttr(a).value for a in kernel.access]
-        roots = [buffer_root(a) for a in args]
+        args = list(kernel.args)
         taken: list[_Buffer] = []  # inputs given to an output already (two outputs never share bytes)
-        for out, mode in zip(args, modes, strict=True):
+        for j, out in enumerate(args):
             target = buffers.get(out)
-            if mode != "w" or target is None or target.first != at:
+            if target is None or target.first != at:
                 continue
-            for k, (arg, arg_mode) in enumerate(zip(args, modes, strict=True)):
+            for k, arg in enumerate(args):
                 source = buffers.get(arg)
                 if (
-                    arg_mode == "r"
-                    and k not in gathered
-                    and source is not None
+                    source is not None
                     and source is not target
                     and source not in taken
                     and source.last == at
-                    and source.layout == target.layout
-                    and roots.count(arg) == 1
+                    and _reads_in_place(kernel, k, j, gathered)
                     and (not self.parallel or all(order.before(u, at) for u in source.touched))
                 ):
                     source.absorb(target)
@@ -290,20 +286,18 @@ class _Hosts:
 
     def _overwrites(self, buf: _Buffer, output: _Output) -> bool:
         """Whether the node that first touches `output` is a generated kernel (no template) writing the
-        whole output from `buf`, read by one argument, element for element in the same layout."""
+        output over `buf` as it may write an arena buffer over another (`_reads_in_place`)."""
         kernel = self.ops[output.first]
-        if not isinstance(kernel, d.KernelOp) or buf.layout != output.layout:
+        if not isinstance(kernel, d.KernelOp):
             return False
         callee = ir.FlatSymbolRefAttr(kernel.kernel).value
-        args, modes = list(kernel.args), [ir.StringAttr(m).value for m in kernel.access]
-        mine = [k for k, a in enumerate(args) if any(a == alloc.buf for alloc in buf.allocs)]
+        args = list(kernel.args)
+        sources = [k for k, a in enumerate(args) if any(a == alloc.buf for alloc in buf.allocs)]
+        targets = [k for k, a in enumerate(args) if a == output.op.buf]
         return (
             callee not in self.templates
-            and len(mine) == 1
-            and modes[mine[0]] == "r"
-            and mine[0] not in self.gathered.get(callee, set())
-            and [buffer_root(a) for a in args].count(output.op.buf) == 1
-            and any(a == output.op.buf and m == "w" for a, m in zip(args, modes, strict=True))
+            and len(sources) == len(targets) == 1
+            and _reads_in_place(kernel, sources[0], targets[0], self.gathered.get(callee, set()))
         )
 
     def patched_sites(self) -> int:
@@ -420,6 +414,22 @@ def _lowest_gap(busy: list[tuple[int, int]], size: int) -> int:
 
 def _align(n: int) -> int:
     return max(ARENA_ALIGNMENT, -(-n // ARENA_ALIGNMENT) * ARENA_ALIGNMENT)
+
+
+def _reads_in_place(kernel: Any, source: int, target: int, gathered: set[int]) -> bool:
+    """Whether generated `kernel` (no template: callers check) may write its argument `target` over the
+    bytes of its argument `source`: it reads `source` only there and writes `target` only there (no other
+    argument reaches either's storage), in the same layout, and no gather reads `source` at its indices
+    (by position: `gathered`), so each element is read before it is written, by the same program."""
+    args, modes = list(kernel.args), [ir.StringAttr(m).value for m in kernel.access]
+    roots = [buffer_root(a) for a in args]
+    return (
+        modes[source] == "r"
+        and modes[target] == "w"
+        and source not in gathered
+        and roots.count(roots[source]) == roots.count(roots[target]) == 1
+        and buffer_layout(args[source]) == buffer_layout(args[target])
+    )
 
 
 def _gathered_arguments(module: ir.Module) -> dict[str, set[int]]:

@@ -148,3 +148,27 @@ func.func @matmul(%x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", 
   "pygraph.kernel"(%h, %m, %y) {kernel = @fused_1, grid = [1, 1, 1], access = ["r", "r", "w"], operandSegmentSizes = array<i32: 3>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
   return %s, %y : !pygraph.buf, !pygraph.buf
 }
+
+// -----
+
+// `matmul` of [2, 4, 8, 16] heads by their keys transposed (a hand-written attention's scores): `bmm` on
+// the heads viewed as one batch of 8, writing a [8, 8, 8] view of the output. Heads whose batch dims do
+// not merge (a [2, 8, 4, 16] projection permuted without a copy) stay ATen's matmul, which copies them.
+// CHECK-LABEL: func.func @matmul_heads
+// CHECK:         %[[Q:.*]] = "pygraph.view"(%arg0) {layout = #pygraph.layout<[8, 8, 16], [128, 16, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[K:.*]] = "pygraph.view"(%{{.*}}) {layout = #pygraph.layout<[8, 16, 8], [128, 1, 16], 0 : i64, f32>}
+// CHECK-NEXT:    %[[OUT:.*]] = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[2, 4, 8, 8], [256, 64, 8, 1], 0 : i64, f32>}
+// CHECK-NEXT:    %[[S:.*]] = "pygraph.view"(%[[OUT]]) {layout = #pygraph.layout<[8, 8, 8], [64, 8, 1], 0 : i64, f32>}
+// CHECK-NEXT:    "pygraph.library"(%[[Q]], %[[K]], %[[S]]) {args = [0 : index, 1 : index, 2 : index], layouts = [], op = "aten.bmm.out"
+// CHECK:         op = "aten.matmul.default"
+func.func @matmul_heads(%q: !pygraph.buf {pygraph.role = "input", pygraph.name = "q", pygraph.layout = #pygraph.layout<[2, 4, 8, 16], [512, 128, 16, 1], 0 : i64, f32>, pygraph.io = "stage"},
+                        %k: !pygraph.buf {pygraph.role = "input", pygraph.name = "k", pygraph.layout = #pygraph.layout<[2, 4, 8, 16], [512, 128, 16, 1], 0 : i64, f32>, pygraph.io = "stage"},
+                        %p: !pygraph.buf {pygraph.role = "input", pygraph.name = "p", pygraph.layout = #pygraph.layout<[2, 8, 4, 16], [512, 64, 16, 1], 0 : i64, f32>, pygraph.io = "stage"})
+    -> (!pygraph.buf {pygraph.io = "patch"}, !pygraph.buf {pygraph.io = "patch"}) {
+  %kt = "pygraph.view"(%k) {layout = #pygraph.layout<[2, 4, 16, 8], [512, 128, 1, 16], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+  %s = "pygraph.library"(%q, %kt) {op = "aten.matmul.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[2, 4, 8, 8], [256, 64, 8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  %ph = "pygraph.view"(%p) {layout = #pygraph.layout<[2, 4, 8, 16], [512, 16, 64, 1], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+  %pt = "pygraph.view"(%p) {layout = #pygraph.layout<[2, 4, 16, 8], [512, 16, 1, 64], 0 : i64, f32>} : (!pygraph.buf) -> !pygraph.buf
+  %r = "pygraph.library"(%ph, %pt) {op = "aten.matmul.default", args = [0 : index, 1 : index], layouts = [#pygraph.layout<[2, 4, 8, 8], [256, 64, 8, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 2>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf) -> !pygraph.buf
+  return %s, %r : !pygraph.buf, !pygraph.buf
+}
