@@ -393,8 +393,10 @@ class CompiledModel:
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # The state the graphs write (bound by `_bind_state`): their version counters move each call.
-        self._state_written = [a.buffer in written for a in plan.arguments if a.role not in ("input", "rng")]
-        self._writes = bool(self._mutated_inputs) or any(self._state_written)
+        self._written_state_mask = [
+            a.buffer in written for a in plan.arguments if a.role not in ("input", "rng")
+        ]
+        self._writes = bool(self._mutated_inputs) or any(self._written_state_mask)
         self._written_state: list[torch.Tensor] = []
         # A call whose data fail a check may run again another way (`_another_way`) if it has changed
         # nothing outside itself by then (isolate-data-dependent schedules writes after the checks where it
@@ -682,7 +684,7 @@ class CompiledModel:
             self._derive(refresh=False)
         tensors = self._state_tensors()
         self._backend.bind_state(tensors)
-        self._written_state = [t for t, w in zip(tensors, self._state_written, strict=True) if w]
+        self._written_state = [t for t, w in zip(tensors, self._written_state_mask, strict=True) if w]
         self._watch_state()
 
     def _derived_sources(self) -> list[torch.Tensor]:

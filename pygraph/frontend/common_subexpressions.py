@@ -8,8 +8,9 @@ a deterministic ATen op whose target, operands and arguments equal an earlier op
 
 Not merged: ops that write or draw random numbers (`derived_state.deterministic`), undefined values
 (`empty`), ops returning no tensor, and results the program returns or returns a view of: two returned
-results that are one tensor would alias where eager's do not. The exported program is functional (export
-turns writes into returned values), so equal operands stay equal between the two ops.
+results that are one tensor would alias where eager's do not. The decomposed program is functional (export
+turns writes into returned values), so equal operands stay equal between the two ops; a program that still
+writes in place is left as it is.
 """
 
 from __future__ import annotations
@@ -29,6 +30,8 @@ class _Unhashable(Exception):
 
 def merge_common_subexpressions(ep: torch.export.ExportedProgram) -> int:
     """Merges repeated ops of `ep` in place (module docstring); returns how many went."""
+    if any(n.op == "call_function" and _writes(n.target) for n in ep.graph.nodes):
+        return 0  # (a read before a write and one after it would look alike)
     returned = _returned(ep.graph)
     canonical: dict[Any, torch.fx.Node] = {}
     merged = 0
@@ -52,6 +55,10 @@ def merge_common_subexpressions(ep: torch.export.ExportedProgram) -> int:
     if merged:
         ep.graph_module.recompile()
     return merged
+
+
+def _writes(target: Any) -> bool:
+    return isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
 
 
 def _returned(graph: torch.fx.Graph) -> set[torch.fx.Node]:
