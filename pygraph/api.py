@@ -2,12 +2,14 @@
 
 from __future__ import annotations
 
+import contextlib
 import gc
 import itertools
 import warnings
+import weakref
 from collections.abc import Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, ClassVar
 
 import torch
 import torch.utils._pytree as pytree
@@ -18,11 +20,13 @@ from .backend.random import draws_random_numbers, generator_states, restore_gene
 from .frontend import (
     MISSING,
     AttributeChange,
+    AttributeRead,
     DerivedState,
     DynamicDim,
     ExportError,
     ImportedProgram,
     InputStructure,
+    Settings,
     argument_names,
     called_op,
     declared_dims,
@@ -30,8 +34,11 @@ from .frontend import (
     hoist_derived_state,
     import_program,
     keep_outside_graphs,
+    probing_counters,
     watching_attributes,
 )
+from .frontend import settings as global_settings
+from .frontend.settings import pygraphs_own_ops
 from .ir import aten
 from .ir.context import make_context, parse, print_module
 from .ir.explain import Explanation, explain_plan, node_name, source_location
@@ -42,6 +49,12 @@ from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, pa
 
 STAGES = ("torch", "pygraph", "plan")
 
+# The reads of the settings a program bakes in (`frontend/settings.py`) that every call makes.
+_any_autocast = torch._C._is_any_autocast_enabled
+_cublas_tf32 = torch._C._get_cublas_allow_tf32
+_cudnn_tf32 = torch._C._get_cudnn_allow_tf32
+_default_dtype = torch.get_default_dtype
+
 
 class _StateWatch:
     """Counts events that may replace or move a model's parameters and buffers, so that a compiled model
@@ -49,18 +62,43 @@ class _StateWatch:
 
     Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
     `load_state_dict(assign=True)`, replacing a layer), `Module._apply` (`.to()`, `.cuda()`, `.half()`,
-    ...), and `Module.train` (`.train()`, `.eval()`: a compiled model then checks that its modules are in
-    the modes it was traced in). Not needed: `load_state_dict()` copies values into the tensors the graphs
-    already read. Not seen: assigning `param.data = other` or `module.training` directly; call
-    `compiled.rebind()` after doing that.
+    ...), `Module.train` (`.train()`, `.eval()`: a compiled model then checks that its modules are in
+    the modes it was traced in), and assignments to the attributes of modules and objects that a traced
+    forward read plain attributes of (`watch`: a compiled model then checks the values it read). Not
+    needed: `load_state_dict()` copies values into the tensors the graphs already read. Not seen:
+    assigning `param.data = other` or `module.training` directly; call `compiled.rebind()` after doing
+    that.
     """
 
     epoch = 0
     installed = False
+    watched: ClassVar[dict[int, weakref.ref]] = {}  # id -> the object whose assignments count
+    assignments_seen: ClassVar[set[type]] = set()  # classes whose `__setattr__` counts them
 
     @classmethod
     def bump(cls, *args: Any) -> None:
         cls.epoch += 1
+
+    @classmethod
+    def watch(cls, holder: Any) -> None:
+        """Counts assignments to `holder`'s attributes from now on (where its class lets that be seen)."""
+        kind = type(holder)
+        if kind not in cls.assignments_seen:
+            original = kind.__setattr__
+
+            def __setattr__(self: Any, name: str, value: Any) -> None:
+                original(self, name, value)
+                ref = cls.watched.get(id(self))
+                if ref is not None and ref() is self:
+                    cls.epoch += 1
+
+            try:
+                kind.__setattr__ = __setattr__
+            except TypeError:  # (a built-in type: its objects' attributes are not watched)
+                return
+            cls.assignments_seen.add(kind)
+        with contextlib.suppress(TypeError):  # (an object without weak references is not watched)
+            cls.watched[id(holder)] = weakref.ref(holder)
 
     @classmethod
     def install(cls) -> None:
@@ -131,12 +169,14 @@ def _compile(
     not repeat its warnings); calls of the ops named in `outside` (op name -> why) run between graphs (a
     recording of one failed before)."""
     target, name = options["target"], type(model).__name__
+    traced = global_settings.current()  # (read before the trace: its casts are in the program after it)
     # for the example's sizes
-    program, changed = _export_watched(model, example_inputs, options["freeze"], warn=not variant)
+    program, changed, reads = _export_watched(model, example_inputs, options["freeze"], warn=not variant)
     if any(change.before is MISSING for change in changed):
         # torch.export keeps the plain attributes forward added, so later calls find them: trace from there
-        program, changed = _export_watched(model, example_inputs, options["freeze"], warn=False)
-    if changed and not variant:
+        program, changed, reads = _export_watched(model, example_inputs, options["freeze"], warn=False)
+    changed = _counting(model, example_inputs, options["freeze"], program, changed)
+    if any(change.step is None for change in changed) and not variant:
         warnings.warn(
             f"{name} changes Python attributes in forward: {', '.join(c.describe() for c in changed)}. "
             "pygraph compiled the call that finds them as they are now and leaves them as that call does; "
@@ -144,35 +184,61 @@ def _compile(
             "`register_buffer`, compiles once)",
             stacklevel=3,
         )
-    derived = hoist_derived_state(program)
-    context = make_context()
-    imported = import_program(program, context, derived.names if derived else ())
-    keep_outside_graphs(imported.module, outside)
-    cost_key = _cost_key(target, model)
-    pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
-    stages: dict[str, str] = {}
-    module = _lower(name, imported.module, context, pipelines, stages)
-    structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
-    compiled = CompiledModel(model, imported, read_plan(module), stages, target, derived, changed, structure)
-    compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
-    compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
-    if options["profile"]:
-        while True:  # each failed recording re-plans once, with one more op between graphs
-            try:
-                compiled._profile(compiled._flat(example_inputs), cost_key)
-                break
-            except UnrecordableCall as exc:
-                compiled._keep_outside_graphs(exc)
+    with pygraphs_own_ops():  # the program holds the casts autocast made in the trace
+        derived = hoist_derived_state(program)
+        context = make_context()
+        imported = import_program(program, context, derived.names if derived else ())
+        keep_outside_graphs(imported.module, outside)
+        cost_key = _cost_key(target, model)
+        pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
+        stages: dict[str, str] = {}
+        module = _lower(name, imported.module, context, pipelines, stages)
+        structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
+        compiled = CompiledModel(
+            model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
+        )
+        compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
+        compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
+        if options["profile"]:
+            while True:  # each failed recording re-plans once, with one more op between graphs
+                try:
+                    compiled._profile(compiled._flat(example_inputs), cost_key)
+                    break
+                except UnrecordableCall as exc:
+                    compiled._keep_outside_graphs(exc)
     return compiled
+
+
+def _counting(
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    freeze: bool,
+    program: torch.export.ExportedProgram,
+    changed: tuple[AttributeChange, ...],
+) -> tuple[AttributeChange, ...]:
+    """`changed` with a step each where all are ints that only count (`python_state.probing_counters`: a
+    trace with stand-ins for them used no value and made the same program), else as it is."""
+    if not changed or not all(change.counts() for change in changed):
+        return changed
+    with probing_counters(model, list(changed)) as probe:
+        try:
+            probed = export_program(model, example_inputs, freeze=freeze, warn=False)
+        except ExportError:  # (a value was used, or something else failed with stand-ins in place)
+            return changed
+    counters = probe.counters()
+    if counters is None or probed.graph_module.code != program.graph_module.code:
+        return changed
+    return tuple(counters)
 
 
 def _export_watched(
     model: torch.nn.Module, example_inputs: tuple[Any, ...], freeze: bool, warn: bool
-) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...]]:
-    """`export_program`, and the plain Python attributes the traced forward changed (`python_state.py`)."""
-    with watching_attributes(model) as changed:
+) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...], tuple[AttributeRead, ...]]:
+    """`export_program`, and the plain Python attributes the traced forward changed and those it read
+    (`python_state.py`)."""
+    with watching_attributes(model) as watched:
         program = export_program(model, example_inputs, freeze=freeze, warn=warn)
-    return program, tuple(changed)
+    return program, tuple(watched.changes), tuple(watched.reads)
 
 
 def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
@@ -314,17 +380,27 @@ class CompiledModel:
         plan: Plan,
         stages: dict[str, str],
         target: str,
+        settings: Settings,
         derived: DerivedState | None = None,
         attributes: tuple[AttributeChange, ...] = (),
+        reads: tuple[AttributeRead, ...] = (),
         structure: InputStructure | None = None,
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
+        # The settings the trace baked in (`frontend/settings.py`), and the part of them every call compares
+        # with its own (None where traced under autocast: such calls compare them all); the programs traced
+        # under other settings, shared by all of them, by settings.
+        self._settings = settings
+        self._plain_settings = None if settings[0] else settings[1:]
+        self._by_settings: dict[Settings, CompiledModel] = {settings: self}
         # Arguments nested in lists, tuples or dicts, or holding None or strings (frontend/structure.py):
         # how a call's arguments flatten into the plan's inputs; None where they are those inputs.
         self._structure = structure
         # The plain Python attributes the traced call changed (frontend/python_state.py): a call runs this
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
+        # Those it read (and did not change): checked after an assignment to one (`_StateWatch`).
+        self._reads = reads
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
@@ -357,6 +433,8 @@ class CompiledModel:
         self._outside: dict[str, str] = {}
         self._single_output = self._out_spec.is_leaf() and not self._regenerated
         _StateWatch.install()
+        for watched in [*(read.holder for read in reads), *(change.module for change in attributes)]:
+            _StateWatch.watch(watched)  # (a counter is checked only after an assignment to it)
         if derived is not None:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
         self._backend: Any = None
@@ -410,12 +488,19 @@ class CompiledModel:
         self._replayable = (
             not self._numbers
             and not (self._mutated_inputs and len(self._inputs) > 1)
-            and not self._attributes
+            and all(change.step is not None for change in self._attributes)
         )
         self._bind_state(derive=False)
 
     def __call__(self, *args: Any) -> Any:
-        """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`."""
+        """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`;
+        calls under other settings than the trace's go to the program traced under theirs."""
+        if _any_autocast() or (_cublas_tf32(), _cudnn_tf32(), _default_dtype()) != self._plain_settings:
+            program = self._under_settings(args)
+            if program is None:
+                return self._eagerly(args, None, self._too_many_settings())
+            if program is not self:
+                return program(*args)
         flat = args if self._structure is None else self._structure.flatten(args)
         if torch.is_grad_enabled():
             flat = self._outside_autograd(flat)
@@ -425,10 +510,40 @@ class CompiledModel:
             if out is not None:
                 if self._writes:
                     self._move_versions(flat)
+                for change in self._attributes:  # (counters only: `_replayable`)
+                    change.apply()
                 if self._single_output:
                     return out
                 return self._structured(out if type(out) is list else [out], flat)
         return self._call(args, flat)
+
+    def _under_settings(self, args: tuple[Any, ...]) -> CompiledModel | None:
+        """The program traced under the settings of this call, compiled from it if there is none yet (with
+        a warning), or None past PYGRAPH_MAX_VARIANTS such programs besides the trace's."""
+        now = global_settings.current()
+        program = self._by_settings.get(now)
+        if program is not None:
+            return program
+        flat = self._flat(args)
+        self._explain_bad_inputs(self._numbers_as_tensors(flat) if self._numbers else flat)
+        if len(self._by_settings) > knobs.max_variants:
+            return None
+        program = _compile(self.model, args, self._variant_options, self._outside, variant=True)
+        program._dynamic, program._by_settings = self._dynamic, self._by_settings
+        self._by_settings[now] = program
+        warnings.warn(
+            f"{type(self.model).__name__}: this call runs under other settings than the compiled model was "
+            f"traced under ({global_settings.differences(self._settings, now)}); pygraph traced and "
+            "compiled the model again under these",
+            stacklevel=3,
+        )
+        return program
+
+    def _too_many_settings(self) -> str:
+        return (
+            f"calls come under more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} settings besides the "
+            f"trace's ({'; '.join(global_settings.describe(s) for s in self._by_settings)})"
+        )
 
     def _outside_autograd(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """A call with grad mode on. pygraph compiles inference: its results carry no autograd history, so
@@ -475,7 +590,7 @@ class CompiledModel:
             result = self._run(inputs)
         except AssumptionFailed as exc:
             return self._another_way(args, inputs, exc, generators)
-        if (self._decides or self._attributes) and self._ways is not None:
+        if (self._decides or self._attributes or self._reads) and self._ways is not None:
             self._took(None)
         return result
 
@@ -488,6 +603,12 @@ class CompiledModel:
                     f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
                 )
         if self._epoch != _StateWatch.epoch:
+            for read in self._reads:
+                if not read.holds():
+                    raise AssumptionFailed(
+                        f"forward read the Python attribute {read.describe()} in the call the program was "
+                        f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
+                    )
             if _modes(self.model) != self._modes:
                 raise AssumptionFailed(
                     f"{type(self.model).__name__} was compiled in "
@@ -503,7 +624,8 @@ class CompiledModel:
                 self._placed[name] = (source, source._version, copy)
                 self._watch_state()
         try:
-            flat = self._backend(inputs)
+            with pygraphs_own_ops():  # (a call under autocast: the program holds the casts it wants)
+                flat = self._backend(inputs)
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
             flat = exc.results
             self._keep_outside_graphs(exc)
@@ -697,7 +819,8 @@ class CompiledModel:
         """Computes the derived state from the model's tensors; `refresh` writes the new values into the
         tensors the graphs already read (in stream order, before the next launch)."""
         derived, sources = self._derived, self._derived_sources()
-        values = derived.compute(sources)
+        with pygraphs_own_ops():
+            values = derived.compute(sources)
         if refresh:
             for name, value in zip(derived.names, values, strict=True):
                 self._derived_values[name].copy_(value)
@@ -910,6 +1033,9 @@ class CompiledModel:
         self._bind_state()
         for variant in self._variants.values():
             variant.rebind()
+        for program in self._by_settings.values():
+            if program is not self:
+                program._bind_state()
 
     def stats(self) -> dict[str, Any]:
         return self._backend.stats()

@@ -60,8 +60,9 @@ class Knobs:
     max_variants = _IntKnob(
         "PYGRAPH_MAX_VARIANTS",
         8,
-        "input shapes (dims declared in dynamic_shapes), and ways through decisions on data or Python "
-        "attributes, a compiled model compiles programs for beside its example's; calls past it run eagerly",
+        "input shapes (dims declared in dynamic_shapes), ways through decisions on data or Python attributes, "
+        "and settings (autocast, TF32, default dtype) a compiled model compiles programs for beside its "
+        "example's; calls past it run eagerly",
     )
     verify = _IntKnob(
         "PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass"

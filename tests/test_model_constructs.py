@@ -2,6 +2,7 @@
 hand-written module compiled for the emulator and compared with eager."""
 
 import copy
+import dataclasses
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -315,6 +316,46 @@ class CountsItsStages(nn.Module):
         return x
 
 
+class CountsOnly(nn.Module):
+    """Counts its calls and the rows it saw in Python attributes that nothing it computes reads."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.calls, self.rows = 0, 100
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        self.rows = self.rows + x.shape[0]
+        return self.linear(x)
+
+
+class CountsAndDecides(CountsOnly):
+    """Counts its calls and decides on the count (a warm-up): each count is a program of its own."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.calls += 1
+        return self.linear(x) * (0.5 if self.calls <= 2 else 1.0)
+
+
+@dataclasses.dataclass
+class Options:
+    offset: float = 0.25
+
+
+class ReadsItsOptions(nn.Module):
+    """Reads plain attributes of its own and of an options object it holds (a config)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.scale, self.use_relu, self.options = 2.0, False, Options()
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x) * self.scale + self.options.offset
+        return torch.relu(y) if self.use_relu else y
+
+
 def _check_python_state(model: nn.Module, device: str, programs: int) -> list[str]:
     """Compiles `model`, checks 4 calls against an eager copy (outputs, parameters, the attributes forward
     changes) and the number of programs they made; returns the warnings."""
@@ -350,11 +391,52 @@ def test_an_attribute_set_afresh_in_every_call_is_traced_once():
     assert _check_python_state(CountsItsStages(), "cpu", programs=1) == []
 
 
+def test_a_counter_nothing_reads_compiles_once():
+    assert _check_python_state(CountsOnly(), "cpu", programs=1) == []
+
+
+def test_a_counter_the_model_decides_on_is_traced_again_for_each_value():
+    messages = _check_python_state(CountsAndDecides(), "cpu", programs=4)
+    assert "`calls` (0 -> 1)" in messages[0]
+
+
+def _check_reassigned_options(device: str) -> None:
+    """Attributes forward reads, assigned between calls (and back): each call computes what eager does,
+    with one program per set of values."""
+    torch.manual_seed(0)
+    model, x = ReadsItsOptions().to(device), torch.randn(2, 4, device=device)
+    target = "cuda" if device == "cuda" else "emulator"
+    compiled = pygraph.export_and_compile(model, (x,), target=target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for name, value in [
+            ("scale", 3.0),
+            ("use_relu", True),
+            ("offset", -1.0),
+            ("scale", 2.0),
+            (None, None),
+        ]:
+            if name is not None:
+                setattr(model.options if name == "offset" else model, name, value)
+            for _ in range(2):
+                x = torch.randn(2, 4, device=device)
+                assert relative_error(compiled(x), model(x)) <= 1e-6
+    assert len(compiled._ways) == 5  # (scale back at 2.0 is a set of values seen before the last change)
+    messages = [str(w.message) for w in caught if "Python attribute" in str(w.message)]
+    assert len(messages) == 4 and "`scale` (2.0)" in messages[0] and "this call finds 3.0" in messages[0]
+
+
+def test_attributes_forward_reads_are_checked_after_an_assignment():
+    _check_reassigned_options("cpu")
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_python_state(no_tf32):
     _check_python_state(CountsItsCalls(), "cuda", programs=4)
     _check_python_state(RescalesOnce(), "cuda", programs=2)
+    _check_python_state(CountsOnly(), "cuda", programs=1)
+    _check_reassigned_options("cuda")
 
 
 class RelativeIndices(nn.Module):

@@ -10,18 +10,21 @@ from .importer import (
     import_program,
     keep_outside_graphs,
 )
-from .python_state import MISSING, AttributeChange, watching_attributes
+from .python_state import MISSING, AttributeChange, AttributeRead, probing_counters, watching_attributes
+from .settings import Settings
 from .structure import InputStructure
 
 __all__ = [
     "MISSING",
     "ArgumentSpec",
     "AttributeChange",
+    "AttributeRead",
     "DerivedState",
     "DynamicDim",
     "ExportError",
     "ImportedProgram",
     "InputStructure",
+    "Settings",
     "UnsupportedError",
     "argument_names",
     "called_op",
@@ -30,5 +33,6 @@ __all__ = [
     "hoist_derived_state",
     "import_program",
     "keep_outside_graphs",
+    "probing_counters",
     "watching_attributes",
 ]

@@ -30,6 +30,7 @@ from .freeze import fold_batch_norms
 from .numbers import lift_numbers
 from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
+from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
 from .structure import drop_constant_inputs
 
@@ -70,21 +71,22 @@ def export_program(
             fold_batch_norms(program)
         fresh = fresh_constants(program)
         program = program.run_decompositions(TABLE)
-    check_branches(program)
-    devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
-    if devices is None:
-        raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
-    layouts = output_layouts(program)
-    pooling_as_views(program)
-    arange_indexing_as_slices(program)
-    convolutions_channels_last(program, devices)
-    split_spatial_means(program, devices)
-    route_attentions(program, devices)
-    align_matmul_outputs(program, devices)
-    keep_output_layouts(program, layouts)
-    fold_constants(program, fresh)
-    merge_common_subexpressions(program)
-    drop_constant_inputs(program)
+    with pygraphs_own_ops():  # the decomposed program holds autocast's casts (`settings.py`)
+        check_branches(program)
+        devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
+        if devices is None:
+            raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
+        layouts = output_layouts(program)
+        pooling_as_views(program)
+        arange_indexing_as_slices(program)
+        convolutions_channels_last(program, devices)
+        split_spatial_means(program, devices)
+        route_attentions(program, devices)
+        align_matmul_outputs(program, devices)
+        keep_output_layouts(program, layouts)
+        fold_constants(program, fresh)
+        merge_common_subexpressions(program)
+        drop_constant_inputs(program)
     return program
 
 

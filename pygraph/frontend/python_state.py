@@ -1,4 +1,4 @@
-"""Python attributes that `forward` changes: a traced program holds what one call saw.
+"""Python attributes that `forward` reads and changes: a traced program holds what one call saw.
 
 A module may keep state in plain Python attributes and change it in `forward`: a call counter, a flag set
 by the first call (RWKV rescales its weights in place once in eval mode and records that it did). Eager's
@@ -8,7 +8,18 @@ attributes the module had. `watching_attributes` records, while a trace runs, wh
 The compiled model runs its program only for calls that find the attributes as the trace found them, and
 leaves them as the traced call left them, as eager would; a call finding other values is traced again
 (`api.py`), as one taking another way through a condition on data is. State kept in a buffer
-(`register_buffer`) is part of the program instead and compiles once.
+(`register_buffer`) is part of the program instead and compiles once. A counter that only counts (`self.calls
++= 1`, its value read by nothing else) compiles once too: `probing_counters` traces the call again with
+stand-ins for such ints that record any other use of their values, and where none was made and the
+program came out the same, the change holds for any count and adds the same step each call.
+
+Attributes `forward` reads are baked into the trace too (`x * self.scale`, `if self.use_relu:`, a config's
+`output_attentions`): `watching_attributes` also records which plain attributes of the model's modules, and
+of the objects they hold (a config), the traced forward read, with the values they had when the call
+began. A compiled model checks them after an assignment to such an attribute (`api._StateWatch` counts
+those; nothing is checked per call otherwise) and runs a call finding other values with a program traced
+from it. Not seen: a container changed in place (`self.sizes.append(3)`), and objects of classes whose
+assignments cannot be watched (built-in types such as SimpleNamespace).
 
 Attributes that hold anything else (tensors, objects) are not compared: torch.export warns about tensors
 assigned to attributes, and an object changed inside is not seen.
@@ -18,9 +29,11 @@ from __future__ import annotations
 
 import contextlib
 import copy
+import dataclasses
 import enum
+import types
 from collections.abc import Iterator
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import torch
@@ -39,65 +52,256 @@ class AttributeChange:
     name: str
     before: Any
     after: Any
+    step: int | None = None  # a counter whose value the program does not read: it adds `step`, from any int
 
     def holds(self) -> bool:
-        """Whether the module's attribute has the value the trace started from."""
-        return _same(self.module.__dict__.get(self.name, MISSING), self.before)
+        """Whether the module's attribute has the value the trace started from (any int, for a counter)."""
+        value = self.module.__dict__.get(self.name, MISSING)
+        return type(value) is int if self.step is not None else _same(value, self.before)
 
     def apply(self) -> None:
-        """Leaves the attribute as the traced call left it."""
-        if self.after is MISSING:
+        """Leaves the attribute as the traced call left it (a counter: moved by its step)."""
+        if self.step is not None:
+            self.module.__dict__[self.name] += self.step
+        elif self.after is MISSING:
             self.module.__dict__.pop(self.name, None)
-        else:
-            setattr(self.module, self.name, copy.deepcopy(self.after))
+        else:  # (into `__dict__`: an assignment would count as the user's, `api._StateWatch`)
+            self.module.__dict__[self.name] = copy.deepcopy(self.after)
 
     def describe(self) -> str:
+        if self.step is not None:
+            return f"`{self.path}` (a counter, {self.step:+d} per call)"
         return f"`{self.path}` ({self.before!r} -> {self.after!r})"
+
+    def counts(self) -> bool:
+        """Whether the change may be a counter: an int (not a bool) before and after."""
+        return type(self.before) is int and type(self.after) is int
+
+
+class _ValueRead(Exception):
+    """A probe trace used a counter's value (`_Counter`)."""
+
+
+class _Counter:
+    """Stands for the int in `change` during a probe trace (`probing_counters`): adding or subtracting an
+    int gives another stand-in for the same attribute; any other use of its value (a comparison, a
+    conversion, an operand of a tensor op, printing, hashing, truth) marks the probe and stops the trace."""
+
+    __slots__ = ("change", "moved", "probe")
+
+    def __init__(self, change: AttributeChange, moved: int, probe: CounterProbe) -> None:
+        self.change, self.moved, self.probe = change, moved, probe
+
+    def _moved_by(self, other: Any, sign: int) -> _Counter:
+        if type(other) is not int:
+            self._read()
+        return _Counter(self.change, self.moved + sign * other, self.probe)
+
+    def __add__(self, other: Any) -> _Counter:
+        return self._moved_by(other, 1)
+
+    __radd__ = __add__
+
+    def __sub__(self, other: Any) -> _Counter:
+        return self._moved_by(other, -1)
+
+    def __deepcopy__(self, memo: Any) -> _Counter:
+        return self  # (torch.export copies the attributes it restores; a stand-in never changes)
+
+    def _read(self, *_: Any) -> Any:
+        self.probe.read = True
+        raise _ValueRead(f"the value of `{self.change.path}` was used")
+
+    __eq__ = __ne__ = __lt__ = __le__ = __gt__ = __ge__ = __bool__ = __hash__ = _read
+    __int__ = __index__ = __float__ = __complex__ = __str__ = __repr__ = __format__ = _read
+    __mul__ = __rmul__ = __truediv__ = __floordiv__ = __mod__ = __pow__ = __neg__ = __abs__ = _read
+    __rsub__ = __rtruediv__ = __rfloordiv__ = __rmod__ = __round__ = __reduce__ = __reduce_ex__ = _read
+
+
+@dataclass
+class CounterProbe:
+    """What a probe trace found: whether a stand-in's value was used, and the stand-ins the attributes
+    held when its forward returned."""
+
+    changes: list[AttributeChange]
+    read: bool = False
+    finals: dict[str, Any] = field(default_factory=dict)  # path -> the attribute's value after forward
+
+    def counters(self) -> list[AttributeChange] | None:
+        """The changes with each counter's step, if every int change counts (its stand-in came back moved
+        by the step the real trace made, and nothing read a value); else None."""
+        if self.read or not all(change.counts() for change in self.changes):
+            return None
+        for change in self.changes:
+            final = self.finals.get(change.path)
+            if not (
+                isinstance(final, _Counter)
+                and final.change is change
+                and final.moved == change.after - change.before
+            ):
+                return None
+        return [dataclasses.replace(change, step=change.after - change.before) for change in self.changes]
 
 
 @contextlib.contextmanager
-def watching_attributes(model: torch.nn.Module) -> Iterator[list[AttributeChange]]:
-    """Yields a list that holds, once the block is done, the plain attributes of `model`'s modules that its
-    last `forward` inside the block changed (hooks on `model` compare them before and after each call)."""
-    changes: list[AttributeChange] = []
+def probing_counters(model: torch.nn.Module, changes: list[AttributeChange]) -> Iterator[CounterProbe]:
+    """For the length of the block, each attribute in `changes` holds a stand-in (`_Counter`) and a hook
+    on `model` records what they hold after forward; the attributes are put back after."""
+    probe = CounterProbe(list(changes))
+
+    def record(*_: Any) -> None:
+        probe.finals = {change.path: change.module.__dict__.get(change.name) for change in changes}
+
+    saved = [(change, change.module.__dict__[change.name]) for change in changes]
+    for change in changes:
+        change.module.__dict__[change.name] = _Counter(change, 0, probe)
+    handle = model.register_forward_hook(record)
+    try:
+        yield probe
+    finally:
+        handle.remove()
+        for change, value in saved:
+            change.module.__dict__[change.name] = value
+
+
+@dataclass(frozen=True)
+class AttributeRead:
+    """`forward` read `holder.name` (an attribute of a module, or of an object a module holds: a config),
+    which held `value` when the call began."""
+
+    holder: Any
+    path: str
+    name: str
+    value: Any
+
+    def holds(self) -> bool:
+        """Whether the attribute has the value the trace read."""
+        return _same(vars(self.holder).get(self.name, MISSING), self.value)
+
+    def describe(self) -> str:
+        return f"`{self.path}` ({self.value!r})"
+
+
+@dataclass
+class Watched:
+    """What the last `forward` inside `watching_attributes` did to the plain attributes."""
+
+    changes: list[AttributeChange] = field(default_factory=list)
+    reads: list[AttributeRead] = field(default_factory=list)  # those it did not change
+
+
+@contextlib.contextmanager
+def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
+    """Yields what, once the block is done, the last `forward` of `model` inside the block did to the plain
+    attributes of its modules and of the objects they hold: which it changed (hooks on `model` compare
+    them before and after each call) and which it read (their classes' `__getattribute__` records reads
+    while a call runs)."""
+    watched = Watched()
+    holders = _holders(model)
     before: dict[tuple[str, str], Any] = {}
+    read: set[tuple[int, str]] = set()
+    running = [False]
 
     def snapshot(*_: Any) -> None:
         before.clear()
-        before.update(_plain_attributes(model))
+        before.update(_plain_attributes(holders))
+        read.clear()
+        running[0] = True
 
     def compare(*_: Any) -> None:
-        after = _plain_attributes(model)
-        modules = dict(model.named_modules())
-        changes.clear()
+        running[0] = False
+        after = _plain_attributes(_holders(model))
+        paths = {path: holder for path, holder in holders.values()}
+        watched.changes.clear()
         for path, name in sorted(before.keys() | after.keys()):
             old, new = before.get((path, name), MISSING), after.get((path, name), MISSING)
             if old is _OPAQUE or new is _OPAQUE or _same(old, new):
                 continue
-            if path in modules:  # (not a module that forward removed)
-                where = f"{path}.{name}" if path else name
-                changes.append(AttributeChange(modules[path], where, name, old, new))
+            if path in paths:  # (not a module that forward removed)
+                watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
+        changed = {change.path for change in watched.changes}
+        watched.reads[:] = [
+            AttributeRead(holder, _joined(path, name), name, before[path, name])
+            for ident, name in sorted(read)
+            for path, holder in [holders[ident]]
+            if before.get((path, name), _OPAQUE) is not _OPAQUE and _joined(path, name) not in changed
+        ]
 
-    handles = [model.register_forward_pre_hook(snapshot), model.register_forward_hook(compare)]
-    try:
-        yield changes
-    finally:
-        for handle in handles:
-            handle.remove()
+    with _recording_reads(holders, read, running):
+        handles = [model.register_forward_pre_hook(snapshot), model.register_forward_hook(compare)]
+        try:
+            yield watched
+        finally:
+            for handle in handles:
+                handle.remove()
 
 
 _OPAQUE: Any = object()  # an attribute holding something other than plain values: not compared
 
 
-def _plain_attributes(model: torch.nn.Module) -> dict[tuple[str, str], Any]:
-    """(module path, name) -> a copy of each attribute a module adds to nn.Module's own (`_OPAQUE` where
+def _joined(path: str, name: str) -> str:
+    return f"{path}.{name}" if path else name
+
+
+def _holders(model: torch.nn.Module) -> dict[int, tuple[str, Any]]:
+    """id -> (path, object) for the modules of `model` and the objects their attributes hold that keep
+    plain attributes of their own (a config, a dataclass of options)."""
+    holders = {id(module): (path, module) for path, module in model.named_modules()}
+    for path, module in list(holders.values()):
+        for name, value in vars(module).items():
+            if name not in _STANDARD and _holds_attributes(value):
+                holders.setdefault(id(value), (_joined(path, name), value))
+    return holders
+
+
+def _holds_attributes(value: Any) -> bool:
+    return (
+        hasattr(value, "__dict__")
+        and not callable(value)
+        and not isinstance(value, (torch.nn.Module, torch.Tensor, type, types.ModuleType, *_ATOMS))
+    )
+
+
+def _plain_attributes(holders: dict[int, tuple[str, Any]]) -> dict[tuple[str, str], Any]:
+    """(holder path, name) -> a copy of each attribute a holder adds to nn.Module's own (`_OPAQUE` where
     it holds something not plain)."""
     return {
         (path, name): copy.deepcopy(value) if _plain(value) else _OPAQUE
-        for path, module in model.named_modules()
-        for name, value in module.__dict__.items()
+        for path, holder in holders.values()
+        for name, value in vars(holder).items()
         if name not in _STANDARD
     }
+
+
+@contextlib.contextmanager
+def _recording_reads(
+    holders: dict[int, tuple[str, Any]], read: set[tuple[int, str]], running: list[bool]
+) -> Iterator[None]:
+    """Adds (id, name) to `read` for each attribute of a holder that is read while `running[0]`, by a
+    `__getattribute__` on the holders' classes for the length of the block."""
+    saved: dict[type, Any] = {}
+    for cls in {type(holder) for _, holder in holders.values()}:
+        original = cls.__getattribute__
+
+        def getattribute(self: Any, name: str, original: Any = original) -> Any:
+            value = original(self, name)
+            if running[0] and id(self) in holders and name in object.__getattribute__(self, "__dict__"):
+                read.add((id(self), name))
+            return value
+
+        try:
+            saved[cls] = cls.__dict__.get("__getattribute__", MISSING)
+            cls.__getattribute__ = getattribute
+        except TypeError:  # (a built-in type)
+            saved.pop(cls)
+    try:
+        yield
+    finally:
+        for cls, method in saved.items():
+            if method is MISSING:
+                delattr(cls, "__getattribute__")
+            else:
+                cls.__getattribute__ = method
 
 
 def _plain(value: Any) -> bool:
