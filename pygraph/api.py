@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 import torch
 import torch.utils._pytree as pytree
 from torch.autograd.graph import increment_version
+from torch.utils.hooks import RemovableHandle
 
 from .backend import AssumptionFailed, UnrecordableCall
 from .backend.random import draws_random_numbers, generator_states, restore_generators
@@ -26,6 +27,7 @@ from .frontend import (
     ExportError,
     ImportedProgram,
     InputStructure,
+    ModuleTree,
     Settings,
     argument_names,
     called_op,
@@ -63,11 +65,12 @@ class _StateWatch:
     Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
     `load_state_dict(assign=True)`, replacing a layer), `Module._apply` (`.to()`, `.cuda()`, `.half()`,
     ...), `Module.train` (`.train()`, `.eval()`: a compiled model then checks that its modules are in
-    the modes it was traced in), and assignments to the attributes of modules and objects that a traced
-    forward read plain attributes of (`watch`: a compiled model then checks the values it read). Not
-    needed: `load_state_dict()` copies values into the tensors the graphs already read. Not seen:
-    assigning `param.data = other` or `module.training` directly; call `compiled.rebind()` after doing
-    that.
+    the modes it was traced in), assignments to the attributes of modules and objects that a traced
+    forward read plain attributes of (`watch`: a compiled model then checks the values it read), and hooks
+    registered or removed (any `RemovableHandle` made or removed: a compiled model then checks its modules
+    and their forward hooks, `frontend/module_tree.py`). Not needed: `load_state_dict()` copies values
+    into the tensors the graphs already read. Not seen: assigning `param.data = other` or
+    `module.training` directly; call `compiled.rebind()` after doing that.
     """
 
     epoch = 0
@@ -127,6 +130,17 @@ class _StateWatch:
                 cls.bump()
 
         torch.nn.Module.train = train
+        handle_init, handle_remove = RemovableHandle.__init__, RemovableHandle.remove
+
+        def __init__(self: RemovableHandle, *args: Any, **kwargs: Any) -> None:
+            handle_init(self, *args, **kwargs)
+            cls.bump()
+
+        def remove(self: RemovableHandle) -> None:
+            handle_remove(self)
+            cls.bump()
+
+        RemovableHandle.__init__, RemovableHandle.remove = __init__, remove
         cls.installed = True
 
 
@@ -402,6 +416,7 @@ class CompiledModel:
         # Those it read (and did not change): checked after an assignment to one (`_StateWatch`).
         self._reads = reads
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
+        self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
         self._input_names = imported.input_names
@@ -609,6 +624,11 @@ class CompiledModel:
                         f"forward read the Python attribute {read.describe()} in the call the program was "
                         f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
                     )
+            changed = self._tree.difference(self.model)
+            if changed is not None:
+                raise AssumptionFailed(
+                    f"{changed}: a call now runs a program traced through the modules and hooks it finds"
+                )
             if _modes(self.model) != self._modes:
                 raise AssumptionFailed(
                     f"{type(self.model).__name__} was compiled in "
@@ -668,6 +688,7 @@ class CompiledModel:
         if self._ways is None:  # (a way's own program: the model that traced it tries the others)
             raise failure
         failed = None  # the program that failed last: None, the traced one
+        first = failure  # why the program the call came to first does not hold (what the warnings say)
         for way in [w for w in self._ways if failure is None or w is not None]:
             if failure is not None:
                 self._refuse_running_again(failed, failure)
@@ -678,7 +699,7 @@ class CompiledModel:
                     self._run(inputs) if way is None else way(*args)
                 )  # (its native replay, where it has one)
             except AssumptionFailed as exc:
-                failure, failed = exc, way
+                failure, failed, first = exc, way, first or exc
                 continue
             self._took(way)
             return result
@@ -687,7 +708,7 @@ class CompiledModel:
             return self._eagerly(
                 args,
                 generators,
-                f"calls take more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} ways ({failure})",
+                f"calls take more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} ways ({first})",
             )
         try:
             way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
@@ -709,7 +730,7 @@ class CompiledModel:
         self._ways.append(way)
         self._took(way)
         warnings.warn(
-            f"{type(self.model).__name__}: {failure}\npygraph traced and compiled the way this call takes "
+            f"{type(self.model).__name__}: {first}\npygraph traced and compiled the way this call takes "
             f"as well ({len(self._ways)} ways for these input shapes now, at most "
             "PYGRAPH_MAX_VARIANTS)",
             stacklevel=4,

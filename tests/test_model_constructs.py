@@ -11,6 +11,7 @@ import pytest
 import torch
 from gpu_marks import needs_gpu
 from torch import nn
+from torch.nn.modules.module import register_module_forward_hook
 
 import pygraph
 from pygraph.frontend import UnsupportedError
@@ -430,6 +431,47 @@ def test_attributes_forward_reads_are_checked_after_an_assignment():
     _check_reassigned_options("cpu")
 
 
+def _check_changed_modules_and_hooks(device: str) -> None:
+    """Hooks added and removed, on a module and globally, and modules replaced after compiling: each call
+    computes what eager does."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Linear(4, 8), nn.ReLU(), nn.Linear(8, 4)).to(device).eval()
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(2, 4, device=device),), target="emulator" if device == "cpu" else "cuda"
+    )
+    handles = []
+    steps = [
+        lambda: handles.append(model[0].register_forward_hook(lambda module, args, out: out * 2)),
+        lambda: handles.append(model.register_forward_pre_hook(lambda module, args: (args[0] + 1,))),
+        lambda: handles.append(
+            register_module_forward_hook(
+                lambda module, args, out: out - 0.5 if isinstance(module, nn.ReLU) else None
+            )
+        ),
+        lambda: handles.pop().remove(),
+        lambda: handles.pop(0).remove(),
+        lambda: model.__setitem__(
+            1, nn.GELU().eval()
+        ),  # (no parameters, in eval mode as the one it replaces)
+        lambda: model.__setitem__(2, nn.Linear(8, 4).to(device).eval()),
+    ]
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in steps:
+            step()
+            for _ in range(2):
+                x = torch.randn(2, 4, device=device)
+                assert relative_error(compiled(x), model(x)) <= 1e-6
+    changes = [str(w.message) for w in caught if "a call now runs a program traced through" in str(w.message)]
+    assert len(changes) == len(steps) - 1  # (removing the global hook goes back to a program traced before)
+    assert "the forward hooks of module `0` changed" in changes[0]
+    assert "module `2` is another one" in changes[-1]  # (each program tried says why it does not hold)
+
+
+def test_hooks_and_modules_changed_after_compiling_are_followed():
+    _check_changed_modules_and_hooks("cpu")
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_python_state(no_tf32):
@@ -437,6 +479,7 @@ def test_gpu_python_state(no_tf32):
     _check_python_state(RescalesOnce(), "cuda", programs=2)
     _check_python_state(CountsOnly(), "cuda", programs=1)
     _check_reassigned_options("cuda")
+    _check_changed_modules_and_hooks("cuda")
 
 
 class RelativeIndices(nn.Module):

@@ -10,6 +10,7 @@ from .importer import (
     import_program,
     keep_outside_graphs,
 )
+from .module_tree import ModuleTree
 from .python_state import MISSING, AttributeChange, AttributeRead, probing_counters, watching_attributes
 from .settings import Settings
 from .structure import InputStructure
@@ -24,6 +25,7 @@ __all__ = [
     "ExportError",
     "ImportedProgram",
     "InputStructure",
+    "ModuleTree",
     "Settings",
     "UnsupportedError",
     "argument_names",
