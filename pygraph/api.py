@@ -1049,14 +1049,17 @@ class CompiledModel:
         self._stages["plan"] = print_module(module, debug_info=True)
 
     def rebind(self) -> None:
-        """Rebinds parameters and buffers now, in every shape variant too: needed only after
-        `param.data = other` (see `_StateWatch`)."""
-        self._bind_state()
-        for variant in self._variants.values():
-            variant.rebind()
+        """Rebinds parameters and buffers at the next call of every program compiled for the model (for
+        other settings, shapes and ways too), after it checks its assumptions as after any event: needed
+        only after `param.data = other` (see `_StateWatch`)."""
         for program in self._by_settings.values():
-            if program is not self:
-                program._bind_state()
+            program._as_after_an_event()
+
+    def _as_after_an_event(self) -> None:
+        self._epoch = -1  # (`_StateWatch.epoch` never is: the next call checks and rebinds, `_run`)
+        for program in [*self._variants.values(), *(self._ways or ())]:
+            if program is not None:
+                program._as_after_an_event()
 
     def stats(self) -> dict[str, Any]:
         return self._backend.stats()

@@ -247,6 +247,35 @@ def test_rebind_follows_replaced_data_in_every_variant():
         assert relative_error(compiled(x), model(x)) <= 1e-6
 
 
+class Switched(torch.nn.Module):
+    """A plain attribute forward reads: each value is a program (a way) of its own."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear, self.relu = torch.nn.Linear(8, 8), False
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return torch.relu(self.linear(x)) if self.relu else self.linear(x)
+
+
+def test_rebind_reaches_the_programs_of_other_ways_after_their_checks():
+    """A program of another way rebinds too, and the traced one still checks the attribute after `rebind()`
+    (rebinding it had marked its checks done: it then ran with the attribute it was not traced for)."""
+    torch.manual_seed(0)
+    model, x = Switched().eval(), torch.randn(4, 8)
+    compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+    with torch.no_grad(), pytest.warns(UserWarning, match="`relu` \\(False\\)"):
+        compiled(x)
+        model.relu = True
+        compiled(x)  # the way where relu is True
+        model.linear.weight.data = torch.randn(8, 8)
+        compiled.rebind()
+        assert relative_error(compiled(x), model(x)) <= 1e-6  # (nothing assigned since: no event)
+        for relu in (False, True):
+            model.relu = relu
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 class Scaled(torch.nn.Module):
     def forward(self, x: torch.Tensor, y: torch.Tensor, scale: float) -> torch.Tensor:
         return (x * scale + y).softmax(-1)
