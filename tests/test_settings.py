@@ -154,6 +154,7 @@ def test_a_python_number_argument_under_autocast() -> None:
             with torch.autocast("cpu", dtype=torch.bfloat16):
                 got, want = compiled(x, scale), model(x, scale)
             assert got.dtype == want.dtype  # (float32: the bfloat16 product plus the float32 arange)
+            # (bfloat16 keeps 8 bits: its rounding of the product, in the compiled kernel and in eager's)
             torch.testing.assert_close(got, want, rtol=1e-2, atol=1e-2)
             assert relative_error(got, exact) > 1e-4  # the product in bfloat16, as eager's
 

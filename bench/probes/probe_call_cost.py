@@ -10,27 +10,16 @@ code versions on the same machine, alternating them, e.g. (output: bench/results
 """
 
 import argparse
-import statistics
 import time
 from collections.abc import Callable
 from typing import Any
 
 import torch
+from timing import idle_host_us
 
 import pygraph
 from pygraph.backend.cuda import driver
 from pygraph.tools.workloads import WORKLOADS
-
-
-def idle_us(fn: Callable[[int], Any], calls: int = 100) -> float:
-    times = []
-    for i in range(calls):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(i)
-        times.append(time.perf_counter() - start)
-    torch.cuda.synchronize()
-    return statistics.median(times) * 1e6
 
 
 def queued_us(fn: Callable[[int], Any], calls: int = 500) -> float:
@@ -52,11 +41,11 @@ def measure(name: str, label: str) -> None:
             compiled(*x)
         runtime = compiled._backend
         graph = runtime._graphs[0]
-        host = idle_us(lambda i: compiled(*inputs[i % 8]))
-        same = idle_us(lambda i: compiled(*inputs[0]))
+        host = idle_host_us(lambda i: compiled(*inputs[i % 8]))
+        same = idle_host_us(lambda i: compiled(*inputs[0]))
         queued = queued_us(lambda i: compiled(*inputs[i % 8]))
         held = compiled(*inputs[0])
-        launch = idle_us(lambda i: driver.launch_graph(graph.graph_exec, runtime._stream))
+        launch = idle_host_us(lambda i: driver.launch_graph(graph.graph_exec, runtime._stream))
         del held
     print(
         f"{label} {name}: host_us {host:.2f} (same input {same:.2f}), launch_us {launch:.2f}, "

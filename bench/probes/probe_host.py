@@ -4,27 +4,13 @@
 On the GPU machine: `python3 bench/probes/probe_host.py` (output: bench/results/probe-host-mlp-h200.log).
 """
 
-import statistics
-import time
-from collections.abc import Callable
-
 import torch
+from timing import idle_host_us
 
 import pygraph
 from pygraph.backend.cuda import driver
 from pygraph.knobs import knobs
 from pygraph.tools.workloads import WORKLOADS
-
-
-def median_us(fn: Callable[[int], object], calls: int = 300) -> float:
-    times = []
-    for i in range(calls):
-        torch.cuda.synchronize()
-        start = time.perf_counter()
-        fn(i)
-        times.append(time.perf_counter() - start)
-    torch.cuda.synchronize()
-    return statistics.median(times) * 1e6
 
 
 def main() -> None:
@@ -81,7 +67,7 @@ def main() -> None:
             "raw stream": lambda i: torch._C._cuda_getCurrentRawStream(0),
             "_results": lambda i: runtime._results(outputs),
         }
-        times = {name: median_us(fn) for name, fn in pieces.items() if fn is not None}
+        times = {name: idle_host_us(fn) for name, fn in pieces.items() if fn is not None}
         times["wrapper checks (compiled minus backend)"] = (
             times["compiled(x), Python path"] - times["backend(inputs)"]
         )
@@ -92,14 +78,14 @@ def main() -> None:
         for x in inputs:
             ro(*x)
         for name in ("compiled(x)", "compiled(x), Python path", "launch only"):
-            print(f"{name + ', after reduce-overhead':40s} {median_us(pieces[name]):7.2f} us")
+            print(f"{name + ', after reduce-overhead':40s} {idle_host_us(pieces[name]):7.2f} us")
         # the benchmark profiles each system: are driver calls slower once torch.profiler has run?
         with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]):
             for x in inputs:
                 compiled(*x)
             torch.cuda.synchronize()
         for name in ("compiled(x)", "compiled(x), Python path", "launch only"):
-            print(f"{name + ', after torch.profiler':40s} {median_us(pieces[name]):7.2f} us")
+            print(f"{name + ', after torch.profiler':40s} {idle_host_us(pieces[name]):7.2f} us")
 
 
 if __name__ == "__main__":

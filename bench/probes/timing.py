@@ -1,7 +1,23 @@
-"""GPU time per call of a short function, for the probes: replayed from a CUDA graph of 20 calls, so
-launch costs do not count."""
+"""Timing helpers for the probes: GPU time per call of a short function (replayed from a CUDA graph of 20
+calls, so launch costs do not count), and host time per call with the GPU idle before each."""
+
+import statistics
+import time
+from collections.abc import Callable
 
 import torch
+
+
+def idle_host_us(fn: Callable[[int], object], calls: int = 300) -> float:
+    """Median host time of `fn(i)` for i in range(calls), the GPU idle before each."""
+    times = []
+    for i in range(calls):
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        fn(i)
+        times.append(time.perf_counter() - start)
+    torch.cuda.synchronize()
+    return statistics.median(times) * 1e6
 
 
 def gpu_us(fn, reps: int = 20) -> float:
