@@ -101,7 +101,8 @@ class _StateWatch:
                 return
             cls.assignments_seen.add(kind)
         with contextlib.suppress(TypeError):  # (an object without weak references is not watched)
-            cls.watched[id(holder)] = weakref.ref(holder)
+            key = id(holder)
+            cls.watched[key] = weakref.ref(holder, lambda _: cls.watched.pop(key, None))
 
     @classmethod
     def install(cls) -> None:
