@@ -128,9 +128,10 @@ class CounterProbe:
     finals: dict[str, Any] = field(default_factory=dict)  # path -> the attribute's value after forward
 
     def counters(self) -> list[AttributeChange] | None:
-        """The changes with each counter's step, if every int change counts (its stand-in came back moved
-        by the step the real trace made, and nothing read a value); else None."""
-        if self.read or not all(change.counts() for change in self.changes):
+        """The changes (all of them ints: `AttributeChange.counts`, checked before probing) with each
+        counter's step, if every one counts (its stand-in came back moved by the step the real trace made,
+        and nothing read a value); else None."""
+        if self.read:
             return None
         for change in self.changes:
             final = self.finals.get(change.path)
