@@ -414,8 +414,10 @@ class CompiledModel:
         # The plain Python attributes the traced call changed (frontend/python_state.py): a call runs this
         # program only if it finds them as the trace did, and leaves them as the traced call did.
         self._attributes = attributes
-        # Those it read (and did not change): checked after an assignment to one (`_StateWatch`).
+        # Those it read (and did not change): checked after an assignment to one (`_StateWatch`), and on
+        # every call those no assignment announces (`AttributeRead.per_call`).
         self._reads = reads
+        self._reads_per_call = tuple(read for read in reads if read.per_call)
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
         self._out_spec = imported.out_spec
@@ -505,6 +507,7 @@ class CompiledModel:
             not self._numbers
             and not (self._mutated_inputs and len(self._inputs) > 1)
             and all(change.step is not None for change in self._attributes)
+            and not self._reads_per_call
         )
         self._bind_state(derive=False)
 
@@ -618,13 +621,13 @@ class CompiledModel:
                     f"forward changes the Python attribute {change.describe()} in the call the program was "
                     f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
                 )
+        for read in self._reads if self._epoch != _StateWatch.epoch else self._reads_per_call:
+            if not read.holds():
+                raise AssumptionFailed(
+                    f"forward read the Python attribute {read.describe()} in the call the program was "
+                    f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
+                )
         if self._epoch != _StateWatch.epoch:
-            for read in self._reads:
-                if not read.holds():
-                    raise AssumptionFailed(
-                        f"forward read the Python attribute {read.describe()} in the call the program was "
-                        f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
-                    )
             changed = self._tree.difference(self.model)
             if changed is not None:
                 raise AssumptionFailed(

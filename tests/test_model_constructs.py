@@ -3,6 +3,7 @@ hand-written module compiled for the emulator and compared with eager."""
 
 import copy
 import dataclasses
+import types
 import warnings
 from collections.abc import Callable
 from typing import Any
@@ -431,6 +432,52 @@ def test_attributes_forward_reads_are_checked_after_an_assignment():
     _check_reassigned_options("cpu")
 
 
+class ReadsContainers(nn.Module):
+    """Reads a list, a dict and a SimpleNamespace, which change without an assignment to the module."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.gains, self.shifts, self.options = [1.0, 2.0], {"shift": 0.5}, types.SimpleNamespace(scale=2.0)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.linear(x)
+        for i, gain in enumerate(self.gains):
+            y = y + gain * i
+        return y * self.options.scale + self.shifts["shift"]
+
+
+def _check_changed_in_place(device: str) -> None:
+    """Containers changed in place and a SimpleNamespace's attribute assigned after compiling: each call
+    computes what eager does, with one program per set of values."""
+    torch.manual_seed(0)
+    model, x = ReadsContainers().to(device), torch.randn(2, 4, device=device)
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda" if device == "cuda" else "emulator")
+    assert {read.path for read in compiled._reads_per_call} == {"gains", "shifts", "options.scale"}
+    steps = [
+        lambda: model.gains.append(3.0),
+        lambda: model.shifts.update(shift=-1.0),
+        lambda: setattr(model.options, "scale", 3.0),
+        lambda: model.gains.__setitem__(0, 1),  # (an int where a float was: Python code may tell them apart)
+        lambda: None,
+    ]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in steps:
+            step()
+            for _ in range(2):
+                x = torch.randn(2, 4, device=device)
+                assert relative_error(compiled(x), model(x)) <= 1e-6
+    assert len(compiled._ways) == 5
+    messages = [str(w.message) for w in caught if "Python attribute" in str(w.message)]
+    assert len(messages) == 4 and "`gains` ([1.0, 2.0])" in messages[0]
+    assert "this call finds [1, 2.0, 3.0]" in messages[3]
+
+
+def test_containers_changed_in_place_and_unwatchable_objects_are_checked_every_call():
+    _check_changed_in_place("cpu")
+
+
 def _check_changed_modules_and_hooks(device: str) -> None:
     """Hooks added and removed, on a module and globally, and modules replaced after compiling: each call
     computes what eager does."""
@@ -479,6 +526,7 @@ def test_gpu_python_state(no_tf32):
     _check_python_state(RescalesOnce(), "cuda", programs=2)
     _check_python_state(CountsOnly(), "cuda", programs=1)
     _check_reassigned_options("cuda")
+    _check_changed_in_place("cuda")
     _check_changed_modules_and_hooks("cuda")
 
 

@@ -17,9 +17,11 @@ Attributes `forward` reads are baked into the trace too (`x * self.scale`, `if s
 `output_attentions`): `watching_attributes` also records which plain attributes of the model's modules, and
 of the objects they hold (a config), the traced forward read, with the values they had when the call
 began. A compiled model checks them after an assignment to such an attribute (`api._StateWatch` counts
-those; nothing is checked per call otherwise) and runs a call finding other values with a program traced
-from it. Not seen: a container changed in place (`self.sizes.append(3)`), and objects of classes whose
-assignments cannot be watched (built-in types such as SimpleNamespace).
+those) and runs a call finding other values with a program traced from it. What no assignment announces is
+checked on every call instead (`AttributeRead.per_call`): lists, dicts and sets forward read, which may
+change in place (`self.sizes.append(3)`), and every plain attribute of an object whose class takes no
+watch (a built-in type such as SimpleNamespace); models reading such values run on the Python path.
+Objects held deeper (a config's sub-config) and objects without a `__dict__` (slots) are not seen.
 
 Attributes that hold anything else (tensors, objects) are not compared: torch.export warns about tensors
 assigned to attributes, and an object changed inside is not seen.
@@ -168,12 +170,15 @@ def probing_counters(model: torch.nn.Module, changes: list[AttributeChange]) -> 
 @dataclass(frozen=True)
 class AttributeRead:
     """`forward` read `holder.name` (an attribute of a module, or of an object a module holds: a config),
-    which held `value` when the call began."""
+    which held `value` when the call began. `per_call`: no assignment announces a change of it, so every
+    call checks it (a list or dict may change in place; an object of a built-in class such as
+    SimpleNamespace takes no watch on its assignments, and every plain attribute of it counts as read)."""
 
     holder: Any
     path: str
     name: str
     value: Any
+    per_call: bool = False
 
     def holds(self) -> bool:
         """Whether the attribute has the value the trace read."""
@@ -221,11 +226,20 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
             if path in paths:  # (not a module that forward removed)
                 watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
         changed = {change.path for change in watched.changes}
+        unwatched = {  # (reads of their attributes were not recorded either: they all count)
+            (ident, name)
+            for ident, (_, holder) in holders.items()
+            if not assignments_seen(holder)
+            for name in vars(holder)
+        }
         watched.reads[:] = [
-            AttributeRead(holder, _joined(path, name), name, before[path, name])
-            for ident, name in sorted(read)
+            AttributeRead(
+                holder, _joined(path, name), name, value, _mutable(value) or (ident, name) in unwatched
+            )
+            for ident, name in sorted(read | unwatched)
             for path, holder in [holders[ident]]
-            if before.get((path, name), _OPAQUE) is not _OPAQUE and _joined(path, name) not in changed
+            for value in [before.get((path, name), _OPAQUE)]
+            if value is not _OPAQUE and _joined(path, name) not in changed
         ]
 
     with _recording_reads(holders, read, running):
@@ -305,6 +319,23 @@ def _recording_reads(
                 cls.__getattribute__ = method
 
 
+def assignments_seen(holder: Any) -> bool:
+    """Whether assignments to `holder`'s attributes can be counted (`api._StateWatch`): its class takes a
+    new `__setattr__` (a built-in type does not) and it takes weak references."""
+    kind = type(holder)
+    return not kind.__flags__ & _IMMUTABLE_TYPE and kind.__weakrefoffset__ != 0
+
+
+_IMMUTABLE_TYPE = 1 << 8  # (Py_TPFLAGS_IMMUTABLETYPE: built-in and extension types)
+
+
+def _mutable(value: Any) -> bool:
+    """Whether a plain value may change in place: a list, dict or set, or a tuple holding one."""
+    if isinstance(value, (list, dict, set)):
+        return True
+    return isinstance(value, (tuple, frozenset)) and any(_mutable(v) for v in value)
+
+
 def _plain(value: Any) -> bool:
     if isinstance(value, _ATOMS):
         return True
@@ -316,7 +347,16 @@ def _plain(value: Any) -> bool:
 
 
 def _same(a: Any, b: Any) -> bool:
-    """Equal values of the same type (1 and True, or 1 and 1.0, differ: Python code may tell them apart)."""
+    """Equal values of the same types, inside containers too (1 and True, or 1 and 1.0, differ: Python
+    code may tell them apart)."""
     if a is b:  # (a float NaN kept is the same object)
         return True
-    return a is not MISSING and b is not MISSING and type(a) is type(b) and a == b
+    if a is MISSING or b is MISSING or type(a) is not type(b):
+        return False
+    if isinstance(a, (list, tuple)):
+        return len(a) == len(b) and all(_same(x, y) for x, y in zip(a, b, strict=True))
+    if isinstance(a, dict):
+        return a.keys() == b.keys() and all(_same(v, b[k]) for k, v in a.items())
+    if isinstance(a, (set, frozenset)):
+        return {(type(x), x) for x in a} == {(type(x), x) for x in b}
+    return a == b
