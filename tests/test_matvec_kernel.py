@@ -5,10 +5,12 @@ turns it off. The same models run compiled for CUDA on the GPU machine."""
 
 from __future__ import annotations
 
+import copy
 import re
 
 import pytest
 import torch
+import torch.utils._pytree as pytree
 from gpu_marks import needs_gpu
 from test_attention_kernel import ops
 from test_codegen_triton import compile_for_h100
@@ -87,6 +89,35 @@ def test_products_of_one_row_match_eager(name: str) -> None:
             assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
+def _check_half(name: str, dtype: torch.dtype, device: str) -> None:
+    """The model in `dtype` is all generated kernels, and each result is within twice eager's own error in
+    that dtype of the model in float32 (eager rounds each op; the kernel sums in float32 in its order)."""
+    torch.manual_seed(0)
+    make, shape = MODELS[name]
+    model = make().eval().to(device)
+    half = copy.deepcopy(model).to(dtype)
+    target = "cuda" if device == "cuda" else "emulator"
+    compiled = compile_model(half, torch.randn(*shape, device=device, dtype=dtype), target=target)
+    assert not [op for op in ops(compiled) if op.startswith("aten.")], ops(compiled)
+    with torch.no_grad():
+        for _ in range(2):
+            x = torch.randn(*shape, device=device)
+            exact = pytree.tree_leaves(model(x))
+            eager, got = (pytree.tree_leaves(f(x.to(dtype))) for f in (half, compiled))
+            for r, e, g in zip(exact, eager, got, strict=True):
+                assert g.dtype == e.dtype == dtype
+                bound = max(2 * relative_error(e.float(), r), torch.finfo(dtype).eps)
+                assert relative_error(g.float(), r) <= bound
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_half_precision_products_of_one_row_are_kernels_as_accurate_as_eager(
+    name: str, dtype: torch.dtype
+) -> None:
+    _check_half(name, dtype, "cpu")
+
+
 def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
     """The GELU and layer norm before each later linear run in its kernel; the last layer norm, whose result
     is returned too, is a kernel of its own; ReLU before a linear (no reduction) is a prologue as well. (Kernel
@@ -156,3 +187,11 @@ def test_gpu_products_of_one_row_match_eager(name: str) -> None:
         torch.cuda.synchronize()
         for x, y in zip(inputs, results, strict=True):
             assert relative_error(y, model(x)) <= 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", MODELS)
+def test_gpu_half_precision_products_of_one_row(name: str, dtype: torch.dtype) -> None:
+    _check_half(name, dtype, "cuda")

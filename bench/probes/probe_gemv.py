@@ -4,8 +4,9 @@ previous layer's GELU and layer norm computed in its prologue (each program reco
 512 inputs it reads, so a layer is one launch instead of two). Not used by the compiler yet: the data for
 deciding whether to build it (docs/status.md, next steps).
 
-On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gemv.py`
-(output: bench/results/probe-gemv-h200.log).
+On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gemv.py [--half]`
+(output: bench/results/probe-gemv-h200.log; with `--half`, cuBLAS against the kernel's form for float16
+and bfloat16 rows at several shapes: probe-gemv-half-s24-h200.log).
 """
 
 import torch
@@ -19,15 +20,44 @@ from timing import gpu_us
 def gemv(w, x, b, y, gamma, beta, K: tl.constexpr, BN: tl.constexpr, PROLOGUE: tl.constexpr):
     rows = tl.program_id(0) * BN + tl.arange(0, BN)
     cols = tl.arange(0, K)
-    v = tl.load(x + cols)
+    v = tl.load(x + cols).to(tl.float32)
     if PROLOGUE:  # layer_norm(gelu(v)) with weight gamma and bias beta, as the previous layer's kernel does
         v = v * 0.5 * (1.0 + tl.math.erf(v * 0.7071067811865476))
         mean = tl.sum(v, 0) / K
         centered = v - mean
         rstd = tl.math.rsqrt(tl.sum(centered * centered, 0) / K + 1e-5)
         v = centered * rstd * tl.load(gamma + cols) + tl.load(beta + cols)
-    weights = tl.load(w + rows[:, None] * K + cols[None, :])
-    tl.store(y + rows, tl.sum(weights * v[None, :], 1) + tl.load(b + rows))
+    weights = tl.load(w + rows[:, None] * K + cols[None, :]).to(tl.float32)
+    tl.store(y + rows, tl.sum(weights * v[None, :], 1) + tl.load(b + rows).to(tl.float32))
+
+
+def half_precision() -> None:
+    """cuBLAS against the generated kernel's form (two outputs per program, warps by weight values per
+    program) for half-precision rows of the shapes the matvec kernel takes (K <= 1024)."""
+    torch.manual_seed(0)
+    for dtype in (torch.bfloat16, torch.float16, torch.float32):
+        for n, k in (
+            (512, 512),
+            (1024, 1024),
+            (4096, 1024),
+            (1024, 256),
+            (30522, 768),
+            (2048, 2048),
+            (4096, 4096),
+        ):
+            w, b = (
+                torch.randn(n, k, device="cuda", dtype=dtype) / 16,
+                torch.randn(n, device="cuda", dtype=dtype),
+            )
+            x, y = torch.randn(1, k, device="cuda", dtype=dtype), torch.empty(n, device="cuda", dtype=dtype)
+            line = f"{str(dtype)[6:]:9s} {n:5d} x {k:4d}: cuBLAS {gpu_us(lambda w=w, x=x, b=b: F.linear(x, w, b)):6.2f} us;"
+            for warps in (1, 2, 4, 8):
+
+                def launch(w=w, x=x, b=b, y=y, n=n, k=k, warps=warps) -> None:
+                    gemv[(n // 2,)](w, x, b, y, b, b, K=k, BN=2, PROLOGUE=False, num_warps=warps)
+
+                line += f" warps {warps} {gpu_us(launch):6.2f}"
+            print(line, flush=True)
 
 
 def main() -> None:
@@ -63,4 +93,6 @@ def main() -> None:
 
 
 if __name__ == "__main__":
-    main()
+    import sys
+
+    half_precision() if sys.argv[1:] == ["--half"] else main()

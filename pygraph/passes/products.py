@@ -3,8 +3,9 @@ and which operands the vendor's products read as they are.
 
 A linear layer, `mm`, `addmm` or `matmul` by a 2-D matrix computes out[m, n] = sum_k row_m[k] * weight[n, k]
 (+ bias[n]) for the rows m of its first operand (its leading dims, flattened); `read_product` says which
-operand plays which role, and the sizes, when a generated kernel can compute it: float32 throughout, static
-shapes, a bias of N values, addmm's beta and alpha 1.
+operand plays which role, and the sizes, when a generated kernel can compute it: one floating dtype
+throughout (float32 unless the kernel takes others), static shapes, a bias of N values, addmm's beta and
+alpha 1.
 """
 
 from __future__ import annotations
@@ -43,8 +44,9 @@ class Product:
     n: int
 
 
-def read_product(op: Any) -> Product | None:
-    """The product `op` computes if a generated kernel can compute it (module docstring), else None."""
+def read_product(op: Any, dtypes: tuple[str, ...] = ("float32",)) -> Product | None:
+    """The product `op` computes if a generated kernel taking operands of one of `dtypes` can compute it
+    (module docstring), else None."""
     roles = _PRODUCTS.get(aten.aten_name(op) or "")
     if roles is None or len(op.results) != 1:
         return None
@@ -58,14 +60,15 @@ def read_product(op: Any) -> Product | None:
     sizes = [*rows[0], *weight[0], *out[0]]
     if min(sizes, default=0) < 1 or rows[0][-1] != k or list(out[0]) != [*rows[0][:-1], n]:
         return None
-    if any(info[1].name != "float32" for info in (rows, weight, out)):
+    dtype = out[1].name
+    if dtype not in dtypes or any(info[1].name != dtype for info in (rows, weight)):
         return None
     bias = infos[bias_at] if bias_at is not None else None
     if bias_at is not None and bias is None:
         if constant_value(operands[bias_at]) is not None:  # linear's bias: None or a tensor
             return None
         bias_at = None
-    elif bias is not None and (bias[1].name != "float32" or math.prod(bias[0]) != n or bias[0][-1] != n):
+    elif bias is not None and (bias[1].name != dtype or math.prod(bias[0]) != n or bias[0][-1] != n):
         return None
     if aten.aten_name(op) == "aten.addmm.default" and any(
         constant_value(v) not in (1, 1.0) for v in operands[3:5]

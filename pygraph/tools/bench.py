@@ -38,6 +38,9 @@ Timing method (the protocol of `../shared/docs/benchmark.md`):
   per-output ||got - ref|| / ||ref|| over 3 input sets against eager (float64 arithmetic). `--check`
   limits it to some systems (each check compiles its system again); the others report null.
 - Inference under `torch.no_grad()`, float32, TF32 matmuls and convolutions allowed during timing.
+  `--dtype float16|bfloat16` casts each model and its floating inputs to that dtype first (results go to
+  the directory `--out` names, with `dtype` in each entry; `max_rel_err` then compares two computations
+  in that dtype, so the float32 bound does not apply).
 """
 
 from __future__ import annotations
@@ -167,13 +170,16 @@ def measure(
     systems: tuple[str, ...],
     log: Callable[[str], None],
     checked: tuple[str, ...] = SYSTEMS,
+    dtype: torch.dtype = torch.float32,
 ) -> dict[str, dict[str, Any]]:
-    """Every measured field of every system of one workload (see the module docstring)."""
+    """Every measured field of every system of one workload (see the module docstring), with the model
+    and its floating inputs in `dtype`."""
     device = torch.device("cuda")
     torch._dynamo.reset()
     torch.manual_seed(0)
     model, draw = workload.build(device)
-    inputs = [draw() for _ in range(ROTATION)]
+    model = model.to(dtype)
+    inputs = [tuple(x.to(dtype) if x.is_floating_point() else x for x in draw()) for _ in range(ROTATION)]
     results: dict[str, dict[str, Any]] = {s: {"error": None} for s in systems}
 
     if any(s in PYGRAPHS for s in systems):  # pygraph's one-time calibration, outside every window below
@@ -445,6 +451,7 @@ def main(
     emulate: bool,
     report_only: bool,
     check: str | None = None,
+    dtype: str = "float32",
 ) -> int:
     out.mkdir(parents=True, exist_ok=True)
     if report_only:
@@ -452,6 +459,8 @@ def main(
         return 0
     chosen = select(suite, names)
     if emulate:
+        if dtype != "float32":
+            raise SystemExit("--emulate checks the workloads in float32; --dtype applies to measurements")
         from .check import main as check_on_cpu
 
         return check_on_cpu(suite, ",".join(w.name for w in chosen), out)
@@ -474,7 +483,9 @@ def main(
         start = time.perf_counter()
         try:
             checked = tuple(check.split(",")) if check else SYSTEMS
-            results = measure(workload, wanted, lambda line: print(line, flush=True), checked)
+            results = measure(
+                workload, wanted, lambda line: print(line, flush=True), checked, getattr(torch, dtype)
+            )
         except Exception as exc:  # the model itself could not be built: every system shares the error
             print(traceback.format_exc(limit=6), flush=True)
             results = {
@@ -490,6 +501,8 @@ def main(
             "floor_ms": results.get("compile", {}).get("gpu_ms"),
             "systems": results,
         }
+        if dtype != "float32":
+            entry["dtype"] = dtype
         entries[workload.name] = entry
         kernels = {s: r.pop("top_kernels", None) for s, r in results.items()}
         _merge_kernels(out / "kernels.json", workload.name, kernels)

@@ -38,6 +38,12 @@ def main(argv: list[str] | None = None) -> int:
     bench.add_argument(
         "--check", help="systems whose max_rel_err is measured (default: all; each check compiles again)"
     )
+    bench.add_argument(
+        "--dtype",
+        default="float32",
+        choices=["float32", "float16", "bfloat16"],
+        help="cast each model and its floating inputs to this dtype (write to another --out)",
+    )
     explain = sub.add_parser(
         "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
     )
@@ -51,7 +57,14 @@ def main(argv: list[str] | None = None) -> int:
         from .bench import main as run_bench
 
         return run_bench(
-            args.suite, args.workloads, args.systems, args.out, args.emulate, args.report, args.check
+            args.suite,
+            args.workloads,
+            args.systems,
+            args.out,
+            args.emulate,
+            args.report,
+            args.check,
+            args.dtype,
         )
     if args.command == "check":
         from .check import main as run_check
