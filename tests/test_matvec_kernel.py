@@ -19,7 +19,7 @@ from torch import nn
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
-from pygraph.passes.matvec_kernel import MAX_K
+from pygraph.passes.matvec_kernel import MAX_HALF_N, MAX_K
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 
@@ -134,8 +134,9 @@ def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
         (nn.Linear(16, 8), torch.randn(2, 16)),  # two rows
         (nn.Linear(MAX_K + 1, 8), torch.randn(1, MAX_K + 1)),  # a row longer than the kernel loads
         (nn.Linear(16, 8).double(), torch.randn(1, 16, dtype=torch.float64)),
+        (nn.Linear(16, MAX_HALF_N + 1).half(), torch.randn(1, 16, dtype=torch.float16)),
     ],
-    ids=["two rows", "long row", "float64"],
+    ids=["two rows", "long row", "float64", "many half outputs"],
 )
 def test_products_the_kernel_does_not_take_stay_vendor_calls(model: nn.Module, x: torch.Tensor) -> None:
     compiled = compile_model(model.eval(), x)

@@ -9,9 +9,11 @@ each of its BN rows in float32 and stores BN outputs: the weight is read once, b
 read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
 `mm`, `addmm` and `matmul` take it, included). Which ops are products, and of what: `products.py`.
 Half-precision operands (float16, bfloat16) are multiplied and summed in float32 and the result rounded
-once, as cuBLAS does: on the H200 (`probe-gemv-half-s24-h200.log`) the kernel takes 1.45 us for a 512 x
-512 bfloat16 weight against cuBLAS's 3.12 us, 1.96 against 7.51 at 1024 x 1024 (the mlp workload in
-bfloat16: 0.042 -> 0.021 ms).
+once, as cuBLAS does. On the H200 (`probe-gemv-half-s24-h200.log`, bfloat16) the kernel takes 1.46 us for
+a 512 x 512 weight against cuBLAS's 3.14, 1.96 against 7.56 at 1024 x 1024 and 3.15 against 4.15 at 4096 x
+1024 (the mlp workload in bfloat16: 0.042 -> 0.021 ms), but 11.5 against 6.8 at 32768 x 512, where its
+many small programs lose to cuBLAS's half-precision gemv: half-precision weights of more than
+`MAX_HALF_N` rows stay vendor calls (in float32 the kernel wins there too: 17.3 against 21.2 us).
 
 `read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
 accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
@@ -37,6 +39,7 @@ from .products import Product, read_product
 from .reductions import REDUCTIONS, reduced_dims
 
 KERNEL_DTYPES = ("float32", "float16", "bfloat16")  # (half operands are multiplied and summed in float32)
+MAX_HALF_N = 4096  # weight rows in half precision (the largest measured win; 32768 loses)
 MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
 _OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
 _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
@@ -44,9 +47,12 @@ _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's b
 
 def read_matvec(op: Any) -> Product | None:
     """The product `op` computes if this kernel can: one row (`products.read_product`) of at most MAX_K values,
-    in float32, float16 or bfloat16."""
+    in float32, float16 or bfloat16 (at most MAX_HALF_N outputs in half precision)."""
     product = read_product(op, KERNEL_DTYPES)
-    return product if product is not None and product.m == 1 and product.k <= MAX_K else None
+    if product is None or product.m != 1 or product.k > MAX_K:
+        return None
+    half = tensor_info(op.results[0].type)[1].name != "float32"
+    return None if half and product.n > MAX_HALF_N else product
 
 
 def matvec_blocks(k: int) -> tuple[int, int]:
