@@ -19,7 +19,7 @@ from torch import nn
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
-from pygraph.passes.matvec_kernel import MAX_HALF_N, MAX_K
+from pygraph.passes.matvec_kernel import MAX_HALF_N, MAX_ROW_BYTES
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 
@@ -68,7 +68,17 @@ class Mlp(nn.Module):
         return self.head(y), y
 
 
-MODELS = {"products": (Products, (1, 37)), "1-d row": (Row, (12,)), "mlp": (Mlp, (1, 37))}
+def wide_row() -> nn.Module:
+    """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
+    return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
+
+
+MODELS = {
+    "products": (Products, (1, 37)),
+    "1-d row": (Row, (12,)),
+    "mlp": (Mlp, (1, 37)),
+    "wide row": (wide_row, (1, 3000)),
+}
 
 
 def compile_model(model: nn.Module, *inputs: torch.Tensor, target: str = "emulator") -> pygraph.CompiledModel:
@@ -132,7 +142,10 @@ def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
     "model, x",
     [
         (nn.Linear(16, 8), torch.randn(2, 16)),  # two rows
-        (nn.Linear(MAX_K + 1, 8), torch.randn(1, MAX_K + 1)),  # a row longer than the kernel loads
+        (
+            nn.Linear(MAX_ROW_BYTES // 4 + 1, 8),
+            torch.randn(1, MAX_ROW_BYTES // 4 + 1),
+        ),  # longer than it loads
         (nn.Linear(16, 8).double(), torch.randn(1, 16, dtype=torch.float64)),
         (nn.Linear(16, MAX_HALF_N + 1).half(), torch.randn(1, 16, dtype=torch.float16)),
     ],
@@ -167,8 +180,9 @@ def test_the_knob_leaves_products_to_the_vendor() -> None:
 def test_matvec_kernels_compile_for_sm90() -> None:
     torch.manual_seed(0)
     compiled = compile_model(Products().eval(), torch.randn(1, 37))
-    kernels = [k for k in compiled.plan.kernels.values() if k.name.endswith("_matvec")]
-    assert len(kernels) == 4
+    wide = compile_model(wide_row().eval(), torch.randn(1, 3000))
+    kernels = [k for c in (compiled, wide) for k in c.plan.kernels.values() if k.name.endswith("_matvec")]
+    assert len(kernels) == 5
     for kernel in kernels:
         compile_for_h100(kernel)
 

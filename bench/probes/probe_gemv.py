@@ -6,7 +6,8 @@ deciding whether to build it (docs/status.md, next steps).
 
 On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gemv.py [--half]`
 (output: bench/results/probe-gemv-h200.log; with `--half`, cuBLAS against the kernel's form for float16
-and bfloat16 rows at several shapes: probe-gemv-half-s24-h200.log).
+and bfloat16 rows at several shapes: probe-gemv-half-s24-h200.log; with `--decoding`, bfloat16 decoding
+shapes with the weights streamed from memory: probe-gemv-decoding-s24-h200.log).
 """
 
 import torch
@@ -92,7 +93,40 @@ def main() -> None:
                 )
 
 
+def decoding() -> None:
+    """Decoding-step shapes in bfloat16 with the weights out of L2: each timed call runs the product over
+    enough copies of the weight (at least 256 MB, more than the H200's L2) that every copy comes from HBM,
+    as a model's successive layers do; time per product."""
+    torch.manual_seed(0)
+    for n, k in ((2048, 2048), (4096, 4096), (11008, 4096), (4096, 8192), (32000, 4096), (32768, 512)):
+        print(_decoding_shape(n, k), "(BN/warps)", flush=True)
+
+
+def _decoding_shape(n: int, k: int) -> str:
+    dtype = torch.bfloat16
+    copies = max(1, (256 << 20) // (n * k * 2))
+    ws = [torch.randn(n, k, device="cuda", dtype=dtype) / 16 for _ in range(copies)]
+    b = torch.randn(n, device="cuda", dtype=dtype)
+    x, y = torch.randn(1, k, device="cuda", dtype=dtype), torch.empty(n, device="cuda", dtype=dtype)
+
+    def per_product(fn) -> float:
+        return gpu_us(lambda: [fn(w) for w in ws], reps=2) / copies
+
+    line = f"{n:5d} x {k:4d} ({copies} copies): cuBLAS {per_product(lambda w: F.linear(x, w, b)):6.2f} us;"
+    for bn in (2, 4, 8):
+        for warps in (1, 2, 4, 8):
+
+            def launch(w: torch.Tensor, bn: int = bn, warps: int = warps) -> None:
+                gemv[(n // bn,)](w, x, b, y, b, b, K=k, BN=bn, PROLOGUE=False, num_warps=warps)
+
+            try:
+                line += f" {bn}/{warps} {per_product(launch):6.2f}"
+            except Exception as exc:  # (a tile too large to compile)
+                line += f" {bn}/{warps} failed ({type(exc).__name__})"
+    return line
+
+
 if __name__ == "__main__":
     import sys
 
-    half_precision() if sys.argv[1:] == ["--half"] else main()
+    {"--half": half_precision, "--decoding": decoding}.get(sys.argv[1] if sys.argv[1:] else "", main)()

@@ -6,14 +6,19 @@ cuBLAS runs that as its gemv kernel; measured on an H200 (`bench/probes/probe_ge
 takes 1.66 us for a 512 x 512 float32 weight against cuBLAS's 3.14 us, with the bias added in the same
 kernel. Each program loads the whole row (K values) and a [BN, K] tile of the weight, multiplies and sums
 each of its BN rows in float32 and stores BN outputs: the weight is read once, by many programs. Rows are
-read whole, so K is at most `MAX_K`; every operand is read at its own strides (a transposed weight, as
+read whole (`MAX_ROW_BYTES`, below); every operand is read at its own strides (a transposed weight, as
 `mm`, `addmm` and `matmul` take it, included). Which ops are products, and of what: `products.py`.
 Half-precision operands (float16, bfloat16) are multiplied and summed in float32 and the result rounded
-once, as cuBLAS does. On the H200 (`probe-gemv-half-s24-h200.log`, bfloat16) the kernel takes 1.46 us for
-a 512 x 512 weight against cuBLAS's 3.14, 1.96 against 7.56 at 1024 x 1024 and 3.15 against 4.15 at 4096 x
-1024 (the mlp workload in bfloat16: 0.042 -> 0.021 ms), but 11.5 against 6.8 at 32768 x 512, where its
-many small programs lose to cuBLAS's half-precision gemv: half-precision weights of more than
-`MAX_HALF_N` rows stay vendor calls (in float32 the kernel wins there too: 17.3 against 21.2 us).
+once, as cuBLAS does. Measured on the H200 in bfloat16: with the weight in L2 (`probe-gemv-half-s24-h200.log`,
+a small model's layers) the kernel takes 1.46 us for a 512 x 512 weight against cuBLAS's 3.14 and 1.96
+against 7.56 at 1024 x 1024 (the mlp workload in bfloat16: 0.042 -> 0.021 ms); with weights streamed from
+memory, as a decoding step's layers are (`probe-gemv-decoding-s24-h200.log`), 4.11 against 6.23 us at 2048
+x 2048, 9.88 against 13.71 at 4096 x 4096, 18.1 against 22.3 at 4096 x 8192, 24.2 against 26.8 at 11008 x
+4096. It loses where many programs each take a short row: 32768 x 512 takes 11.5 against cuBLAS's 6.8 us
+in L2 (11.9 against 11.1 streamed), so half-precision weights of more than `MAX_HALF_N` rows need rows of
+at least `WIDE_K` values (in float32 the kernel wins there too: 17.3 against 21.2 us). Rows are loaded
+whole, at most `MAX_ROW_BYTES`: 4096 float32 values (2048 x 2048 3.81 against cuBLAS's 5.17 us, 4096 x
+4096 17.5 against 22.5, in L2) or 8192 half-precision ones.
 
 `read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
 accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
@@ -39,20 +44,24 @@ from .products import Product, read_product
 from .reductions import REDUCTIONS, reduced_dims
 
 KERNEL_DTYPES = ("float32", "float16", "bfloat16")  # (half operands are multiplied and summed in float32)
-MAX_HALF_N = 4096  # weight rows in half precision (the largest measured win; 32768 loses)
-MAX_K = 1024  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
+MAX_ROW_BYTES = 16384  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
+MAX_HALF_N, WIDE_K = 4096, 2048  # more half-precision weight rows than this need rows of at least WIDE_K
 _OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
 _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
 
 
 def read_matvec(op: Any) -> Product | None:
-    """The product `op` computes if this kernel can: one row (`products.read_product`) of at most MAX_K values,
-    in float32, float16 or bfloat16 (at most MAX_HALF_N outputs in half precision)."""
+    """The product `op` computes if this kernel can and should (module docstring): one row
+    (`products.read_product`) of at most MAX_ROW_BYTES, in float32, float16 or bfloat16."""
     product = read_product(op, KERNEL_DTYPES)
-    if product is None or product.m != 1 or product.k > MAX_K:
+    if product is None or product.m != 1:
         return None
-    half = tensor_info(op.results[0].type)[1].name != "float32"
-    return None if half and product.n > MAX_HALF_N else product
+    itemsize = tensor_info(op.results[0].type)[1].itemsize
+    if product.k * itemsize > MAX_ROW_BYTES or (
+        itemsize == 2 and product.n > MAX_HALF_N and product.k < WIDE_K
+    ):
+        return None
+    return product
 
 
 def matvec_blocks(k: int) -> tuple[int, int]:
