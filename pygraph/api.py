@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import gc
 import itertools
+import threading
 import warnings
 import weakref
 from collections.abc import Sequence
@@ -63,14 +64,14 @@ class _StateWatch:
     rebinds them only after one, instead of checking every parameter on every call.
 
     Counted: registering a parameter, buffer or submodule (assigning a new `nn.Parameter`,
-    `load_state_dict(assign=True)`, replacing a layer), `Module._apply` (`.to()`, `.cuda()`, `.half()`,
+    `load_state_dict(assign=True)`, replacing a layer), deleting one or setting a parameter to None, `Module._apply` (`.to()`, `.cuda()`, `.half()`,
     ...), `Module.train` (`.train()`, `.eval()`: a compiled model then checks that its modules are in
     the modes it was traced in), assignments to the attributes of modules and objects that a traced
     forward read plain attributes of (`watch`: a compiled model then checks the values it read), and hooks
     registered or removed (any `RemovableHandle` made or removed: a compiled model then checks its modules
     and their forward hooks, `frontend/module_tree.py`). Not needed: `load_state_dict()` copies values
-    into the tensors the graphs already read. Not seen: assigning `param.data = other` or
-    `module.training` directly; call `compiled.rebind()` after doing that.
+    into the tensors the graphs already read. Not seen: assigning `param.data = other`,
+    `param.set_(other)` or `module.training` directly; call `compiled.rebind()` after doing that.
     """
 
     epoch = 0
@@ -131,6 +132,18 @@ class _StateWatch:
                 cls.bump()
 
         torch.nn.Module.train = train
+        # Deleting a submodule, parameter or buffer (`del layers[0]`, `ModuleList.pop`), and setting a
+        # parameter to None, reach no registration hook.
+        for method in ("__delattr__", "register_parameter"):
+            original_method = getattr(torch.nn.Module, method)
+
+            def counted(self: torch.nn.Module, *args: Any, original: Any = original_method) -> Any:
+                try:
+                    return original(self, *args)
+                finally:
+                    cls.bump()
+
+            setattr(torch.nn.Module, method, counted)
         handle_init, handle_remove = RemovableHandle.__init__, RemovableHandle.remove
 
         def __init__(self: RemovableHandle, *args: Any, **kwargs: Any) -> None:
@@ -162,10 +175,14 @@ def export_and_compile(
     """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
-    if profile and target == "emulator":
-        raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
+    if not isinstance(example_inputs, (tuple, list)):
+        raise TypeError(
+            f"example_inputs must be a tuple of forward's arguments, e.g. (x,), got {type(example_inputs).__name__}"
+        )
     example_inputs = tuple(example_inputs)
     target = _choose_target(target, model, example_inputs)
+    if profile and target == "emulator":
+        raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
     dynamic = {} if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
     options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
     compiled = _compile(model, example_inputs, options, {})
@@ -402,6 +419,8 @@ class CompiledModel:
         structure: InputStructure | None = None,
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
+        self._lock = threading.RLock()  # one call at a time (`__call__`)
+        self._thread = threading.local()  # marked on each thread that has called (`_enter_thread`)
         # The settings the trace baked in (`frontend/settings.py`), and the part of them every call compares
         # with its own (None where traced under autocast: such calls compare them all); the programs traced
         # under other settings, shared by all of them, by settings.
@@ -511,30 +530,61 @@ class CompiledModel:
         )
         self._bind_state(derive=False)
 
-    def __call__(self, *args: Any) -> Any:
+    def __call__(self, *args: Any, **kwargs: Any) -> Any:
         """The hot path: the backend's native replay where it takes the call (`_replay`), else `_call`;
-        calls under other settings than the trace's go to the program traced under theirs."""
-        if _any_autocast() or (_cublas_tf32(), _cudnn_tf32(), _default_dtype()) != self._plain_settings:
-            program = self._under_settings(args)
-            if program is None:
-                return self._eagerly(args, None, self._too_many_settings())
-            if program is not self:
-                return program(*args)
-        flat = args if self._structure is None else self._structure.flatten(args)
-        if torch.is_grad_enabled():
-            flat = self._outside_autograd(flat)
-        replay = self._replay
-        if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
-            out = replay(flat)
-            if out is not None:
-                if self._writes:
-                    self._move_versions(flat)
-                for change in self._attributes:  # (counters only: `_replayable`)
-                    change.apply()
-                if self._single_output:
-                    return out
-                return self._structured(out if type(out) is list else [out], flat)
-        return self._call(args, flat)
+        calls under other settings than the trace's go to the program traced under theirs. One call at a
+        time per compiled model (threads share its buffers and parameter words); a thread's first call
+        makes the device's context current on it, as torch's first CUDA call on a thread does."""
+        if kwargs:
+            raise TypeError(
+                f"the compiled {type(self.model).__name__} takes its arguments by position, in the order of "
+                f"forward's parameters ({', '.join(self._input_names)}); got keyword arguments "
+                f"{', '.join(kwargs)}"
+            )
+        with self._lock:
+            if not self._thread.__dict__:
+                self._enter_thread()
+            if _any_autocast() or (_cublas_tf32(), _cudnn_tf32(), _default_dtype()) != self._plain_settings:
+                program = self._under_settings(args)
+                if program is None:
+                    return self._eagerly(args, None, self._too_many_settings())
+                if program is not self:
+                    return program(*args)
+            flat = args if self._structure is None else self._structure.flatten(args)
+            if torch.is_grad_enabled():
+                flat = self._outside_autograd(flat)
+            replay = self._replay
+            if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
+                out = replay(flat)
+                if out is not None:
+                    if self._writes:
+                        self._move_versions(flat)
+                    for change in self._attributes:  # (counters only: `_replayable`)
+                        change.apply()
+                    if self._single_output:
+                        return out
+                    return self._structured(out if type(out) is list else [out], flat)
+            return self._call(args, flat)
+
+    def _enter_thread(self) -> None:
+        if self.target == "cuda":
+            from .backend.cuda import driver
+
+            with torch.cuda.device(self._device):
+                driver.current_context(self._device.index)
+        self._thread.entered = True
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Any:
+        raise TypeError(
+            "a compiled model holds device buffers and graphs and cannot be copied: copy the model "
+            "(copy.deepcopy(model)) and compile the copy"
+        )
+
+    def __reduce__(self) -> Any:
+        raise TypeError(
+            "a compiled model holds device buffers and graphs and cannot be pickled: save the model's "
+            "state_dict and compile again where it is loaded"
+        )
 
     def _under_settings(self, args: tuple[Any, ...]) -> CompiledModel | None:
         """The program traced under the settings of this call, compiled from it if there is none yet (with
@@ -963,10 +1013,16 @@ class CompiledModel:
         return variant
 
     def _state(self, role: str, name: str) -> torch.Tensor:
-        if role == "parameter":
-            return self.model.get_parameter(name).detach()
-        if role == "buffer":
-            return self.model.get_buffer(name)
+        try:
+            if role == "parameter":
+                return self.model.get_parameter(name).detach()
+            if role == "buffer":
+                return self.model.get_buffer(name)
+        except AttributeError as exc:  # deleted, or set to None, since the trace
+            raise AssumptionFailed(
+                f"the {role} `{name}` the program reads is gone from the model ({exc}): a call runs a "
+                "program traced from the model as it is now"
+            ) from None
         if role == "derived":
             return self._derived_values[name]
         return self._constants[name]

@@ -1,6 +1,9 @@
 """`export_and_compile` end to end on the CPU emulator: results against eager, errors, stages, plan edits."""
 
+import concurrent.futures
+import copy
 import gc
+import pickle
 import re
 import subprocess
 import sys
@@ -169,6 +172,58 @@ def test_input_errors_name_the_argument(model_and_input):
         match=r"dimension 0 of input 'x' is 5, the compiled graphs were built for 4; declare it in dynamic_shapes",
     ):
         compiled(torch.randn(5, 32))
+
+
+def test_misuses_of_the_api_raise_saying_what_to_do(model_and_input):
+    model, x = model_and_input
+    with pytest.raises(
+        TypeError, match=r"example_inputs must be a tuple of forward's arguments, e.g. \(x,\)"
+    ):
+        pygraph.export_and_compile(model, x)
+    with pytest.raises(ValueError, match="profile=True measures on a GPU"):
+        pygraph.export_and_compile(model, (x,), profile=True)  # (target auto: the CPU model's emulator)
+    compiled = pygraph.export_and_compile(model, (x,))
+    with pytest.raises(TypeError, match=r"takes its arguments by position.*\(x\); got keyword arguments x"):
+        compiled(x=x)
+    with pytest.raises(TypeError, match=r"copy the model \(copy.deepcopy\(model\)\) and compile the copy"):
+        copy.deepcopy(compiled)
+    with pytest.raises(TypeError, match="cannot be pickled"):
+        pickle.dumps(compiled)
+
+
+def test_a_read_only_input_is_taken_at_any_strides_and_left_alone():
+    """An expanded input (stride 0) and an inference tensor, read where they are or staged, never written
+    back (the emulator copied every staged input back, which fails on both)."""
+
+    class Sine(torch.nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x.sin() * 2 + 1
+
+    compiled = pygraph.export_and_compile(Sine(), (torch.randn(4, 16),))
+    expanded = torch.randn(1, 16).expand(4, 16)
+    with torch.inference_mode():
+        transposed = torch.randn(16, 4).t()
+    for x in (expanded, transposed):
+        version = x._version if not x.is_inference() else None
+        assert relative_error(compiled(x), Sine()(x)) <= 1e-6
+        assert x.is_inference() or x._version == version
+
+
+def test_calls_from_several_threads_each_compute_their_own_result(model_and_input):
+    model, _ = model_and_input
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),))
+    inputs = [torch.randn(4, 32) for _ in range(40)]
+    with torch.no_grad():
+        expected = [model(x) for x in inputs]
+
+        def call(x: torch.Tensor) -> torch.Tensor:
+            with torch.no_grad():  # (grad mode is each thread's own)
+                return compiled(x)
+
+        with concurrent.futures.ThreadPoolExecutor(4) as pool:
+            results = list(pool.map(call, inputs))
+    for got, want in zip(results, expected, strict=True):
+        assert relative_error(got, want) <= 1e-6
 
 
 def test_an_argument_of_another_kind_is_refused():

@@ -1,5 +1,6 @@
 """End to end on a CUDA GPU (run on the GPU machine): queued calls, state changes, profiling, memory."""
 
+import concurrent.futures
 import dataclasses
 import gc
 import weakref
@@ -44,6 +45,46 @@ def test_eight_queued_calls_on_rotating_inputs_see_their_own_addresses():
     assert stats["graphs"] >= 1 and stats["captures"] == stats["library_calls"]
     assert stats["nodes"]["kernel"] >= 1
     assert stats["nodes"]["child"] + stats["nodes"]["inlined"] == stats["nodes"]["library"]
+
+
+def test_calls_from_threads_and_streams_compute_their_own_results():
+    """A thread whose first CUDA call is the compiled model's (no context current on it yet: a crash in the
+    driver before), threads calling at once (they raced on the runtime's words), and calls alternating
+    between two streams without synchronising (they raced on the arena): each result is eager's."""
+    torch.manual_seed(0)
+    model = Block().cuda().eval()
+    inputs = [torch.randn(32, 256, device="cuda") for _ in range(24)]
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (inputs[0],))
+        compiled(inputs[0])
+        expected = [model(x) for x in inputs]
+    torch.cuda.synchronize()
+
+    def call(x: torch.Tensor) -> torch.Tensor:
+        with torch.no_grad():
+            y = compiled(x)
+        torch.cuda.current_stream().synchronize()
+        return y
+
+    with concurrent.futures.ThreadPoolExecutor(1) as pool:  # a fresh thread, first call
+        assert relative_error(pool.submit(call, inputs[1]).result(), expected[1]) <= 1e-4
+    with concurrent.futures.ThreadPoolExecutor(4) as pool:
+        results = list(pool.map(call, inputs))
+    for got, want in zip(results, expected, strict=True):
+        assert relative_error(got, want) <= 1e-4
+    streams = [torch.cuda.Stream() for _ in range(2)]
+    for stream in streams:
+        stream.wait_stream(torch.cuda.current_stream())
+    results = []
+    with torch.no_grad():
+        for i, x in enumerate(inputs):
+            with torch.cuda.stream(streams[i % 2]):
+                results.append(compiled(x))
+    for stream in streams:
+        torch.cuda.current_stream().wait_stream(stream)
+    torch.cuda.synchronize()
+    for got, want in zip(results, expected, strict=True):
+        assert relative_error(got, want) <= 1e-4
 
 
 @pytest.fixture

@@ -64,11 +64,11 @@ def _replay(input_device: int) -> tuple:
     base = ctypes.addressof(words)
     places = ((base, 0, 1), (base + 8, 16, 2), (base + 16, 0, 0), (base + 24, 0, 0))
     spec = ((4, 8), torch.float32, input_device, (8, 1), 16)
-    device = [0]
+    device, stream = [0], [STREAM]
     replay = module.Replay(
         *driver.pointers(),
         lambda: device[0],
-        lambda index: STREAM,
+        lambda index: stream[0],
         0,
         torch.Tensor,
         ((*spec, 0, 2), (*spec, 2, 3)),
@@ -81,7 +81,8 @@ def _replay(input_device: int) -> tuple:
         fail,
         None,
     )
-    return replay, driver, words, device
+    replay.stream = STREAM  # (the runtime sets the stream its last call ran on)
+    return replay, driver, words, device, stream
 
 
 @pytest.fixture
@@ -90,7 +91,7 @@ def setup():
 
 
 def test_a_call_writes_addresses_updates_changed_nodes_and_launches(setup):
-    replay, driver, words, _ = setup
+    replay, driver, words, *_ = setup
     a, b = torch.randn(4, 8), torch.randn(4, 8)
     out = replay((a, b))
     assert out.shape == (4, 8) and out.stride() == (8, 1) and out.dtype == torch.float32
@@ -107,7 +108,7 @@ def test_a_call_writes_addresses_updates_changed_nodes_and_launches(setup):
 
 
 def test_inputs_the_graphs_were_not_built_for_go_back_to_python(setup):
-    replay, driver, words, device = setup
+    replay, driver, words, device, _ = setup
     a, b = torch.randn(4, 8), torch.randn(4, 8)
     before = list(words)
     refused = [
@@ -125,12 +126,12 @@ def test_inputs_the_graphs_were_not_built_for_go_back_to_python(setup):
     device[0] = 1
     assert replay((a, b)) is None
     assert driver.take() == [] and list(words) == before
-    on_a_gpu, driver, words, _ = _replay(0)  # a plan for GPU 0 refuses tensors elsewhere (here the CPU's)
+    on_a_gpu, driver, words, *_ = _replay(0)  # a plan for GPU 0 refuses tensors elsewhere (here the CPU's)
     assert on_a_gpu((a, b)) is None and driver.take() == [] and list(words) == [0, 0, 0, 0]
 
 
 def test_a_watched_tensor_changed_in_place_goes_back_to_python(setup):
-    replay, _, _, _ = setup
+    replay, *_ = setup
     weight = torch.randn(3)
     replay.set_watch(((weight, weight._version),))
     a, b = torch.randn(4, 8), torch.randn(4, 8)
@@ -144,7 +145,7 @@ def test_a_watched_tensor_changed_in_place_goes_back_to_python(setup):
 
 
 def test_a_failed_update_raises_and_the_next_call_updates_again(setup):
-    replay, driver, words, _ = setup
+    replay, driver, words, *_ = setup
     a, b = torch.randn(4, 8), torch.randn(4, 8)
     driver.set_result = 700
     with pytest.raises(Failed, match="cuGraphExecKernelNodeSetParams: 700"):
@@ -155,6 +156,19 @@ def test_a_failed_update_raises_and_the_next_call_updates_again(setup):
     replay((a, b))
     calls = driver.take()
     assert calls == [("set", 0xA), ("set", 0xB), ("set", 0xC), ("launch", EXEC, STREAM)]
+
+
+def test_a_call_on_another_stream_goes_back_to_python(setup):
+    """The runtime orders a new stream after the last call's (they share the arena), then moves the
+    replay's stream to it."""
+    replay, driver, words, _, stream = setup
+    a, b = torch.randn(4, 8), torch.randn(4, 8)
+    stream[0] = STREAM + 0x100
+    assert replay((a, b)) is None
+    assert driver.take() == [] and list(words) == [0, 0, 0, 0]
+    replay.stream = STREAM + 0x100
+    assert replay((a, b)) is not None
+    assert driver.take()[-1] == ("launch", EXEC, STREAM + 0x100)
 
 
 def test_bad_construction_is_refused():

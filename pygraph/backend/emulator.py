@@ -13,6 +13,7 @@ arguments in plan order (again whenever they change), then `emulator(inputs)` pe
 
 from __future__ import annotations
 
+import threading
 from collections.abc import Sequence
 from typing import Any
 
@@ -25,6 +26,8 @@ from .random import seed_and_offset
 from .stats import plan_stats
 from .tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from .triton_source import load_interpreted
+
+_INTERPRETER = threading.Lock()  # Triton's interpreter keeps global state: one plan runs at a time
 
 
 class Emulator:
@@ -41,6 +44,8 @@ class Emulator:
                 if node.kind in ("library", "host"):
                     self.calls[id(node)] = AtenCall(node.op, node.aten_args, torch.device("cpu"))
         self.inputs = [a for a in plan.arguments if a.role == "input"]
+        written = {plan.buffers[b].root for s in plan.segments for n in s.nodes for b in n.writes}
+        self.writes_input = [arg.buffer in written for arg in self.inputs]
         self.rng = [a for a in plan.arguments if a.role == "rng"]  # seed, offset: written each call
         self.state_args = [a for a in plan.arguments if a.role not in ("input", "rng")]
         self.state: list[torch.Tensor] | None = None
@@ -102,11 +107,12 @@ class Emulator:
                 tensors[buffer] = torch.as_strided(base, buf.layout.shape, buf.layout.strides, start)
             return tensors[buffer]
 
-        for step in plan.steps:
-            for node in step.nodes:
-                self._run(node, tensor, tensors, table)
-        for (arg, used), given in zip(bound, inputs, strict=False):  # inputs, then seed and offset
-            if used is not given and arg.io != "value":  # a staged input: the plan may have written it
+        with _INTERPRETER:
+            for step in plan.steps:
+                for node in step.nodes:
+                    self._run(node, tensor, tensors, table)
+        for (arg, used), given, writes in zip(bound, inputs, self.writes_input, strict=False):
+            if used is not given and writes and arg.io != "value":  # a staged input the plan writes
                 given.copy_(used)
         return [tensor(o.buffer).clone() if o.io == "copy" else tensor(o.buffer) for o in plan.outputs]
 

@@ -5,7 +5,8 @@
  * what `CudaRuntime.__call__` does on that path, with the same rules (`native.py` builds it from a
  * runtime and says which runtimes qualify), and returns None wherever the Python path must decide: an
  * input of another shape, dtype, device, strides or alignment, a changed watched tensor, another
- * current device. Python then handles the call, errors included.
+ * current device, another current stream than the last call's (`stream`: Python orders the new stream
+ * after the old one's work, which reused the same arena). Python then handles the call, errors included.
  *
  * Parameter words are the truth shared with the Python path: a word holds what its graph node holds,
  * so a node is updated only when an address written into one of its words changes; a failed update
@@ -15,6 +16,7 @@
 #define PY_SSIZE_T_CLEAN
 #include <Python.h>
 #include <stdint.h>
+#include <structmember.h>
 #include <stdlib.h>
 #include <string.h>
 
@@ -59,6 +61,7 @@ typedef struct {
     void **launches;
     char *dirty;
     unsigned long long *addresses; /* per input and output, during a call */
+    unsigned long long stream;     /* the raw stream of the last call (set by Python, which orders a change) */
     int single;
 } Replay;
 
@@ -180,6 +183,7 @@ static PyObject *Replay_call(Replay *self, PyObject *args, PyObject *kwargs) {
     void *stream = PyLong_AsVoidPtr(raw);
     Py_DECREF(raw);
     if (stream == NULL && PyErr_Occurred()) return NULL;
+    if ((unsigned long long)(uintptr_t)stream != self->stream) Py_RETURN_NONE;
     PyObject *outputs = PyList_New(self->n_outputs);
     if (outputs == NULL) return NULL;
     for (Py_ssize_t j = 0; j < self->n_outputs; j++) {
@@ -382,6 +386,11 @@ static PyMethodDef Replay_methods[] = {
     {NULL, NULL, 0, NULL},
 };
 
+static PyMemberDef Replay_members[] = {
+    {"stream", T_ULONGLONG, offsetof(Replay, stream), 0, "the raw stream a call must be on to stay in C"},
+    {NULL, 0, 0, 0, NULL},
+};
+
 static PyTypeObject ReplayType = {
     PyVarObject_HEAD_INIT(NULL, 0).tp_name = "pygraph_replay.Replay",
     .tp_basicsize = sizeof(Replay),
@@ -392,6 +401,7 @@ static PyTypeObject ReplayType = {
     .tp_dealloc = (destructor)Replay_dealloc,
     .tp_call = (ternaryfunc)Replay_call,
     .tp_methods = Replay_methods,
+    .tp_members = Replay_members,
 };
 
 static struct PyModuleDef module = {

@@ -149,6 +149,7 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).extend(roots)
         self._index = index
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
+        self._raw: int | None = None  # the raw stream of the last call (`_follow`)
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
         # Outputs a vendor call writes ("patch" on a call's result): until a graph's inlined recording
         # writes the fresh tensor, the call's own result is returned (eager runs), or a copy of what its
@@ -202,6 +203,8 @@ class CudaRuntime:
             raise RuntimeError("bind_state() must come before the first call")
         # The caller's current stream, read without making a torch Stream object.
         raw = torch._C._cuda_getCurrentRawStream(self._index)
+        if raw != self._raw:
+            self._follow(raw)
         stream = self._streams.get(raw)
         if stream is None:
             stream = self._streams[raw] = cu.CUstream(raw)
@@ -231,8 +234,22 @@ class CudaRuntime:
             self._built = True
             self._fresh_outputs()
             self.native = self._native_replay()
+            if self.native is not None:
+                self.native.stream = raw
         self._drop_call()
         return results
+
+    def _follow(self, raw: int) -> None:
+        """A call on another stream than the last call's: its work waits for the last call's (both use the
+        arena), as eager's allocator keeps one stream's memory from another's; the native replay takes the
+        calls on the new stream from now on."""
+        if self._raw is not None:
+            done = torch.cuda.Event()
+            done.record(torch.cuda.ExternalStream(self._raw, device=self.device))
+            torch.cuda.ExternalStream(raw, device=self.device).wait_event(done)
+        self._raw = raw
+        if self.native is not None:
+            self.native.stream = raw
 
     def _warm_up(self) -> None:
         """The first call: each runner list is a placer, then one runner per node; results freed after
