@@ -1,0 +1,96 @@
+"""One decoding step of a Llama-style model in bfloat16 at batch 1 (the workload CUDA graphs exist for: one
+token through every layer, products of one row), with transformers' static cache held as buffers and
+written in place: eager, reduce-overhead and pygraph, time per step and the logits against eager's.
+
+On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s24-h200.log).
+The model has random weights: hidden 2048, 8 layers, 16 heads over 4 key-value heads, MLP 5632, 32000
+words, a cache of 512 positions; each timed step writes the next position.
+"""
+
+import time
+
+import torch
+import transformers
+from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+import pygraph
+from pygraph.metrics import relative_error
+
+STEPS, ROUNDS = 50, 5
+
+
+class Step(torch.nn.Module):
+    def __init__(self, step: torch.nn.Module) -> None:
+        super().__init__()
+        self.step = step
+
+    def forward(self, ids: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        return self.step(input_ids=ids, cache_position=position)
+
+
+def build() -> Step:
+    torch.manual_seed(0)
+    config = transformers.LlamaConfig(
+        hidden_size=2048,
+        intermediate_size=5632,
+        num_hidden_layers=8,
+        num_attention_heads=16,
+        num_key_value_heads=4,
+        vocab_size=32000,
+        max_position_embeddings=512,
+    )
+    model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
+    model.generation_config.use_cache = True
+    model.generation_config.cache_implementation = "static"
+    step = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=512)
+    return Step(step).cuda().eval()
+
+
+def inputs(i: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randint(0, 32000, (1, 1), device="cuda"), torch.tensor([8 + i % 400], device="cuda")
+
+
+def per_step_ms(fn) -> float:
+    rounds = []
+    for r in range(ROUNDS):
+        for i in range(5):
+            fn(*inputs(i))
+        torch.cuda.synchronize()
+        start = time.perf_counter()
+        for i in range(STEPS):
+            fn(*inputs(r * STEPS + i))
+        torch.cuda.synchronize()
+        rounds.append((time.perf_counter() - start) * 1e3 / STEPS)
+    return sorted(rounds)[ROUNDS // 2]
+
+
+def main() -> None:
+    with torch.no_grad():
+        step = build()
+        check = [inputs(i) for i in range(3)]
+        reference = [step(*x).float() for x in check]
+        systems = {
+            "eager": lambda: step,
+            "ro": lambda: torch.compile(step, mode="reduce-overhead"),
+            "pygraph": lambda: pygraph.export_and_compile(step, inputs(0)),
+        }
+        for name, make in systems.items():
+            start = time.perf_counter()
+            fn = make()
+            for x in check:  # (warm-up; the cache positions they write are written again below)
+                fn(*x)
+            torch.cuda.synchronize()
+            built = time.perf_counter() - start
+            errors = [relative_error(fn(*x).float(), ref) for x, ref in zip(check, reference, strict=True)]
+            ms = per_step_ms(fn)
+            print(
+                f"{name:8s} {ms:.4f} ms per step; built and warmed in {built:.1f} s; logits against eager's "
+                f"(bfloat16 both): {max(errors):.1e}",
+                flush=True,
+            )
+            del fn
+            torch._dynamo.reset()
+
+
+if __name__ == "__main__":
+    main()
