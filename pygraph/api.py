@@ -158,6 +158,26 @@ class _StateWatch:
         cls.installed = True
 
 
+def _tied(model: torch.nn.Module) -> list[list[str]]:
+    """Groups of parameter and buffer names that share one tensor (tied embeddings): torch.export keeps
+    one of each group, which the program then reads for all of them."""
+    by_tensor: dict[int, list[str]] = {}
+    for name, tensor in [
+        *model.named_parameters(remove_duplicate=False),
+        *model.named_buffers(remove_duplicate=False),
+    ]:
+        by_tensor.setdefault(id(tensor), []).append(name)
+    return [names for names in by_tensor.values() if len(names) > 1]
+
+
+def _tensor_at(model: torch.nn.Module, name: str) -> Any:
+    module, _, attribute = name.rpartition(".")
+    try:
+        return getattr(model.get_submodule(module), attribute)
+    except AttributeError:
+        return None
+
+
 class CompileError(Exception):
     """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
 
@@ -438,6 +458,7 @@ class CompiledModel:
         self._reads = reads
         self._reads_per_call = tuple(read for read in reads if read.per_call)
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
+        self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
@@ -683,6 +704,12 @@ class CompiledModel:
                 raise AssumptionFailed(
                     f"{changed}: a call now runs a program traced through the modules and hooks it finds"
                 )
+            for names in self._tied:
+                if len({id(_tensor_at(self.model, name)) for name in names}) != 1:
+                    raise AssumptionFailed(
+                        f"{', '.join(f'`{n}`' for n in names)} shared one tensor when the program was traced "
+                        "and no longer do: a call runs a program traced from the model as it is now"
+                    )
             if _modes(self.model) != self._modes:
                 raise AssumptionFailed(
                     f"{type(self.model).__name__} was compiled in "

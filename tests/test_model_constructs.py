@@ -519,6 +519,30 @@ def _check_changed_modules_and_hooks(device: str) -> None:
     assert "calls take more than PYGRAPH_MAX_VARIANTS" in changes[7]  # (then the model runs the call)
 
 
+class Tied(nn.Module):
+    """An embedding and an output projection sharing one weight, as GPT-2's do."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embedding, self.head = nn.Embedding(20, 8), nn.Linear(8, 20, bias=False)
+        self.head.weight = self.embedding.weight
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        return self.head(torch.tanh(self.embedding(ids)))
+
+
+def test_weights_untied_after_compiling_are_read_apart():
+    torch.manual_seed(0)
+    model, ids = Tied(), torch.randint(0, 20, (3, 5))
+    compiled = pygraph.export_and_compile(model, (ids,), target="emulator")
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        assert relative_error(compiled(ids), model(ids)) <= 1e-6
+        model.head.weight = nn.Parameter(torch.randn(20, 8))
+        assert relative_error(compiled(ids), model(ids)) <= 1e-6
+    assert any("`embedding.weight`, `head.weight` shared one tensor" in str(w.message) for w in caught)
+
+
 def test_hooks_and_modules_changed_after_compiling_are_followed():
     _check_changed_modules_and_hooks("cpu")
 

@@ -39,11 +39,13 @@ def build() -> Step:
         vocab_size=32000,
         max_position_embeddings=512,
     )
-    model = transformers.LlamaForCausalLM(config).to(torch.bfloat16)
+    model = transformers.LlamaForCausalLM(config).to(
+        "cuda", torch.bfloat16
+    )  # (the cache is made on its device)
     model.generation_config.use_cache = True
     model.generation_config.cache_implementation = "static"
     step = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=512)
-    return Step(step).cuda().eval()
+    return Step(step).eval()
 
 
 def inputs(i: int) -> tuple[torch.Tensor, torch.Tensor]:
@@ -71,8 +73,10 @@ def main() -> None:
         reference = [step(*x).float() for x in check]
         systems = {
             "eager": lambda: step,
-            "ro": lambda: torch.compile(step, mode="reduce-overhead"),
+            # (before ro: torch.export of a module Dynamo compiled in this process fails, "expected
+            # compiled_fn to be GraphModule")
             "pygraph": lambda: pygraph.export_and_compile(step, inputs(0)),
+            "ro": lambda: torch.compile(step, mode="reduce-overhead"),
         }
         for name, make in systems.items():
             start = time.perf_counter()
