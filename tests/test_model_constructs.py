@@ -402,6 +402,21 @@ def test_a_counter_the_model_decides_on_is_traced_again_for_each_value():
     assert "`calls` (0 -> 1)" in messages[0]
 
 
+def _calls_after_each(
+    steps: list[Callable[[], Any]], compiled: Any, model: nn.Module, device: str
+) -> list[str]:
+    """Runs each step, then two calls on fresh [2, 4] inputs, each checked against eager; returns the
+    messages of the warnings given meanwhile."""
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in steps:
+            step()
+            for _ in range(2):
+                x = torch.randn(2, 4, device=device)
+                assert relative_error(compiled(x), model(x)) <= 1e-6
+    return [str(w.message) for w in caught]
+
+
 def _check_reassigned_options(device: str) -> None:
     """Attributes forward reads, assigned between calls (and back): each call computes what eager does,
     with one program per set of values."""
@@ -409,22 +424,16 @@ def _check_reassigned_options(device: str) -> None:
     model, x = ReadsItsOptions().to(device), torch.randn(2, 4, device=device)
     target = "cuda" if device == "cuda" else "emulator"
     compiled = pygraph.export_and_compile(model, (x,), target=target)
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for name, value in [
-            ("scale", 3.0),
-            ("use_relu", True),
-            ("offset", -1.0),
-            ("scale", 2.0),
-            (None, None),
-        ]:
-            if name is not None:
-                setattr(model.options if name == "offset" else model, name, value)
-            for _ in range(2):
-                x = torch.randn(2, 4, device=device)
-                assert relative_error(compiled(x), model(x)) <= 1e-6
+    steps = [
+        lambda: setattr(model, "scale", 3.0),
+        lambda: setattr(model, "use_relu", True),
+        lambda: setattr(model.options, "offset", -1.0),
+        lambda: setattr(model, "scale", 2.0),
+        lambda: None,
+    ]
+    caught = _calls_after_each(steps, compiled, model, device)
     assert len(compiled._ways) == 5  # (scale back at 2.0 is a set of values seen before the last change)
-    messages = [str(w.message) for w in caught if "Python attribute" in str(w.message)]
+    messages = [m for m in caught if "Python attribute" in m]
     assert len(messages) == 4 and "`scale` (2.0)" in messages[0] and "this call finds 3.0" in messages[0]
 
 
@@ -461,15 +470,9 @@ def _check_changed_in_place(device: str) -> None:
         lambda: model.gains.__setitem__(0, 1),  # (an int where a float was: Python code may tell them apart)
         lambda: None,
     ]
-    with warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for step in steps:
-            step()
-            for _ in range(2):
-                x = torch.randn(2, 4, device=device)
-                assert relative_error(compiled(x), model(x)) <= 1e-6
+    caught = _calls_after_each(steps, compiled, model, device)
     assert len(compiled._ways) == 5
-    messages = [str(w.message) for w in caught if "Python attribute" in str(w.message)]
+    messages = [m for m in caught if "Python attribute" in m]
     assert len(messages) == 4 and "`gains` ([1.0, 2.0])" in messages[0]
     assert "this call finds [1, 2.0, 3.0]" in messages[3]
 
@@ -504,14 +507,7 @@ def _check_changed_modules_and_hooks(device: str) -> None:
         lambda: setattr(model[2], "bias", None),  # (a parameter set to None reaches no registration hook)
         lambda: model.__delitem__(1),  # (nor does deleting a module)
     ]
-    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
-        warnings.simplefilter("always")
-        for step in steps:
-            step()
-            for _ in range(2):
-                x = torch.randn(2, 4, device=device)
-                assert relative_error(compiled(x), model(x)) <= 1e-6
-    changes = [str(w.message) for w in caught if "Sequential: " in str(w.message)]
+    changes = [m for m in _calls_after_each(steps, compiled, model, device) if "Sequential: " in m]
     assert len(changes) == len(steps) - 1  # (removing the global hook goes back to a program traced before)
     assert "the forward hooks of module `0` changed" in changes[0]
     assert "module `2` is another one" in changes[5]
