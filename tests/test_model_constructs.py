@@ -943,3 +943,119 @@ def test_as_strided_windows_stay_views():
     for _ in range(2):
         x = torch.randn(2, 16, 8)
         assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
+class WritesThroughAHolder(nn.Module):
+    """A cache registered as a buffer that forward writes through another object holding the same tensor
+    (transformers' StaticCache under `TorchExportableModuleWithStaticCache`), at a position given by a
+    tensor. (Made on its device: `.to()` would replace the buffer but not the holder's tensor.)"""
+
+    def __init__(self, device: str = "cpu") -> None:
+        super().__init__()
+        self.proj = nn.Linear(4, 4, device=device)
+        self.register_buffer("cache", torch.zeros(6, 4, device=device), persistent=False)
+        self.holder = types.SimpleNamespace(cache=self.cache)
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.holder.cache.index_copy_(0, position, self.proj(x))
+        return self.holder.cache.sum(0) * self.cache[0]
+
+
+def _check_writes_through_a_holder(device: str) -> None:
+    torch.manual_seed(0)
+    model = WritesThroughAHolder(device)
+    reference = copy.deepcopy(model)
+    reference.holder.cache = reference.cache  # (deepcopy copies the namespace's tensor apart)
+    target = "cuda" if device == "cuda" else "emulator"
+    position = torch.tensor([0], device=device)
+    compiled = pygraph.export_and_compile(model, (torch.randn(1, 4, device=device), position), target=target)
+    with torch.no_grad():
+        for i in (0, 3, 5, 0):
+            x, position = torch.randn(1, 4, device=device), torch.tensor([i], device=device)
+            assert relative_error(compiled(x, position), reference(x, position)) <= 1e-6
+            assert relative_error(model.cache, reference.cache) <= 1e-6 and model.holder.cache is model.cache
+    assert not model.cache.requires_grad  # (tracing records the write on the real tensor)
+
+
+def test_state_written_through_another_object_is_that_state():
+    _check_writes_through_a_holder("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_state_written_through_another_object(no_tf32):
+    _check_writes_through_a_holder("cuda")
+
+
+class ReadsASliceThroughAHolder(WritesThroughAHolder):
+    """Writes the buffer and reads a slice of it that another object holds: a program would read the slice
+    as a constant apart from the buffer, before the write reaches it."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.holder.cache = self.cache[1:]
+
+    def forward(self, x: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        self.cache.index_copy_(0, position, self.proj(x))
+        return self.holder.cache.sum(0)
+
+
+def test_a_slice_of_written_state_read_through_another_object_is_refused():
+    model = ReadsASliceThroughAHolder()
+    with (
+        torch.no_grad(),
+        pytest.raises(pygraph.frontend.ExportError, match="overlaps buffer cache in another"),
+    ):
+        pygraph.export_and_compile(model, (torch.randn(1, 4), torch.tensor([0])), target="emulator")
+
+
+class DecodingStep(nn.Module):
+    def __init__(self, step: nn.Module) -> None:
+        super().__init__()
+        self.step = step
+
+    def forward(self, ids: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
+        return self.step(input_ids=ids, cache_position=position)
+
+
+def _check_static_cache_decoding(device: str) -> None:
+    """Llama decoding one token at a time into transformers' StaticCache (its export recipe): logits and
+    the cache written in place match eager's at each position."""
+    transformers = pytest.importorskip("transformers", reason="transformers is not installed")
+    from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
+
+    def build() -> nn.Module:
+        torch.manual_seed(0)
+        config = transformers.LlamaConfig(
+            hidden_size=32, intermediate_size=64, num_hidden_layers=2, num_attention_heads=4,
+            num_key_value_heads=2, vocab_size=100, max_position_embeddings=16,
+        )  # fmt: skip
+        llama = transformers.LlamaForCausalLM(config).to(device)
+        llama.generation_config.use_cache = True
+        llama.generation_config.cache_implementation = "static"
+        step = TorchExportableModuleWithStaticCache(llama, batch_size=1, max_cache_len=16)
+        return DecodingStep(step).eval()
+
+    model, reference = build(), build()
+    target = "cuda" if device == "cuda" else "emulator"
+
+    def token(i: int) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.randint(0, 100, (1, 1), device=device), torch.tensor([i], device=device)
+
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, token(0), target=target)
+        for i in range(5):
+            ids, position = token(i)
+            assert relative_error(compiled(ids, position), reference(ids, position)) <= 1e-5
+        caches = [(a, b) for a, b in zip(model.buffers(), reference.buffers(), strict=True) if a.dim() == 4]
+        assert caches and all(relative_error(a, b) <= 1e-5 and a[:, :, :5].abs().min() > 0 for a, b in caches)
+
+
+def test_static_cache_decoding():
+    _check_static_cache_decoding("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_static_cache_decoding(no_tf32):
+    _check_static_cache_decoding("cuda")

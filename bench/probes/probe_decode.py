@@ -55,15 +55,33 @@ def inputs(i: int) -> tuple[torch.Tensor, torch.Tensor]:
 def per_step_ms(fn) -> float:
     rounds = []
     for r in range(ROUNDS):
-        for i in range(5):
-            fn(*inputs(i))
+        steps = [inputs(r * STEPS + i) for i in range(STEPS)]  # (made before the clock starts)
+        for x in steps[:5]:
+            fn(*x)
         torch.cuda.synchronize()
         start = time.perf_counter()
-        for i in range(STEPS):
-            fn(*inputs(r * STEPS + i))
+        for x in steps:
+            fn(*x)
         torch.cuda.synchronize()
         rounds.append((time.perf_counter() - start) * 1e3 / STEPS)
     return sorted(rounds)[ROUNDS // 2]
+
+
+def gpu_time(fn, steps: int = 10) -> str:
+    """Kernel time per step from torch.profiler (graph replays included) and the kernels costing most."""
+    xs = [inputs(i) for i in range(steps)]
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for x in xs:
+            fn(*x)
+        torch.cuda.synchronize()
+    kernels = [e for e in prof.events() if e.device_type == torch.autograd.DeviceType.CUDA]
+    total: dict[str, list[float]] = {}
+    for e in kernels:
+        total.setdefault(e.name[:60], []).append(e.device_time)
+    top = sorted(total.items(), key=lambda kv: -sum(kv[1]))[:8]
+    lines = [f"  {sum(t) / steps:8.1f} us/step  {len(t) / steps:5.1f}x  {name}" for name, t in top]
+    per_step = sum(e.device_time for e in kernels) / steps
+    return f"GPU {per_step:.1f} us per step in {len(kernels) / steps:.0f} kernels\n" + "\n".join(lines)
 
 
 def main() -> None:
@@ -73,8 +91,6 @@ def main() -> None:
         reference = [step(*x).float() for x in check]
         systems = {
             "eager": lambda: step,
-            # (before ro: torch.export of a module Dynamo compiled in this process fails, "expected
-            # compiled_fn to be GraphModule")
             "pygraph": lambda: pygraph.export_and_compile(step, inputs(0)),
             "ro": lambda: torch.compile(step, mode="reduce-overhead"),
         }
@@ -92,6 +108,9 @@ def main() -> None:
                 f"(bfloat16 both): {max(errors):.1e}",
                 flush=True,
             )
+            print(gpu_time(fn), flush=True)
+            if name == "pygraph":
+                print(f"         {fn.stats()}", flush=True)
             del fn
             torch._dynamo.reset()
 

@@ -32,6 +32,7 @@ from .pooling import pooling_as_views
 from .rewrite import keep_output_layouts, output_layouts
 from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
+from .state_aliases import constants_as_state
 from .structure import drop_constant_inputs
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
@@ -51,7 +52,8 @@ def export_program(
     warn: bool = True,
 ) -> torch.export.ExportedProgram:
     """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
-    decomposes with `TABLE`.
+    decomposes with `TABLE`; tensors reached outside the module's attributes that are its state are that
+    state (`state_aliases.py`).
 
     A model that decides in Python from values of its data is traced the way `example_inputs` take, with
     checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
@@ -67,6 +69,7 @@ def export_program(
     """
     with _exporting(model, example_inputs) as inputs:
         program = _export(model, inputs, dynamic_shapes, warn)
+        constants_as_state(program)
         if freeze:
             fold_batch_norms(program)
         fresh = fresh_constants(program)
@@ -171,7 +174,13 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
     names = argument_names(model, len(example_inputs))
     inputs, lifted = lift_numbers(model, names, example_inputs)
     try:
-        with _attributes_kept(model), _lstm_states_in_shape(), quiet_tracing(), warnings.catch_warnings():
+        with (
+            _attributes_kept(model),
+            _buffers_left_untracked(model),
+            _lstm_states_in_shape(),
+            quiet_tracing(),
+            warnings.catch_warnings(),
+        ):
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
             yield inputs
     except Exception as e:
@@ -214,6 +223,21 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
                 leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
                 if any(isinstance(leaf, FakeTensor) for leaf in leaves):
                     del module.__dict__[name]
+
+
+@contextlib.contextmanager
+def _buffers_left_untracked(model: torch.nn.Module) -> Iterator[None]:
+    """Detaches again the buffers that tracing left with autograd history. A buffer written in place
+    through another object holding it (`state_aliases.py`) is a real tensor under non-strict export: the
+    write's values are fake, but autograd records it on the real tensor, which then requires grad and
+    carries a graph of fake tensors into the model's later eager calls."""
+    untracked = [b for b in model.buffers() if b.grad_fn is None and not b.requires_grad and b._base is None]
+    try:
+        yield
+    finally:
+        for buffer in untracked:
+            if buffer.grad_fn is not None or buffer.requires_grad:
+                buffer.detach_()
 
 
 @contextlib.contextmanager

@@ -66,7 +66,7 @@ from ..ir.torch_types import contiguous_layout, is_tensor, tensor_info
 from . import gathers, pointwise, reductions
 from .base import Pass, PassError, main_function
 from .matmul_kernel import computes_alone
-from .matvec_kernel import read_matvec
+from .matvec_kernel import MAX_PROLOGUE_K, read_matvec
 from .products import read_product
 
 # Ops that make the scalars (and scalar tensors) a fused body reads; cloned into it.
@@ -251,14 +251,16 @@ class _Grouping:
                     self._merge(cat_group, piece)
 
     def _fuse_prologues(self) -> None:
-        """Moves the group computing a matvec's row, if nothing else reads its values, into the matvec's
-        group, as the prologue of its kernel (module docstring)."""
+        """Moves the group computing a matvec's row, if nothing else reads its values and the row is at most
+        MAX_PROLOGUE_K long, into the matvec's group, as the prologue of its kernel (module docstring)."""
         for group in [g for g in self.groups if g.alone and _class(self.ops[g.members[0]]) == "matvec"]:
             (i,) = group.members
-            row = self.ops[i].operands[read_matvec(self.ops[i]).rows]
+            product = read_matvec(self.ops[i])
+            row = self.ops[i].operands[product.rows]
             producer = self._group_of(row)
             if (
-                producer is None
+                product.k > MAX_PROLOGUE_K
+                or producer is None
                 or producer.alone
                 or producer.concatenates
                 or producer.shape != tuple(tensor_info(row.type)[0])

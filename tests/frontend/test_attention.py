@@ -119,3 +119,42 @@ def test_heads_of_projections_and_the_view_back() -> None:
         compiled = pygraph.export_and_compile(model, (x,))
         assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
         assert relative_error(compiled(x), model(x)) < 1e-5
+
+
+class RepeatedKeys(nn.Module):
+    """Grouped-query attention as Llama writes it: each key and value head repeated for its group of query
+    heads (`repeat_kv`: unsqueeze, expand, reshape), then ATen's call, with a padding mask; `tiled` repeats
+    the heads as a whole instead (`repeat`), which is not what `enable_gqa` computes."""
+
+    def __init__(self, tiled: bool = False) -> None:
+        super().__init__()
+        self.tiled = tiled
+
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        b, kv_heads, keys, dim = k.shape
+        group = q.shape[1] // kv_heads
+        if self.tiled:
+            k, v = k.repeat(1, group, 1, 1), v.repeat(1, group, 1, 1)
+        else:
+            k, v = (
+                t[:, :, None].expand(b, kv_heads, group, keys, dim).reshape(b, -1, keys, dim) for t in (k, v)
+            )
+        return sdpa(q, k, v, attn_mask=keep, scale=0.3)
+
+
+@pytest.mark.parametrize("tiled", [False, True])
+def test_repeated_key_heads_are_read_in_place(tiled: bool) -> None:
+    torch.manual_seed(0)
+    model = RepeatedKeys(tiled)
+
+    def inputs() -> tuple[torch.Tensor, ...]:
+        q, k, v = torch.randn(2, 8, 3, 16), torch.randn(2, 2, 10, 16), torch.randn(2, 2, 10, 16)
+        return q, k, v, torch.rand(2, 1, 3, 10) > 0.3
+
+    compiled = pygraph.export_and_compile(model, inputs(), target="emulator")
+    torch_ir = compiled.ir("torch")
+    grouped = "torch.aten.expand" not in torch_ir and "torch.aten.repeat" not in torch_ir
+    assert grouped != tiled and torch_ir.count("torch.aten.scaled_dot_product_attention") == 1
+    for _ in range(2):
+        x = inputs()
+        assert relative_error(compiled(*x), model(*x)) < 1e-5

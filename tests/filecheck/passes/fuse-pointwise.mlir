@@ -584,6 +584,24 @@ func.func @rows(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b
 
 // -----
 
+// A row longer than MAX_PROLOGUE_K (4096) is a kernel of its own: every program would recompute it.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-NEXT:    torch.aten.silu %arg0
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK-LABEL: func.func @long_row
+// CHECK-NEXT:    %[[S:.*]] = call @fused_0(%arg0)
+// CHECK-NEXT:    call @fused_1(%[[S]], %arg1)
+func.func @long_row(%x: !torch.vtensor<[1,4097],bf16>, %w: !torch.vtensor<[8,4097],bf16>) -> !torch.vtensor<[1,8],bf16> {
+  %0 = torch.aten.silu %x {pygraph.class = "pointwise"} : !torch.vtensor<[1,4097],bf16> -> !torch.vtensor<[1,4097],bf16>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %1 = torch.aten.linear %0, %w, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,4097],bf16>, !torch.vtensor<[8,4097],bf16>, !torch.none -> !torch.vtensor<[1,8],bf16>
+  return %1 : !torch.vtensor<[1,8],bf16>
+}
+
+// -----
+
 // A piece of a concatenation computed by a pointwise op that only the cat reads (rotary embedding's
 // `cat([-x2, x1])`) joins the cat's group; one whose value is also returned stays a group of its own.
 // CHECK-LABEL: func.func private @fused_0(

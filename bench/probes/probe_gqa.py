@@ -1,0 +1,47 @@
+"""Grouped-query attention at a decoding step: ATen's attention on keys and values expanded to every query
+head (as Llama's `repeat_kv` gives them: a copy of the cache per call) against `enable_gqa=True` on the
+cache as it is (no mask, a boolean or a float one), in bfloat16 on the GPU. GPU time per call (replayed from a CUDA graph).
+
+On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gqa.py` (output:
+bench/results/probe-gqa-s25-h200.log).
+"""
+
+import torch
+import torch.nn.functional as F
+from timing import gpu_us
+
+
+def shape(heads: int, kv_heads: int, keys: int, dim: int, queries: int, mask: str) -> str:
+    q = torch.randn(1, heads, queries, dim, device="cuda", dtype=torch.bfloat16)
+    m = None  # a cache filled up to `keys - 7` positions, as a static cache's decoding step masks it
+    if mask != "no":
+        m = (torch.arange(keys, device="cuda") < keys - 7).expand(1, 1, queries, keys)
+        if mask == "float":
+            m = torch.zeros(m.shape, device="cuda", dtype=torch.bfloat16).masked_fill(~m, float("-inf"))
+    k, v = (torch.randn(1, kv_heads, keys, dim, device="cuda", dtype=torch.bfloat16) for _ in range(2))
+    group = heads // kv_heads
+
+    def expanded() -> torch.Tensor:
+        ke = k[:, :, None].expand(1, kv_heads, group, keys, dim).reshape(1, heads, keys, dim)
+        ve = v[:, :, None].expand(1, kv_heads, group, keys, dim).reshape(1, heads, keys, dim)
+        return F.scaled_dot_product_attention(q, ke, ve, attn_mask=m)
+
+    def grouped() -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True)
+
+    error = (expanded().float() - grouped().float()).abs().max().item()
+    return (
+        f"{heads} heads over {kv_heads}, {queries} x {keys} x {dim}, {mask} mask: expanded {gpu_us(expanded):6.2f} us, "
+        f"enable_gqa {gpu_us(grouped):6.2f} us (max difference {error:.1e})"
+    )
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    for case in ((16, 4, 512, 128, 1), (32, 8, 2048, 128, 1), (32, 8, 512, 128, 16), (12, 4, 256, 64, 1)):
+        for mask in ("no", "bool", "float"):
+            print(shape(*case, mask), flush=True)
+
+
+if __name__ == "__main__":
+    main()
