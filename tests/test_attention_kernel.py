@@ -257,7 +257,6 @@ def test_auto_routes_as_measured(
     [
         (((2, 3, 8, 272), (2, 3, 8, 272), (2, 3, 8, 16)), {}),  # a head dim past MAX_HEAD_DIM
         (((2, 3, 8, 16), (2, 1, 8, 16), (2, 1, 8, 16)), {}),  # k and v broadcast over heads
-        (((2, 4, 8, 16), (2, 2, 8, 16), (2, 2, 8, 16)), {"enable_gqa": True}),
     ],
 )
 def test_attentions_the_kernel_cannot_compute_stay_aten(shapes: tuple, options: dict) -> None:
@@ -268,6 +267,53 @@ def test_attentions_the_kernel_cannot_compute_stay_aten(shapes: tuple, options: 
         n for n in program.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default
     ]
     assert KERNEL_META not in node.meta
+
+
+def grouped_inputs(
+    dtype: torch.dtype, queries: int, mask: bool, device: str = "cpu"
+) -> tuple[torch.Tensor, ...]:
+    """8 query heads over 2 key and value heads (enable_gqa), 37 keys, head dim 40, and a padding mask."""
+    inputs = tuple(torch.randn(2, h, n, 40, device=device) for h, n in ((8, queries), (2, 37), (2, 37)))
+    keep = (torch.rand(2, 1, 1, 37, device=device) > 0.3,) if mask else ()
+    return tuple(x.to(dtype) for x in inputs) + keep
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("queries, mask", [(1, True), (5, False), (20, True)])
+def test_grouped_query_heads_and_half_precision(dtype: torch.dtype, queries: int, mask: bool) -> None:
+    """Each key and value head serves a group of query heads (read in place, no copy); half-precision
+    operands are read as float32 and the result rounded once: within eager's own rounding of the float32
+    result."""
+    _check_grouped(dtype, queries, mask, "cpu")
+
+
+def _check_grouped(dtype: torch.dtype, queries: int, mask: bool, device: str) -> None:
+    torch.manual_seed(0)
+    model = Attention(enable_gqa=True)
+    inputs = grouped_inputs(dtype, queries, mask, device)
+    compiled = compile_kernel(model, inputs, "emulator" if device == "cpu" else "cuda")
+    for _ in range(2):
+        exact = model(*(x.float() if x.is_floating_point() else x for x in inputs))
+        with torch.no_grad():
+            got, eager = compiled(*inputs), model(*inputs)
+        assert got.dtype == dtype and not exact.isnan().any()
+        bound = 1e-5 if dtype == torch.float32 else 2 * relative_error(eager.float(), exact)
+        assert relative_error(got.float(), exact) <= bound, (relative_error(got.float(), exact), bound)
+        inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
+
+
+@pytest.mark.parametrize("route, queries", [("auto", 1), ("auto", 128), ("kernel", 1)])
+def test_half_precision_attentions_go_to_aten_unless_forced(route: str, queries: int) -> None:
+    """`auto` leaves bfloat16 attentions to ATen's flash and cuDNN kernels, which split the keys of a
+    decoding step across programs (bench/results/probe-gqa-s25-h200.log); forced, the kernel's dots run in
+    TF32, exact for half-precision q and k."""
+    inputs = grouped_inputs(torch.bfloat16, queries, mask=True)
+    with knobs.scope(gpu_layouts="on", attention=route):
+        program = export_program(Attention(enable_gqa=True), inputs)
+    (call,) = [
+        n for n in program.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default
+    ]
+    assert call.meta.get(KERNEL_META) == ("tf32" if route == "kernel" else None)
 
 
 @pytest.mark.parametrize("tf32", [False, True])
@@ -319,6 +365,15 @@ def test_gpu_models_with_the_attention_kernel_match_eager(name: str) -> None:
     compiled = compile_kernel(model, inputs, "cuda")
     with torch.no_grad():
         assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.float16], ids=str)
+@pytest.mark.parametrize("queries, mask", [(1, True), (5, False), (20, True)])
+def test_gpu_grouped_query_heads_and_half_precision(dtype: torch.dtype, queries: int, mask: bool) -> None:
+    _check_grouped(dtype, queries, mask, "cuda")
 
 
 @pytest.mark.gpu

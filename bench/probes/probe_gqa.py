@@ -1,6 +1,7 @@
 """Grouped-query attention at a decoding step: ATen's attention on keys and values expanded to every query
 head (as Llama's `repeat_kv` gives them: a copy of the cache per call) against `enable_gqa=True` on the
-cache as it is (no mask, a boolean or a float one), in bfloat16 on the GPU. GPU time per call (replayed from a CUDA graph).
+cache as it is (no mask, a boolean or a float one), in bfloat16 on the GPU, and pygraph's generated kernel on
+the same. GPU time per call (ATen's: replayed from a CUDA graph; the kernel's: torch.profiler).
 
 On the GPU machine: `PYTHONPATH=$PYTHONPATH:bench/probes python3 bench/probes/probe_gqa.py` (output:
 bench/results/probe-gqa-s25-h200.log).
@@ -9,6 +10,39 @@ bench/results/probe-gqa-s25-h200.log).
 import torch
 import torch.nn.functional as F
 from timing import gpu_us
+
+import pygraph
+from pygraph.knobs import knobs
+
+
+class Grouped(torch.nn.Module):
+    def forward(self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, *mask: torch.Tensor) -> torch.Tensor:
+        return F.scaled_dot_product_attention(q, k, v, *mask, enable_gqa=True)
+
+
+def kernel_us(
+    q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, m: torch.Tensor | None
+) -> tuple[float, float]:
+    """pygraph's generated attention kernel on these operands: its GPU time per call (torch.profiler) and
+    its result's largest difference from ATen's."""
+    inputs = (q, k, v) + (() if m is None else (m,))
+    with knobs.scope(attention="kernel"):
+        compiled = pygraph.export_and_compile(Grouped(), inputs)
+    calls = 20
+    for _ in range(3):
+        compiled(*inputs)
+    torch.cuda.synchronize()
+    with torch.profiler.profile(activities=[torch.profiler.ProfilerActivity.CUDA]) as prof:
+        for _ in range(calls):
+            compiled(*inputs)
+        torch.cuda.synchronize()
+    times = [
+        e.device_time
+        for e in prof.events()
+        if e.device_type == torch.autograd.DeviceType.CUDA and "attention" in e.name
+    ]
+    error = (compiled(*inputs).float() - Grouped()(*inputs).float()).abs().max().item()
+    return sum(times) / calls, error
 
 
 def shape(heads: int, kv_heads: int, keys: int, dim: int, queries: int, mask: str) -> str:
@@ -30,15 +64,19 @@ def shape(heads: int, kv_heads: int, keys: int, dim: int, queries: int, mask: st
         return F.scaled_dot_product_attention(q, k, v, attn_mask=m, enable_gqa=True)
 
     error = (expanded().float() - grouped().float()).abs().max().item()
+    kernel, kernel_error = kernel_us(q, k, v, m)
     return (
         f"{heads} heads over {kv_heads}, {queries} x {keys} x {dim}, {mask} mask: expanded {gpu_us(expanded):6.2f} us, "
-        f"enable_gqa {gpu_us(grouped):6.2f} us (max difference {error:.1e})"
+        f"enable_gqa {gpu_us(grouped):6.2f} us (max difference {error:.1e}); pygraph's kernel {kernel:6.2f} us "
+        f"(max difference {kernel_error:.1e})"
     )
 
 
 def main() -> None:
     torch.manual_seed(0)
-    for case in ((16, 4, 512, 128, 1), (32, 8, 2048, 128, 1), (32, 8, 512, 128, 16), (12, 4, 256, 64, 1)):
+    cases = [(16, 4, 512, 128, 1), (32, 8, 2048, 128, 1), (12, 4, 256, 64, 1)]
+    cases += [(32, 8, 512, 128, n) for n in (4, 16, 32, 128)]
+    for case in cases:
         for mask in ("no", "bool", "float"):
             print(shape(*case, mask), flush=True)
 

@@ -835,14 +835,16 @@ def _gpt2_cache() -> tuple[nn.Module, Inputs]:
     return Wrap(model, run), lambda s: text(s, left=True)
 
 
-@case("hf/llama_static_cache_step")
-def _static_cache() -> tuple[nn.Module, Inputs]:
-    """One decode step into a StaticCache held as buffers (transformers' export recipe): written in place."""
+def static_cache_step(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    """One decode step into a StaticCache held as buffers (transformers' export recipe): written in place,
+    through the cache object that holds the same tensors."""
     import transformers
     from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
-    config = transformers.LlamaConfig(**ENC, num_key_value_heads=2, max_position_embeddings=32)
-    model = transformers.LlamaForCausalLM(config)
+    config = getattr(transformers, config_name)(
+        **{**ENC, "num_key_value_heads": 2, "max_position_embeddings": 32, **overrides}
+    )
+    model = getattr(transformers, cls_name)(config)
     model.generation_config.use_cache = True
     model.generation_config.cache_implementation = "static"
     step = TorchExportableModuleWithStaticCache(model, batch_size=2, max_cache_len=16)
@@ -851,6 +853,28 @@ def _static_cache() -> tuple[nn.Module, Inputs]:
         return text(s, seq=1)[0], torch.tensor([3 + s])
 
     return Wrap(step, lambda m, ids, position: m(input_ids=ids, cache_position=position)), inputs
+
+
+@case("hf/llama_static_cache_step")
+def _llama_static_cache() -> tuple[nn.Module, Inputs]:
+    return static_cache_step("LlamaForCausalLM", "LlamaConfig")
+
+
+@case("hf/mistral_static_cache_step")
+def _mistral_static_cache() -> tuple[nn.Module, Inputs]:
+    return static_cache_step("MistralForCausalLM", "MistralConfig", sliding_window=4)
+
+
+@case("hf/gemma3_static_cache_step")
+def _gemma3_static_cache() -> tuple[nn.Module, Inputs]:
+    """Sliding and global layers alternating, with a cache of each kind."""
+    return static_cache_step("Gemma3ForCausalLM", "Gemma3TextConfig", head_dim=8, sliding_window=4)
+
+
+@case("hf/gpt_neox_static_cache_step")
+def _gpt_neox_static_cache() -> tuple[nn.Module, Inputs]:
+    """Heads of their own for keys and values, rotary embedding over part of each head."""
+    return static_cache_step("GPTNeoXForCausalLM", "GPTNeoXConfig", num_key_value_heads=4, rotary_pct=0.5)
 
 
 @case("hf/qwen3")
@@ -1543,7 +1567,8 @@ def run_case(name: str, dtype: torch.dtype = torch.float32, device: str = "cpu")
     torch.manual_seed(0)
     start = time.time()
     try:
-        model, inputs = CASES[name]()
+        with torch.device(device):  # (made there: `.to()` replaces tensors that other objects also hold)
+            model, inputs = CASES[name]()
         model = model.eval().float().to(device)
         reference = copy.deepcopy(model) if dtype != torch.float32 else None
         model = model.to(dtype)

@@ -24,9 +24,17 @@ The choice is made here, once per call, by `route` (PYGRAPH_ATTENTION):
   the decomposition's cuBLAS matmuls win (ViT, BERT: 17 against 60 and 16 against 23 us) and past 1M
   ATen's fused kernel does (distilgpt2, mt5, a causal 12 x 1024 x 1024: 141 against 281 us).
 
-Only float32 attentions on the devices PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout, no
-grouped-query heads and what else the kernel can compute (`attention_kernel.unsupported`) are routed;
-every other call stays ATen's. Semantics are eager's either way: the scale defaults to 1/sqrt(E); a
+Half-precision attentions stay ATen's under `auto`: its flash and cuDNN kernels split a decoding step's
+keys across programs, where the generated kernel runs one program per head and block of queries
+(`probe-gqa-s25-h200.log`, bfloat16, 16 query heads over 4 of 512 keys: ATen 7.6 us, the kernel 12.7; 47
+against 7.5 at 2048 keys); PYGRAPH_ATTENTION=kernel forces them there. Calls on the devices
+PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout and what else the kernel can compute
+(`attention_kernel.unsupported`) are routed; every other call stays ATen's.
+
+Keys and values whose heads the model repeats for each group of query heads (Llama's `repeat_kv`:
+unsqueeze, expand, a copy, a view) are read as the model holds them, with `enable_gqa=True`, where the call
+goes to the generated kernel or, in half precision, to ATen (`_grouped_query_heads`): no copy of the cache
+per call. Semantics are eager's either way: the scale defaults to 1/sqrt(E); a
 boolean mask keeps where True, a float mask is added; `is_causal` keeps the lower triangle; rows a mask
 hides entirely give zeros, as the fused kernel gives them.
 """
@@ -64,11 +72,14 @@ def route_attentions(ep: torch.export.ExportedProgram, devices: tuple[str, ...] 
         if node.op != "call_function" or node.target is not _SDPA:
             continue
         args = _DEFAULTS | dict(zip(_ARGUMENTS, node.args, strict=False)) | node.kwargs
+        grouped = _grouped_query_heads(args)
+        if grouped is not None and (route(grouped, devices) == "kernel" or _half(args["query"])):
+            _take_arguments(ep, node, args, grouped)
+            args = grouped
         choice = route(args, devices)
         if choice == "kernel":
-            node.meta[KERNEL_META] = "tf32" if torch.backends.cuda.matmul.allow_tf32 else "ieee"
-        elif choice == "aten" and not args["enable_gqa"]:
-            _group_query_heads(ep, node, args)
+            allow_tf32 = torch.backends.cuda.matmul.allow_tf32 or _half(args["query"])
+            node.meta[KERNEL_META] = "tf32" if allow_tf32 else "ieee"
         elif choice == "decompose":
             query, key = args["query"].meta["val"], args["key"].meta["val"]
             with graph.inserting_before(node):
@@ -86,14 +97,18 @@ def route(args: dict, devices: tuple[str, ...]) -> str:
     if knobs.attention == "aten" or not _routable(args, devices):
         return "aten"
     if knobs.attention != "auto":
-        return knobs.attention
+        return "aten" if knobs.attention == "decompose" and args["enable_gqa"] else knobs.attention
+    query, key = args["query"].meta["val"], args["key"].meta["val"]
+    if query.dtype != torch.float32:  # ATen's flash and cuDNN kernels (module docstring)
+        return "aten"
     if torch.backends.cuda.matmul.allow_tf32:
         return "kernel"
-    query, key = args["query"].meta["val"], args["key"].meta["val"]
     scores = math.prod(query.shape[:-1]) * key.shape[-2]
     if query.shape[-1] <= _FMA_HEAD_DIM or scores < _DECOMPOSE_SCORES:
         return "kernel"
-    return "decompose" if scores <= _ATEN_SCORES else "aten"
+    if scores > _ATEN_SCORES:
+        return "aten"
+    return "aten" if args["enable_gqa"] else "decompose"
 
 
 def _routable(args: dict, devices: tuple[str, ...]) -> bool:
@@ -113,25 +128,36 @@ def _routable(args: dict, devices: tuple[str, ...]) -> bool:
     return unsupported(q, k, v, m, args["dropout_p"], args["is_causal"], args["enable_gqa"]) is None
 
 
-def _group_query_heads(ep: torch.export.ExportedProgram, node: torch.fx.Node, args: dict) -> None:
-    """ATen's call with `enable_gqa=True` on keys and values as the model holds them, where it repeats
+def _grouped_query_heads(args: dict) -> dict | None:
+    """The arguments with `enable_gqa=True` on keys and values as the model holds them, where it repeats
     each of their heads for a group of query heads first (Llama's `repeat_kv`: a copy of the whole cache
-    per call): ATen's kernels read the group's heads in place (`probe-gqa-s25-h200.log`: 7.5 against
-    15.5 us for a decoding step's 16 query heads over 4, 7.4 against 50 at 2048 keys)."""
+    per call); None where it does not. The generated kernel and, in half precision, ATen's kernels read the
+    group's heads in place (`probe-gqa-s25-h200.log`: ATen's 7.5 against 15.5 us for a decoding step's 16
+    query heads over 4, 7.4 against 50 at 2048 keys); ATen's float32 attention is left as it was."""
+    if args["enable_gqa"]:
+        return None
     key, value = _repeated_heads(args["key"]), _repeated_heads(args["value"])
     if key is None or value is None or key[1] != value[1]:
-        return
-    heads = args["query"].meta["val"].shape[-3]
-    if heads != key[0].meta["val"].shape[-3] * key[1]:
-        return
-    named = dict(zip(_ARGUMENTS, node.args, strict=False)) | dict(node.kwargs)
-    named |= {"key": key[0], "value": value[0], "enable_gqa": True}
+        return None
+    if args["query"].meta["val"].shape[-3] != key[0].meta["val"].shape[-3] * key[1]:
+        return None
+    return args | {"key": key[0], "value": value[0], "enable_gqa": True}
+
+
+def _take_arguments(ep: torch.export.ExportedProgram, node: torch.fx.Node, old: dict, new: dict) -> None:
+    """`node` called with `new` (q, k, v positional, the rest by keyword); the views and copies that made
+    the old keys and values go where nothing else reads them."""
+    named = {name: new[name] for name in _ARGUMENTS if new[name] != _DEFAULTS.get(name, ())}
     node.args, node.kwargs = tuple(named.pop(name) for name in _ARGUMENTS[:3]), named
-    for chain in (args["key"], args["value"]):
+    for chain in (old["key"], old["value"]):
         while chain.op == "call_function" and not chain.users:
             source = chain.args[0]
             ep.graph.erase_node(chain)
             chain = source
+
+
+def _half(node: torch.fx.Node) -> bool:
+    return node.meta["val"].dtype in (torch.float16, torch.bfloat16)
 
 
 def _repeated_heads(node: torch.fx.Node) -> tuple[torch.fx.Node, int] | None:

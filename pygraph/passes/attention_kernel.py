@@ -15,7 +15,12 @@ keeps where True, a float mask is added; `is_causal` keeps `tril(ones(Lq, Lk))` 
 ATen defines it); a row that the mask hides entirely gives zeros, as ATen's fused CUDA kernels do. Head
 dims are padded to powers of two under masks, sequence tails are masked. `tl.dot` runs in the precision
 the frontend recorded (`pygraph.attention_kernel`: "tf32" where TF32 matmuls were allowed at compile
-time, else "ieee").
+time, else "ieee"). Half-precision q, k and v are read as float32 (TF32 holds their products exactly) and
+the result rounded once. With `enable_gqa`, each key and value head serves a group of query heads in a
+row: q's heads are indexed as (key head, group), k and v with stride 0 along the group. The frontend
+leaves half-precision attentions to ATen unless forced (`frontend/attention.py`): one program per head
+and block of queries leaves a decoding step's few programs each reading all its keys, where ATen's split
+the keys; a split of the keys with a second pass combining the parts is what would win there.
 
 `unsupported` says what the kernel cannot compute: the frontend routes only other attentions to it
 (`frontend/attention.py`), classify-ops and this writer check the recorded choice with it.
@@ -34,11 +39,11 @@ from ..ir.dtypes import DType
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from .codegen_triton import COMBINE, Kernel, Writer, conjunction, indices, merge_dims, pow2, spans_overflow
-from .pointwise import NO_VALUE, constant_value
+from .pointwise import FLOAT32, NO_VALUE, constant_value, convert
 
 ATTENTION = "aten.scaled_dot_product_attention.default"
 PRECISIONS = ("ieee", "tf32")  # values of `pygraph.attention_kernel`: tl.dot's input precision
-KERNEL_DTYPES = ("float32",)
+KERNEL_DTYPES = ("float32", "float16", "bfloat16")  # (half operands are read as float32)
 MAX_HEAD_DIM = 256  # E and Ev: beyond, a program's tiles no longer fit registers and shared memory
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _SMS = 132  # an H100's (and H200's) multiprocessors: enough programs to fill them
@@ -60,14 +65,15 @@ def unsupported(
     (q, dtype), (k, k_dtype), (v, v_dtype) = query, key, value
     if dropout_p:
         return f"dropout_p is {dropout_p} (the kernel has no dropout)"
-    if enable_gqa:
-        return "enable_gqa is set (the kernel has no grouped-query heads)"
     if dtype not in KERNEL_DTYPES or k_dtype != dtype or v_dtype != dtype:
         return f"q, k, v are {dtype}, {k_dtype}, {v_dtype}; the kernel computes {', '.join(KERNEL_DTYPES)}"
     if len(q) < 2 or len(k) != len(q) or len(v) != len(q):
         return f"q, k, v have ranks {len(q)}, {len(k)}, {len(v)}; the kernel wants one rank of at least 2"
-    if q[:-2] != k[:-2] or q[:-2] != v[:-2] or q[-1] != k[-1] or k[-2] != v[-2]:
+    lead = 3 if enable_gqa else 2  # with grouped-query heads, k and v have heads of their own (dim -3)
+    if len(q) < lead or q[:-lead] != k[:-lead] or q[:-lead] != v[:-lead] or q[-1] != k[-1] or k[-2] != v[-2]:
         return f"q {list(q)}, k {list(k)}, v {list(v)} are not [..., Lq, E], [..., Lk, E], [..., Lk, Ev]"
+    if enable_gqa and (k[-3] != v[-3] or k[-3] < 1 or q[-3] % k[-3]):
+        return f"with enable_gqa, k's and v's {k[-3]} and {v[-3]} heads must divide q's {q[-3]}"
     if min(*q, *k, *v) < 1:
         return "a size is 0 or dynamic"
     if max(q[-1], v[-1]) > MAX_HEAD_DIM:
@@ -94,6 +100,7 @@ class Attention:
     keys: int
     dim: int  # E, of q and k
     value_dim: int  # Ev
+    group: int  # query heads per key and value head (enable_gqa; else 1)
     dtype: DType
     mask: DType | None  # the mask's dtype (bool: keep where True; float: added), None without a mask
     causal: bool
@@ -133,6 +140,7 @@ def read_attention(op: Any) -> Attention:
         keys=k[0][-2],
         dim=q[0][-1],
         value_dim=v[0][-1],
+        group=q[0][-3] // k[0][-3] if enable_gqa else 1,
         dtype=infos[0][1],
         mask=None if mask is None else mask[1],
         causal=bool(is_causal),
@@ -209,7 +217,7 @@ class AttentionWriter(Writer):
             f"e_row = {_index(f'tl.arange(0, {dim})', wide)}[None, :]",
             f"e_col = {_index(f'tl.arange(0, {dim})', wide)}[:, None]",
             f"ev = {_index(f'tl.arange(0, {value_dim})', wide)}[None, :]",
-            f"q = tl.load({self._at(self.q, 'rows', 'e_row')}{_within(row_tail, e_pad and f'e_row < {a.dim}')})",
+            f"q = {self._load(self.q, 'rows', 'e_row', row_tail, e_pad and f'e_row < {a.dim}')}",
             f'm_i = tl.full([{block_m}, 1], float("-inf"), tl.float32)',
             f"l_i = tl.full([{block_m}, 1], 0.0, tl.float32)",
             f"acc = tl.full([{block_m}, {value_dim}], 0.0, tl.float32)",
@@ -223,13 +231,17 @@ class AttentionWriter(Writer):
             f"keys = {_index(f'start + tl.arange(0, {block_n})', wide)}",
             "cols = keys[None, :]",
             "key_rows = keys[:, None]",
-            f"kt = tl.load({self._at(self.k, 'cols', 'e_col')}{_within(cols_tail, e_pad and f'e_col < {a.dim}')})",
+            f"kt = {self._load(self.k, 'cols', 'e_col', cols_tail, e_pad and f'e_col < {a.dim}')}",
             f"s = tl.dot(q, kt, {dot}) * {a.scale!r}",
         ]
         if a.mask is not None:
             load = f"tl.load({self._at(self.m, 'rows', 'cols')}{_within(row_tail, cols_tail, other='0')})"
             bool_mask = a.mask.name == "bool"
-            body.append(f's = tl.where({load}, s, float("-inf"))' if bool_mask else f"s = s + {load}")
+            body.append(
+                f's = tl.where({load}, s, float("-inf"))'
+                if bool_mask
+                else f"s = s + {convert(load, a.mask, FLOAT32)}"
+            )
         if a.causal:
             body.append('s = tl.where(cols <= rows, s, float("-inf"))')
         if key_tail:
@@ -241,8 +253,7 @@ class AttentionWriter(Writer):
             f"alpha = tl.exp(m_i - {shift})",
             f"p = tl.exp(s - {shift})",
             f"l_i = l_i * alpha + tl.reduce(p, 1, {COMBINE['sum']}, keep_dims=True)",
-            f"vb = tl.load({self._at(self.v, 'key_rows', 'ev')}"
-            f"{_within(key_tail and f'key_rows < {a.keys}', ev_pad)})",
+            f"vb = {self._load(self.v, 'key_rows', 'ev', key_tail and f'key_rows < {a.keys}', ev_pad)}",
             f"acc = acc * alpha + tl.dot(p, vb, {dot})",
             "m_i = m_new",
         ]
@@ -251,7 +262,8 @@ class AttentionWriter(Writer):
         # a row that saw no key has l_i = 0 and acc = 0: zeros, as eager gives
         lines.append(f"out = acc / {'tl.where(l_i == 0.0, 1.0, l_i)' if may_hide else 'l_i'}")
         lines.append(
-            f"tl.store({self._at(self.out, 'rows', 'ev')}, out{_within(row_tail, ev_pad, other=None)})"
+            f"tl.store({self._at(self.out, 'rows', 'ev')}, {convert('out', FLOAT32, a.dtype)}"
+            f"{_within(row_tail, ev_pad, other=None)})"
         )
         return self._template_kernel(lines, grid, warps, "attention", stages)
 
@@ -263,9 +275,25 @@ class AttentionWriter(Writer):
         self.strides = {b: self.layouts[b].strides for b in buffers}
         if self.m is not None:
             self.strides[self.m] = self.layouts[self.m].expand((*a.batch, a.queries, a.keys)).strides
-        n = len(a.batch)
-        merged = merge_dims(list(a.batch), {b: s[:n] for b, s in self.strides.items()})
+        batch, n = list(a.batch), len(a.batch)
+        if a.group > 1:  # q's heads as (key head, group): k and v repeat along the group (stride 0)
+            batch[-1:] = [batch[-1] // a.group, a.group]
+            for b, s in self.strides.items():
+                shared = b in (self.k, self.v)
+                self.strides[b] = (
+                    *s[: n - 1],
+                    s[n - 1] if shared else s[n - 1] * a.group,
+                    0 if shared else s[n - 1],
+                    *s[n:],
+                )
+            n += 1
+        merged = merge_dims(batch, {b: s[:n] for b, s in self.strides.items()})
         self.head_lines, self.head_offset = indices("bh", "bd", *merged)
+
+    def _load(self, b: int, row: str, col: str, *bounds: str | bool) -> str:
+        """Buffer `b` at (`row`, `col`) of the program's head within `bounds`, as float32: half-precision
+        q, k and v are multiplied and summed in it (exact products, as ATen's kernels take them)."""
+        return convert(f"tl.load({self._at(b, row, col)}{_within(*bounds)})", self.attention.dtype, FLOAT32)
 
     def _at(self, b: int, row: str, col: str) -> str:
         """The addresses of buffer `b` at (`row`, `col`) of the program's head."""
