@@ -68,6 +68,20 @@ class Mlp(nn.Module):
         return self.head(y), y
 
 
+class Projections(nn.Module):
+    """An RMS norm read by three products of different widths (q with a bias, k, v: a decoding step's
+    attention inputs), which share one kernel computing the norm in its prologue."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.rand(37) + 0.5)
+        self.q, self.k, self.v = nn.Linear(37, 40), nn.Linear(37, 9, bias=False), nn.Linear(37, 9, bias=False)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = x * torch.rsqrt(x.pow(2).mean(-1, keepdim=True) + 1e-6) * self.scale
+        return self.q(h), self.k(h), self.v(h)
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -78,6 +92,7 @@ MODELS = {
     "1-d row": (Row, (12,)),
     "mlp": (Mlp, (1, 37)),
     "wide row": (wide_row, (1, 3000)),
+    "projections": (Projections, (1, 37)),
 }
 
 
@@ -169,6 +184,16 @@ def test_addmm_scaled_stays_a_vendor_call() -> None:
     assert relative_error(compiled(*inputs), Scaled()(*inputs)) <= 1e-5
 
 
+def test_products_of_one_row_share_a_kernel() -> None:
+    """The three projections of one normalized row are one kernel (norm in its prologue, 20 programs for q's
+    40 outputs and 5 for k's and for v's 9), with three results."""
+    torch.manual_seed(0)
+    compiled = compile_model(Projections().eval(), torch.randn(1, 37))
+    assert ops(compiled) == ["k0_pow_mean_add_rsqrt_mul_mul_matvec"], ops(compiled)
+    (kernel,) = compiled.plan.kernels.values()
+    assert "out2" in kernel.source and "30 programs" in kernel.source
+
+
 def test_the_knob_leaves_products_to_the_vendor() -> None:
     model, x = nn.Linear(16, 8).eval(), torch.randn(1, 16)
     with knobs.scope(matvec="vendor"):
@@ -182,7 +207,7 @@ def test_matvec_kernels_compile_for_sm90() -> None:
     compiled = compile_model(Products().eval(), torch.randn(1, 37))
     wide = compile_model(wide_row().eval(), torch.randn(1, 3000))
     kernels = [k for c in (compiled, wide) for k in c.plan.kernels.values() if k.name.endswith("_matvec")]
-    assert len(kernels) == 5
+    assert len(kernels) == 4  # (Products' addmm and mm of one row are one kernel)
     for kernel in kernels:
         compile_for_h100(kernel)
 

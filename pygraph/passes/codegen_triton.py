@@ -611,10 +611,10 @@ class Writer:
     def _template_kernel(
         self, lines: list[str], grid: int, num_warps: int, op: str, num_stages: int = 1
     ) -> Kernel:
-        """The kernel of a template writer (attention_kernel.py, matvec_kernel.py): one output, `out0`, and
+        """The kernel of a template writer (attention_kernel.py, matvec_kernel.py): outputs `out0`, ..., and
         source `lines` written whole."""
         return Kernel(
-            params=[f"in{b}" for b in range(len(self.args))] + ["out0"],
+            params=[f"in{b}" for b in range(len(self.args))] + [f"out{j}" for j in range(len(self.results))],
             body="".join(f"    {line}\n" for line in lines),
             signature=[
                 self._signature(x, off is not None)

@@ -40,9 +40,11 @@ its ops reading the viewed values themselves (a kernel computing them per elemen
 No-ops checking the recomputed values (export's metadata asserts after `.to(dtype)`) are dropped with them.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
-computes that op and nothing else; but a product of one row takes, last, the group computing its row when
-nothing else reads that group's values and its reductions (if any) reduce the row: the matrix-vector kernel
-computes the row first, whole in every program (an MLP's GELU and layer norm before the next linear).
+computes that op and nothing else; but products of one row that multiply the same row are one group (the
+q, k and v projections of a decoding step: one launch, each product in programs of its own), and such a
+group takes, last, the group computing its row when nothing else reads that group's values and its
+reductions (if any) reduce the row: the matrix-vector kernel computes the row first, whole in every
+program (an MLP's GELU and layer norm before the next linear, the RMS norm before q, k and v).
 A product of class `matmul` joins, last, the one group that reads its result (directly or through reshapes
 that nothing else reads, which join with it) if that group is pointwise (no reduction, no concatenation)
 and computes the result's shape: the generated matmul computes it and applies the group's ops as its
@@ -215,6 +217,7 @@ class _Grouping:
                     producer.seal = i
         self._recompute_broadcasts()
         self._compute_pieces()
+        self._fuse_siblings()
         self._fuse_prologues()
         self._fuse_products()
         return self.groups
@@ -250,13 +253,36 @@ class _Grouping:
                 ):
                     self._merge(cat_group, piece)
 
+    def _matvec_groups(self) -> list[_Group]:
+        return [g for g in self.groups if g.alone and _class(self.ops[g.members[0]]) == "matvec"]
+
+    def _row(self, i: int) -> ir.Value:
+        """The row that the matvec op `i` multiplies."""
+        return self.ops[i].operands[read_matvec(self.ops[i]).rows]
+
+    def _fuse_siblings(self) -> None:
+        """Merges the matvec groups that multiply one row into one group (module docstring): each later
+        product moves up to the first one's call, which its inputs (the row, weights) precede."""
+        by_row: dict[ir.Value, _Group] = {}
+        for group in self._matvec_groups():
+            (i,) = group.members
+            first = by_row.setdefault(self._row(i), group)
+            if first is group:
+                continue
+            seals = [s for s in (first.seal, group.seal) if s is not None]
+            merged = dataclasses.replace(first, seal=min(seals) if seals else None)
+            if not self._hoistable(self.ops[i], i, merged):
+                continue
+            self._merge(first, group)
+            first.seal = merged.seal
+
     def _fuse_prologues(self) -> None:
         """Moves the group computing a matvec's row, if nothing else reads its values and the row is at most
         MAX_PROLOGUE_K long, into the matvec's group, as the prologue of its kernel (module docstring)."""
-        for group in [g for g in self.groups if g.alone and _class(self.ops[g.members[0]]) == "matvec"]:
-            (i,) = group.members
-            product = read_matvec(self.ops[i])
-            row = self.ops[i].operands[product.rows]
+        for group in self._matvec_groups():
+            first = group.members[0]
+            product = read_matvec(self.ops[first])
+            row = self._row(first)
             producer = self._group_of(row)
             if (
                 product.k > MAX_PROLOGUE_K
@@ -265,16 +291,17 @@ class _Grouping:
                 or producer.concatenates
                 or producer.shape != tuple(tensor_info(row.type)[0])
                 or producer.reduced not in (None, (len(producer.shape) - 1,))
-                or producer.members[-1] > i
+                or producer.members[-1] > first
             ):
                 continue
             readers = self._outside_readers(producer)
-            if readers != {i}:
+            if readers != set(group.members):
                 continue
-            producer.members.append(i)
+            producer.members.extend(group.members)
+            for i in group.members:
+                self.owner[i] = producer
             producer.alone, producer.seal = True, group.seal
             producer.no_ops |= group.no_ops
-            self.owner[i] = producer
             self.groups.remove(group)
 
     def _fuse_products(self) -> None:

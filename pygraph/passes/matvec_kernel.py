@@ -21,7 +21,9 @@ whole, at most `MAX_ROW_BYTES`: 4096 float32 values (2048 x 2048 3.81 against cu
 4096 17.5 against 22.5, in L2) or 8192 half-precision ones.
 
 `read_matvec` says whether an op is such a product: classify-ops gives the class `matvec` to the ops it
-accepts (unless told not to), fuse-pointwise makes each a kernel of its own, and `MatvecWriter` writes it.
+accepts (unless told not to), fuse-pointwise makes each a kernel of its own, or one kernel of the products
+that multiply one row (a decoding step's q, k and v projections, its MLP's gate and up projections: each
+product in programs of its own, one launch), and `MatvecWriter` writes it.
 
 The ops that compute the row join it when nothing else reads their values (fuse-pointwise): an MLP's GELU
 and layer norm before its next linear. Each program then computes the whole row first, as one row of a
@@ -37,6 +39,7 @@ float32 2.8 against 3.3; 2048 x 5632 gated 12.4 against 10.2 and 4096 x 8192 33.
 
 from __future__ import annotations
 
+import dataclasses
 from typing import Any
 
 from ..ir import aten, dtypes
@@ -76,69 +79,93 @@ def matvec_blocks(k: int) -> tuple[int, int]:
     return _OUTPUTS_PER_PROGRAM, max(1, min(8, per_program // _VALUES_PER_WARP))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Part:
+    """One product of a matvec kernel: its weight, its bias (buffer indices), its output's buffer index and
+    the programs computing it (from `first`)."""
+
+    product: Product
+    weight: int
+    bias: int | None
+    out: int
+    first: int
+    programs: int
+
+
 class MatvecWriter(RowWriter):
-    """Writes the kernel of a fused function holding one `matvec` op, after the ops that compute its row when
-    fuse-pointwise put them there (the prologue: every program computes the whole row, as one row of a
-    persistent reduction kernel, then multiplies it)."""
+    """Writes the kernel of a fused function holding `matvec` ops that multiply one row (the q, k and v
+    projections), after the ops that compute the row when fuse-pointwise put them there (the prologue:
+    every program computes the whole row, as one row of a persistent reduction kernel, then multiplies
+    it). Each product has programs of its own, after the previous product's."""
 
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
         compute = [op for op in self.body_ops if aten.aten_name(op) is not None]
-        op = compute[-1] if compute else None
-        if op is None or len(self.results) != 1 or self.results[0] != op.results[0]:
-            raise ValueError("a matvec kernel computes its row, then one product, and returns the product")
-        product = read_matvec(op)
-        if product is None:
-            raise ValueError(f"the matvec kernel cannot compute this {aten.aten_name(op)}")
-        self.product, self.product_op = product, op
-        operands = list(op.operands)
-        roles = [product.weight] + ([product.bias] if product.bias is not None else [])
-        if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
-            raise ValueError("the weight and bias of a matvec kernel must be its inputs")
-        self.weight = operands[product.weight].arg_number
-        self.bias = operands[product.bias].arg_number if product.bias is not None else None
-        self.out = len(self.args)
-        self.row_value = operands[product.rows]
-        self.prologue = len(compute) > 1
+        self.product_ops = [
+            op for op in compute if read_matvec(op) is not None and op.results[0] in self.results
+        ]
+        if not self.product_ops or len(self.results) != len(self.product_ops):
+            raise ValueError("a matvec kernel computes its row, then its products, and returns the products")
+        if compute[-len(self.product_ops) :] != self.product_ops:
+            raise ValueError("a matvec kernel computes its row before its products")
+        products = [read_matvec(op) for op in self.product_ops]
+        rows = {op.operands[p.rows] for op, p in zip(self.product_ops, products, strict=True)}
+        if len(rows) != 1:
+            raise ValueError("the products of a matvec kernel multiply one row")
+        self.row_value = rows.pop()
+        k = products[0].k
+        self.block_n, self.num_warps = matvec_blocks(k)
+        self.parts, first = [], 0
+        for op, product in zip(self.product_ops, products, strict=True):
+            operands = list(op.operands)
+            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
+            if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+                raise ValueError("the weights and biases of a matvec kernel must be its inputs")
+            programs = -(-product.n // self.block_n)
+            bias = operands[product.bias].arg_number if product.bias is not None else None
+            out = len(self.args) + self.results.index(op.results[0])
+            self.parts.append(_Part(product, operands[product.weight].arg_number, bias, out, first, programs))
+            first += programs
+        self.grid = first
+        self.prologue = len(compute) > len(self.product_ops)
         if not self.prologue and not isinstance(self.row_value, ir.BlockArgument):
             raise ValueError("the row of a matvec kernel must be its input or computed by its prologue")
         # The prologue's iteration space: the row, one row of `k` columns kept whole.
         self.shape = tuple(tensor_info(self.row_value.type)[0])
         self.reduced = (len(self.shape) - 1,)
-        self.row_shape, self.rows, self.cols = (*self.shape[:-1], 1), 1, product.k
-        self.xblock, self.rblock, self.persistent = 1, pow2(product.k), True
-        for prologue_op in compute[:-1]:
+        self.row_shape, self.rows, self.cols = (*self.shape[:-1], 1), 1, k
+        self.xblock, self.rblock, self.persistent = 1, pow2(k), True
+        for prologue_op in compute[: -len(self.product_ops)]:
             name = aten.aten_name(prologue_op)
             if name in REDUCTIONS:
                 args = [constant_value(v) for v in prologue_op.operands]
                 rank = len(tensor_info(prologue_op.operands[0].type)[0])
                 if reduced_dims(name, args, rank) != (rank - 1,):
                     raise ValueError(f"the prologue's {name} does not reduce the row")
-        self.block_n, self.num_warps = matvec_blocks(product.k)
-        self.grid = -(-product.n // self.block_n)
         self.wide = spans_overflow(layouts)
         self.index = Value("lin", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
         self.defined, self.per_element, self.level = set(), set(), "element"
 
     def write(self) -> Kernel:
-        p = self.product
-        block_n, width = self.block_n, pow2(p.k)
+        k = self.parts[0].product.k
+        block_n, width = self.block_n, pow2(k)
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
-        strides = self.layouts[self.weight].strides
-        weight_n, weight_k = reversed(strides) if p.transposed else strides
-        k_tail = f"k < {p.k}" if width != p.k else ""
-        n_tail = f"n < {p.n}" if p.n % block_n else ""
-        both = conjunction(n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}")
+        k_tail = f"k < {k}" if width != k else ""
         names = []
+        shapes = ", ".join(
+            f"{'a transposed ' if p.product.transposed else 'a '}{p.product.n} x {k} weight"
+            f"{' plus a bias' if p.bias is not None else ''}"
+            for p in self.parts
+        )
         lines = [
-            f"# one row of {p.k}{', computed,' if self.prologue else ''} times a "
-            f"{'transposed ' if p.transposed else ''}{p.n} x {p.k} weight"
-            f"{' plus a bias' if p.bias is not None else ''}: {self.grid} programs of {block_n} outputs",
+            f"# one row of {k}{', computed,' if self.prologue else ''} times {shapes}: {self.grid} programs"
+            f" of {block_n} outputs",
             *self._dereference(),
         ]
         if self.prologue:
+            products = {op.operation for op in self.product_ops}
             for op in self.body_ops:
-                if op.operation == self.product_op.operation or self._constant(op):
+                if op.operation in products or self._constant(op):
                     continue
                 name = aten.aten_name(op)
                 self._emit(op, name)
@@ -149,27 +176,45 @@ class MatvecWriter(RowWriter):
             value = convert(row.expr, row.dtype, FLOAT32)
             value = f"tl.where(cmask, {value}, 0.0)" if self.col_mask else value
             lines.append(f"x = tl.reshape({value}, [{width}])")
-        lines += [
-            f"n = {pid} * {block_n} + tl.arange(0, {block_n})",
-            f"k = tl.arange(0, {width})",
-        ]
-        dtype = self.layouts[self.out].dtype  # (of every operand: `read_product`)
+        lines += [f"pid = {pid}", f"k = tl.arange(0, {width})"]
+        dtype = self.layouts[self.parts[0].out].dtype  # (of every operand: `read_product`)
         if not self.prologue:
             x = f"tl.load({self._at(self.row_value.arg_number, 'k')}{zero_masked(k_tail)})"
             lines.append(f"x = {convert(x, dtype, FLOAT32)}")
-        w = f"tl.load(in{self.weight} + {term('n[:, None]', weight_n)} + {term('k[None, :]', weight_k)}{zero_masked(both)})"
-        lines += [
+        for i, part in enumerate(self.parts):
+            body = self._part(part, dtype, k_tail)
+            if len(self.parts) == 1:
+                lines += body
+                continue
+            last = i == len(self.parts) - 1
+            lines.append(
+                "else:" if last else f"{'if' if i == 0 else 'elif'} pid < {part.first + part.programs}:"
+            )
+            lines += [f"    {line}" for line in body]
+        return self._template_kernel(lines, self.grid, self.num_warps, "_".join([*names, "matvec"]))
+
+    def _part(self, part: _Part, dtype: Any, k_tail: str) -> list[str]:
+        """The lines computing `part`'s outputs in the programs from its first."""
+        p, block_n = part.product, self.block_n
+        strides = self.layouts[part.weight].strides
+        weight_n, weight_k = reversed(strides) if p.transposed else strides
+        n_tail = f"n < {p.n}" if p.n % block_n else ""
+        both = conjunction(n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}")
+        start = f"(pid - {part.first})" if part.first else "pid"
+        w = f"tl.load(in{part.weight} + {term('n[:, None]', weight_n)} + {term('k[None, :]', weight_k)}{zero_masked(both)})"
+        lines = [
+            f"n = {start} * {block_n} + tl.arange(0, {block_n})",
             f"w = {convert(w, dtype, FLOAT32)}",
             f"acc = tl.reduce(w * x[None, :], 1, {COMBINE['sum']})",
         ]
-        if self.bias is not None:
-            bias = f"tl.load({self._at(self.bias, 'n')}{zero_masked(n_tail)})"
+        if part.bias is not None:
+            bias = f"tl.load({self._at(part.bias, 'n')}{zero_masked(n_tail)})"
             lines.append(f"acc = acc + {convert(bias, dtype, FLOAT32)}")
         result = convert("acc", FLOAT32, dtype)
-        lines.append(f"tl.store({self._at(self.out, 'n')}, {result}{f', mask={n_tail}' if n_tail else ''})")
-        return self._template_kernel(lines, self.grid, self.num_warps, "_".join([*names, "matvec"]))
+        lines.append(f"tl.store({self._at(part.out, 'n')}, {result}{f', mask={n_tail}' if n_tail else ''})")
+        return lines
 
     def _at(self, b: int, index: str) -> str:
-        """Buffer `b` (a row, a bias or the result: one dim of more than one element) at `index`."""
-        name = "out0" if b == self.out else f"in{b}"
+        """Buffer `b` (a row, a bias or a result: one dim of more than one element) at `index`."""
+        name = f"out{b - len(self.args)}" if b >= len(self.args) else f"in{b}"
         return f"{name} + {term(index, self.layouts[b].strides[-1])}"

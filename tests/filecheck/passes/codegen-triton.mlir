@@ -324,8 +324,9 @@ module {
 // CHECK-LABEL: "pygraph.triton_kernel"()
 // CHECK-SAME:    entry = "k0_matvec", num_stages = 1 : i64, num_warps = 1 : i64
 // CHECK-SAME:    def k0_matvec(in0, in1, in2, out0):
-// CHECK-SAME:    n = tl.program_id(0) * 2 + tl.arange(0, 2)\0A
+// CHECK-SAME:    pid = tl.program_id(0)\0A
 // CHECK-SAME:    x = tl.load(in0 + k, mask=k < 37, other=0.0)\0A
+// CHECK-SAME:    n = pid * 2 + tl.arange(0, 2)\0A
 // CHECK-SAME:    w = tl.load(in1 + n[:, None] * 37 + k[None, :], mask=k[None, :] < 37, other=0.0)\0A
 // CHECK-SAME:    acc = tl.reduce(w * x[None, :], 1, tl.standard._sum_combine)\0A
 // CHECK-SAME:    acc = acc + tl.load(in2 + n)\0A
@@ -391,7 +392,8 @@ module {
 // CHECK-SAME:    x0 = tl.load(in0 + row + col, mask=cmask)\0A
 // CHECK-SAME:    v0 = tl.maximum(x0, 0.0, propagate_nan=tl.PropagateNan.ALL)\0A
 // CHECK-SAME:    x = tl.reshape(tl.where(cmask, v0, 0.0), [64])\0A
-// CHECK-SAME:    n = tl.program_id(0) * 2 + tl.arange(0, 2)\0A
+// CHECK-SAME:    pid = tl.program_id(0)\0A
+// CHECK-SAME:    n = pid * 2 + tl.arange(0, 2)\0A
 // CHECK-SAME:    acc = tl.reduce(w * x[None, :], 1, tl.standard._sum_combine)\0A
 module {
   func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[50],f32>) -> !torch.vtensor<[1,50],f32> attributes {pygraph.fused} {
@@ -403,6 +405,35 @@ module {
     %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
     "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
     return %0 : !pygraph.buf
+  }
+}
+
+// -----
+
+// Two products of one row (q and k projections): 25 programs for the first's 50 outputs, then 2 for the
+// second's 3, each branch with its own weight and output.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_matvec"
+// CHECK-SAME:    def k0_matvec(in0, in1, in2, out0, out1):
+// CHECK-SAME:    times a 50 x 37 weight, a 3 x 37 weight: 27 programs of 2 outputs
+// CHECK-SAME:    if pid < 25:\0A        n = pid * 2 + tl.arange(0, 2)\0A        w = tl.load(in1 +
+// CHECK-SAME:    tl.store(out0 + n, acc)\0A
+// CHECK-SAME:    else:\0A        n = (pid - 25) * 2 + tl.arange(0, 2)\0A        w = tl.load(in2 +
+// CHECK-SAME:    tl.store(out1 + n, acc, mask=n < 3)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %{{.*}}, %{{.*}}) {access = ["r", "r", "r", "w", "w"], grid = [27, 1, 1], kernel = @k0_matvec
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[3,37],f32>) -> (!torch.vtensor<[1,50],f32>, !torch.vtensor<[1,3],f32>) attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,37],f32>, !torch.vtensor<[50,37],f32>, !torch.none -> !torch.vtensor<[1,50],f32>
+    %1 = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,37],f32>, !torch.vtensor<[3,37],f32>, !torch.none -> !torch.vtensor<[1,3],f32>
+    return %0, %1 : !torch.vtensor<[1,50],f32>, !torch.vtensor<[1,3],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 37], [37, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[3, 37], [37, 1], 0 : i64, f32>}) -> (!pygraph.buf, !pygraph.buf) {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 3], [3, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %0, %1) {kernel = @fused_0, access = ["r", "r", "r", "w", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
   }
 }
 

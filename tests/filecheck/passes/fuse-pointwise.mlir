@@ -584,6 +584,39 @@ func.func @rows(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b
 
 // -----
 
+// Products of one row share a kernel (the q, k and v projections), which computes the row in its prologue
+// when they alone read it (RMS-norm-like: a mean of squares); a product of another row stays apart.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         torch.aten.mean.dim
+// CHECK:         %[[Q:.*]] = torch.aten.linear %{{.*}}, %arg1, %none {pygraph.class = "matvec"}
+// CHECK:         %[[K:.*]] = torch.aten.linear %{{.*}}, %arg2, %none {pygraph.class = "matvec"}
+// CHECK:         %[[V:.*]] = torch.aten.linear %{{.*}}, %arg3, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    return %[[Q]], %[[K]], %[[V]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func @siblings
+// CHECK-NEXT:    %[[R:.*]]:3 = call @fused_0(%arg0, %arg1, %arg2, %arg3)
+// CHECK-NEXT:    %[[O:.*]] = call @fused_1(%[[R]]#0, %arg1)
+// CHECK-NEXT:    return %[[O]], %[[R]]#1, %[[R]]#2
+func.func @siblings(%x: !torch.vtensor<[1,8],f32>, %wq: !torch.vtensor<[8,8],f32>, %wk: !torch.vtensor<[4,8],f32>, %wv: !torch.vtensor<[4,8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>) {
+  %sq = torch.aten.mul.Tensor %x, %x {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32> -> !torch.vtensor<[1,8],f32>
+  %int1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %dims = torch.prim.ListConstruct %int1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %ms = torch.aten.mean.dim %sq, %dims, %true, %none {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,1],f32>
+  %r = torch.aten.rsqrt %ms {pygraph.class = "pointwise"} : !torch.vtensor<[1,1],f32> -> !torch.vtensor<[1,1],f32>
+  %n = torch.aten.mul.Tensor %x, %r {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,1],f32> -> !torch.vtensor<[1,8],f32>
+  %q = torch.aten.linear %n, %wq, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  %k = torch.aten.linear %n, %wk, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[4,8],f32>, !torch.none -> !torch.vtensor<[1,4],f32>
+  %v = torch.aten.linear %n, %wv, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[4,8],f32>, !torch.none -> !torch.vtensor<[1,4],f32>
+  %o = torch.aten.linear %q, %wq, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  return %o, %k, %v : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,4],f32>, !torch.vtensor<[1,4],f32>
+}
+
+// -----
+
 // A row longer than MAX_PROLOGUE_K (4096) is a kernel of its own: every program would recompute it.
 // CHECK-LABEL: func.func private @fused_0(
 // CHECK-NEXT:    torch.aten.silu %arg0
