@@ -13,6 +13,7 @@ import argparse
 
 import torch
 import transformers
+from probe_decode import Step
 from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
 import pygraph
@@ -44,15 +45,6 @@ FAMILIES = {
     "cohere": ("CohereForCausalLM", "CohereConfig", {}),
 }
 POSITIONS = 12  # past the sliding windows of 8
-
-
-class Step(torch.nn.Module):
-    def __init__(self, step: torch.nn.Module) -> None:
-        super().__init__()
-        self.step = step
-
-    def forward(self, ids: torch.Tensor, position: torch.Tensor) -> torch.Tensor:
-        return self.step(input_ids=ids, cache_position=position)
 
 
 def build(family: str, device: str, dtype: torch.dtype) -> Step:

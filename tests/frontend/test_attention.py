@@ -166,4 +166,5 @@ def test_repeated_key_heads_are_read_in_place(tiled: bool, dtype: torch.dtype, l
     for _ in range(2):
         x = inputs()
         exact = model(*(t.float() if t.is_floating_point() else t for t in x))
-        assert relative_error(compiled(*x).float(), exact) < (1e-5 if dtype == torch.float32 else 1e-2)
+        bound = 1e-5 if dtype == torch.float32 else 1e-2  # (bfloat16 inputs: 8-bit mantissas, eps 7.8e-3)
+        assert relative_error(compiled(*x).float(), exact) < bound
