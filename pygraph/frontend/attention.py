@@ -147,8 +147,8 @@ def _grouped_query_heads(args: dict) -> dict | None:
 def _take_arguments(ep: torch.export.ExportedProgram, node: torch.fx.Node, old: dict, new: dict) -> None:
     """`node` called with `new` (q, k, v positional, the rest by keyword); the views and copies that made
     the old keys and values go where nothing else reads them."""
-    named = {name: new[name] for name in _ARGUMENTS if new[name] != _DEFAULTS.get(name, ())}
-    node.args, node.kwargs = tuple(named.pop(name) for name in _ARGUMENTS[:3]), named
+    node.args = tuple(new[name] for name in _ARGUMENTS[:3])
+    node.kwargs = {name: new[name] for name in _ARGUMENTS[3:] if new[name] != _DEFAULTS[name]}
     for chain in (old["key"], old["value"]):
         while chain.op == "call_function" and not chain.users:
             source = chain.args[0]

@@ -12,8 +12,6 @@ A constant that overlaps state in another view, where either is written, is refu
 
 from __future__ import annotations
 
-from collections.abc import Iterable
-
 import torch
 from torch.export.graph_signature import InputKind, InputSpec
 
@@ -30,13 +28,14 @@ def constants_as_state(ep: torch.export.ExportedProgram) -> None:
     """Each lifted constant that is a parameter or buffer becomes a use of it (module docstring)."""
     specs = ep.graph_signature.input_specs
     placeholders = {node.name: node for node in ep.graph.nodes if node.op == "placeholder"}
-    state = {_view(state_value(ep, spec)): spec for spec in specs if spec.kind in _STATE}
+    state = [(spec, state_value(ep, spec)) for spec in specs if spec.kind in _STATE]
+    same_view = {_view(tensor): spec for spec, tensor in state}
     changed = False
     for spec in [s for s in specs if s.kind == InputKind.CONSTANT_TENSOR]:
         value = ep.constants[spec.target]
-        same = state.get(_view(value)) if value.numel() else None
+        same = same_view.get(_view(value)) if value.numel() else None
         if same is None:
-            _check_no_written_overlap(ep, spec, value, state.values(), placeholders)
+            _check_no_written_overlap(spec, value, state, placeholders)
             continue
         replace_node(ep, placeholders[spec.arg.name], placeholders[same.arg.name])
         specs.remove(spec)
@@ -52,19 +51,15 @@ def _view(t: torch.Tensor) -> tuple:
 
 
 def _check_no_written_overlap(
-    ep: torch.export.ExportedProgram,
     spec: InputSpec,
     value: torch.Tensor,
-    state: Iterable[InputSpec],
+    state: list[tuple[InputSpec, torch.Tensor]],
     placeholders: dict[str, torch.fx.Node],
 ) -> None:
     """Raises where `value` shares storage with a parameter or buffer in another view and the program
     writes either: one traced program cannot keep the two in step."""
-    if not value.numel():
-        return
-    for other in state:
-        tensor = state_value(ep, other)
-        if tensor.device != value.device or not tensor.numel() or not _overlap(tensor, value):
+    for other, tensor in state:
+        if not _overlap(tensor, value):
             continue
         if _written(placeholders[spec.arg.name]) or _written(placeholders[other.arg.name]):
             raise StateAliasError(
@@ -76,15 +71,19 @@ def _check_no_written_overlap(
 
 
 def _overlap(a: torch.Tensor, b: torch.Tensor) -> bool:
-    """Whether the byte ranges of `a`'s and `b`'s storages that the views can reach intersect."""
+    """Whether the bytes of one storage that the views `a` and `b` can reach intersect."""
+    if a.device != b.device or not a.numel() or not b.numel():
+        return False
     if a.untyped_storage().data_ptr() != b.untyped_storage().data_ptr():
         return False
-    return _span(a)[0] < _span(b)[1] and _span(b)[0] < _span(a)[1]
+    (a_start, a_stop), (b_start, b_stop) = _bytes(a), _bytes(b)
+    return a_start < b_stop and b_start < a_stop
 
 
-def _span(t: torch.Tensor) -> tuple[int, int]:
+def _bytes(t: torch.Tensor) -> tuple[int, int]:
+    """The range of storage bytes the view `t` can reach."""
     extent = sum((size - 1) * stride for size, stride in zip(t.shape, t.stride(), strict=True))
-    return t.storage_offset(), t.storage_offset() + extent + 1
+    return t.storage_offset() * t.itemsize, (t.storage_offset() + extent + 1) * t.itemsize
 
 
 def _written(node: torch.fx.Node) -> bool:
