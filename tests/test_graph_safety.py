@@ -365,7 +365,7 @@ def test_mutations_write_in_place_as_eager_does():
     assert explanation.coverage["before"] >= 0.95
     done = [what for step, what in transforms(explanation) if step == "write-in-place"]
     assert (
-        "aten.index_put.default of 'cache' becomes aten.index_put_.default: only the written elements move"
+        "aten.index_put.default of 'cache' becomes a scatter kernel writing it in place: only the written elements move"
         in done
     )
     assert any("writes 'bn.running_mean' in place" in what for what in done)

@@ -95,7 +95,9 @@ def _interpreted_range(*bounds: Any) -> range:
 def _interpreted_trap(ok: tl.tensor, index: tl.tensor) -> tl.tensor:
     """`trap_unless` in an interpreted kernel: where the GPU stops the kernel, raise; else the index."""
     if not ok.handle.data.all():
-        raise IndexError("index out of range in a gather (a generated kernel stopped, as eager's assert)")
+        raise IndexError(
+            "index out of range in a gather or scatter (a generated kernel stopped, as eager's assert)"
+        )
     return index
 
 

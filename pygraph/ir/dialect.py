@@ -34,7 +34,7 @@ IO_COSTS = "pygraph.io_costs"  # function argument or result: estimated cost (us
 IO_CHOICE = "pygraph.io_choice"  # function argument or result: the candidate chosen
 IO_MEASURED = "pygraph.io_measured"  # ... and its cost measured on the GPU (profile=True): host_us, gpu_us
 TABLE_SLOTS = "pygraph.table_slots"  # plan function: number of 8-byte slots of the per-call table
-CLASS = "pygraph.class"  # torch op at tensor level: see `pygraph.ir.aten.OpClass`
+CLASS = "pygraph.class"  # torch op at tensor level: what computes it (passes/classify_ops.py)
 LAYOUTS = "pygraph.layouts"  # torch op: the eager layout of each tensor result
 DENSE_MASK_LAYOUTS = (
     "pygraph.dense_mask_layouts"  # attention call: its results' layouts given a dense float mask
@@ -44,9 +44,10 @@ ATTENTION_KERNEL = (
 )
 MATMUL_KERNEL = "pygraph.matmul_kernel"  # product of class "matmul": tl.dot's precision
 # Classes whose op a template of its own writes (passes/attention_kernel.py, passes/matvec_kernel.py,
-# passes/matmul_kernel.py): its programs read whole rows (or columns) of their inputs, so the kernel never
-# writes over one of them. No other op joins the first two; a matmul takes its pointwise consumers.
-KERNEL_TEMPLATES = ("attention", "matvec", "matmul")
+# passes/matmul_kernel.py, passes/scatter_kernel.py): its programs read whole rows (or columns) of their
+# inputs or write elements other than the ones they read, so the kernel never writes over an input. No
+# other op joins the first two; a matmul takes its pointwise consumers; write-in-place makes scatters.
+KERNEL_TEMPLATES = ("attention", "matvec", "matmul", "scatter")
 FUSED = "pygraph.fused"  # private function holding a fusion group
 ARENA_BYTES = "pygraph.arena_bytes"  # plan function: size of the static arena
 STAGE = "pygraph.stage"  # module: "torch" | "pygraph" | "plan"

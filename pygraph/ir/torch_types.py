@@ -30,3 +30,8 @@ def contiguous_layout(type_: ir.Type) -> Layout | None:
     if info is None or -1 in info[0]:
         return None
     return Layout.contiguous(info[0], info[1])
+
+
+def vtensor_type(shape: tuple[int, ...] | list[int], dtype: dtypes.DType) -> ir.Type:
+    """`!torch.vtensor<[shape],dtype>` (in the current context)."""
+    return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],{dtype.mlir}>")

@@ -45,7 +45,9 @@ with 16 warps, and reductions over strided columns take many rows at a time so l
 A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
 flash-attention kernel instead (`attention_kernel.py`), one holding a product of one row (class `matvec`)
 a matrix-vector kernel (`matvec_kernel.py`), one holding a product with its pointwise consumers (class
-`matmul`) a tiled matmul with those consumers as its epilogue (`matmul_kernel.py`); all build on `Writer`.
+`matmul`) a tiled matmul with those consumers as its epilogue (`matmul_kernel.py`), one holding an in-place
+`index_put` (class `scatter`, made by write-in-place) a scatter kernel (`scatter_kernel.py`); all build on
+`Writer`.
 """
 
 from __future__ import annotations
@@ -136,6 +138,10 @@ class CodegenTriton(Pass):
                         from .matvec_kernel import MatvecWriter  # (which builds on Writer)
 
                         kernel = MatvecWriter(callee, layouts, indirect).write()
+                    elif "scatter" in classes:
+                        from .scatter_kernel import ScatterWriter  # (which builds on Writer)
+
+                        kernel = ScatterWriter(callee, layouts, self.max_block, indirect).write()
                     elif "matmul" in classes:
                         from .matmul_kernel import MatmulWriter  # (which builds on Writer)
 
@@ -270,6 +276,10 @@ class Writer:
         self.shape = tuple(types[0][0])
         if any(tuple(info[0]) != self.shape for info in types):
             raise ValueError("the outputs of a fused function must share one shape")
+        self._blocks(max_block)
+
+    def _blocks(self, max_block: int) -> None:
+        """Elements per program, warps, programs and index width for the iteration space `self.shape`."""
         self.numel = math.prod(self.shape)
         self.block = max(128, min(max_block, 1 << max(self.numel - 1, 0).bit_length()))
         computed = [op for op in self.body_ops if not op.operation.name.startswith("torch.constant.")]
@@ -280,7 +290,7 @@ class Writer:
             self.num_warps = min(8, max(1, self.block // 256))
         self.grid = max(1, -(-self.numel // self.block))
         # 64-bit indices only when the linear index or an offset (at most a buffer's span) can overflow.
-        self.wide = self.grid * self.block > INT32_MAX or spans_overflow(layouts)
+        self.wide = self.grid * self.block > INT32_MAX or spans_overflow(self.layouts)
         self.index = pointwise.Value("i", INT64 if self.wide else INT32, 1)
 
     def _read(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
@@ -556,8 +566,7 @@ class Writer:
         used = sorted(self.loaded) + [a for a, _ in stores]
         # Iterate in the memory order of the first output, so that neighbouring lanes store (and, for
         # inputs in the same layout, load) neighbouring elements whatever the logical order of dims.
-        first = self._strides(stores[0][0])
-        order = memory_order(self.shape, first)
+        order = memory_order(self.shape, self._order_strides(stores[0][0]))
         per_access: dict[Any, tuple[int, ...]] = {a: self._strides(a) for a in used}
         per_access |= {p.name: p.strides for p in self.pieces}  # at the piece's strides
         per_access |= self.named
@@ -588,6 +597,10 @@ class Writer:
             else:
                 lines.append(line)
         return self._stored(lines, stores, offset, "mask" if masked else "")
+
+    def _order_strides(self, a: int) -> tuple[int, ...]:
+        """The strides whose memory order the lanes follow: those of output `a`, the first."""
+        return self._strides(a)
 
     def _stored(self, lines: list[str], stores: list[tuple[int, str]], offset: Any, mask: str) -> str:
         """The kernel's body: `lines`, then each output stored at `offset(buffer)` under `mask`."""
@@ -780,20 +793,31 @@ def load_lines(
         if off == "0":
             return [f"{name} = tl.broadcast_to(tl.load(in{item.arg}), [{block}])"]
         return [f"{name} = tl.load(in{item.arg} + {off}{f', mask={mask}' if mask else ''})"]
-    n, index, dtype, lines = name[1:], item.index, item.index_dtype, []
-    if item.wrap or dtype.itemsize < INT32.itemsize:  # (narrow indices are compared in int32)
+    n = name[1:]
+    lines = checked_index(n, item.index, item.index_dtype, item.bound, item.wrap, wide, index_mask)
+    address = f"in{item.arg} + {'' if off == '0' else f'{off} + '}{term(f'at{n}', item.step)}"
+    return [*lines, f"{name} = tl.load({address}, mask={conjunction(mask, f'ok{n}')})"]
+
+
+def checked_index(
+    n: str, index: str, dtype: DType, bound: int, wrap: bool, wide: bool, index_mask: str
+) -> list[str]:
+    """The lines defining `ok<n>` (whether the lane's `index` lies in [0, bound), after counting negatives
+    from the end where `wrap`) and `at<n>`, the index to address with, which stops the kernel where a lane
+    under `index_mask` is out of range (gathers.py)."""
+    lines = []
+    if wrap or dtype.itemsize < INT32.itemsize:  # (narrow indices are compared in int32)
         wider = dtypes.promote(dtype, INT32)
         value = pointwise.convert(index, dtype, wider)
-        wrapped = f"tl.where({value} < 0, {value} + {item.bound}, {value})" if item.wrap else value
+        wrapped = f"tl.where({value} < 0, {value} + {bound}, {value})" if wrap else value
         index, dtype = f"j{n}", wider
         lines.append(f"{index} = {wrapped}")
     at = pointwise.convert(index, dtype, INT64 if wide else INT32)
-    lines += [
-        f"ok{n} = ({index} >= 0) & ({index} < {item.bound})",
+    return [
+        *lines,
+        f"ok{n} = ({index} >= 0) & ({index} < {bound})",
         f"at{n} = {gathers.TRAP}({f'ok{n} | ~{index_mask}' if index_mask else f'ok{n}'}, {at})",
     ]
-    address = f"in{item.arg} + {'' if off == '0' else f'{off} + '}{term(f'at{n}', item.step)}"
-    return [*lines, f"{name} = tl.load({address}, mask={conjunction(mask, f'ok{n}')})"]
 
 
 def merge_dims(

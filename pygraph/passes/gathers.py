@@ -114,7 +114,7 @@ def read_gather(op: Any) -> Gather:
     elif name in ("aten.index_select.default", "aten.gather.default"):
         source, index, dim = operands[0], operands[2], constant_value(operands[1])
     elif name == "aten.index.Tensor":
-        source, (dim, index) = operands[0], _single_index(operands[1])
+        source, (dim, index) = operands[0], single_index(operands[1])
     else:
         raise ValueError(f"{name} is no gather")
     source_shape, _ = _static(source, "source")
@@ -165,7 +165,7 @@ def gathered_arguments(body: Sequence[Any]) -> set[int]:
     return found
 
 
-def _single_index(indices: ir.Value) -> tuple[int, ir.Value]:
+def single_index(indices: ir.Value) -> tuple[int, ir.Value]:
     """(position, tensor) of the one index tensor in the list `index.Tensor` takes, the others None."""
     made = indices.owner if isinstance(indices, ir.OpResult) else None
     if made is None or made.operation.name != "torch.prim.ListConstruct":

@@ -31,7 +31,7 @@ from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.layout import Layout, view_layouts
-from ..ir.torch_types import tensor_info
+from ..ir.torch_types import tensor_info, vtensor_type
 from .base import Pass, PassError, main_function
 from .pointwise import NO_VALUE, constant_value
 
@@ -135,7 +135,7 @@ def _prepare(mask: ir.Value, shape: tuple[int, ...], dtype: Any) -> ir.Value:
     sizes = [_constant("torch.constant.int", "!torch.int", attrs.i64(n)) for n in shape]
     size_list = _op("torch.prim.ListConstruct", sizes, ir.Type.parse("!torch.list<int>"), "scalar")
     implicit = _constant("torch.constant.bool", "!torch.bool", ir.BoolAttr.get(False))
-    expanded = _op("torch.aten.expand", [mask, size_list, implicit], _tensor_type(shape, mask_dtype), "view")
+    expanded = _op("torch.aten.expand", [mask, size_list, implicit], vtensor_type(shape, mask_dtype), "view")
     if mask_dtype.name == "bool":
         zero = _constant("torch.constant.float", "!torch.float", attrs.f64(0.0))
         minus_inf = _constant("torch.constant.float", "!torch.float", attrs.f64(float("-inf")))
@@ -145,13 +145,9 @@ def _prepare(mask: ir.Value, shape: tuple[int, ...], dtype: Any) -> ir.Value:
             [expanded, _op("torch.constant.none", [], ir.Type.parse("!torch.none"), "scalar")],
             "torch.aten.clone",
         )
-    dense = _op(name, operands, _tensor_type(shape, dtype), "pointwise")
+    dense = _op(name, operands, vtensor_type(shape, dtype), "pointwise")
     dense.owner.attributes[d.LAYOUTS] = ir.ArrayAttr.get([Layout.contiguous(shape, dtype).to_attr()])
     return dense
-
-
-def _tensor_type(shape: Any, dtype: Any) -> ir.Type:
-    return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],{dtype.mlir}>")
 
 
 def _constant(name: str, type_: str, value: ir.Attribute) -> ir.Value:

@@ -34,7 +34,7 @@ from typing import Any
 from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.torch_types import tensor_info
+from ..ir.torch_types import tensor_info, vtensor_type
 from .base import Pass, PassError, main_function
 from .fuse_pointwise import concat_space
 from .pointwise import constant_value
@@ -183,8 +183,9 @@ def _view(value: ir.Value, shape: list[int]) -> ir.Value:
     ]
     listed = _create("torch.prim.ListConstruct", sizes, [ir.Type.parse("!torch.list<int>")], "scalar")
     _, dtype = tensor_info(value.type)
-    view_type = ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],{dtype.mlir}>")
-    return _create("torch.aten.view", [value, listed.results[0]], [view_type], "view").results[0]
+    return _create(
+        "torch.aten.view", [value, listed.results[0]], [vtensor_type(shape, dtype)], "view"
+    ).results[0]
 
 
 def _create(name: str, operands: list[ir.Value], results: list[ir.Type], cls: str, **attributes: Any) -> Any:

@@ -7,7 +7,8 @@ a whole new cache and copies all of it back. When nothing after the op that make
 target's old contents, the op can write the target itself, in the graph, as eager does:
 
 - an ATen op with an in-place form (`index_put`, `scatter`, ...) becomes that form on the target
-  (`index_put_`): only the indexed elements move;
+  (`index_put_`): only the indexed elements move; an `index_put` of one index tensor becomes the
+  generated scatter kernel instead, writing the target (`scatter_kernel.py`);
 - `select_scatter` / `slice_scatter` (`cache[:, pos] = x`) become a copy of the source into that view of
   the target;
 - a generated kernel that computes the new value (`x.add_(1)`, batch-norm running statistics) writes it
@@ -34,6 +35,7 @@ from ..ir.plan import attr_value
 from .base import Pass, plan_function, record_transform
 from .copies import emit_copy
 from .gathers import gathered_arguments
+from .scatter_kernel import INDEX_PUT, emit_scatter
 
 # Functional ATen ops whose first argument an in-place form writes, with that form.
 IN_PLACE = {
@@ -108,14 +110,19 @@ def _rewrite(module: ir.Module, maker: Any, copy: Any, source: ir.Value, target:
         op = maker.op.value
         if op in IN_PLACE:
             with ir.InsertionPoint(maker), maker.location:
-                fields = {
-                    "op": attrs.string(IN_PLACE[op]),
-                    "args": maker.args,
-                    "layouts": ir.ArrayAttr.get([]),
-                }
-                d.create(d.LibraryOp, [list(maker.inputs)], fields, 0)
+                scatter = emit_scatter(module, maker) if op == INDEX_PUT else None
+                if not isinstance(scatter, d.KernelOp):
+                    fields = {
+                        "op": attrs.string(IN_PLACE[op]),
+                        "args": maker.args,
+                        "layouts": ir.ArrayAttr.get([]),
+                    }
+                    d.create(d.LibraryOp, [list(maker.inputs)], fields, 0)
             _replace(copy, source, target)
-            return f"{op} of '{name}' becomes {IN_PLACE[op]}: only the written elements move"
+            if isinstance(scatter, d.KernelOp):
+                return f"{op} of '{name}' becomes a scatter kernel writing it in place: only the written elements move"
+            why = f" (no scatter kernel: {scatter})" if scatter else ""
+            return f"{op} of '{name}' becomes {IN_PLACE[op]}: only the written elements move{why}"
         if op in SCATTERS:
             args = [attr_value(a) for a in list(maker.args)[2:]]
             view = _scatter_view(op, buffer_layout(target), args)

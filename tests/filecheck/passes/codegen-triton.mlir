@@ -630,3 +630,29 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A scatter (write-in-place's in-place index_put): a [2, 3] int32 index into dim 1 of a [5, 10, 4]
+// cache laid out [4, 20, 1], with [2, 3, 4] values broadcast over dim 0. The kernel runs over the indexed
+// shape [5, 2, 3, 4] in the order of the elements it writes (the index's dims outermost, as the cache's
+// dim 1 is), loads the index at its own strides, counts negatives from the end, stops where one is out
+// of range, and stores each value at the cache's strides plus the index times dim 1's stride; it never
+// reads the cache.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_index_put(in0, in1, in2, out0):\0A    # [5, 2, 3, 4]: 120 elements, 1 programs of 128\0A
+// CHECK-SAME:    mask = i < 120\0A    d0 = i // 20\0A    d1 = i // 4 % 5\0A    d2 = i % 4\0A    x2 = tl.load(in2 + d0 * 4 + d2, mask=mask)\0A    ix = tl.load(in1 + d0, mask=mask)\0A    js = tl.where(ix < 0, ix + 10, ix)\0A    oks = (js >= 0) & (js < 10)\0A    ats = trap_unless(oks | ~mask, js)\0A    tl.store(out0 + d1 * 4 + d2 + ats * 20, x2, mask=(mask) & (oks))\0A", sym_name
+// CHECK:       "pygraph.kernel"(%arg0, %arg1, %arg2, %arg0) {access = ["r", "r", "r", "w"], grid = [1, 1, 1], kernel = @k0_index_put
+module {
+  func.func private @scatter_0(%arg0: !torch.vtensor<[5,10,4],f32>, %arg1: !torch.vtensor<[2,3],si32>, %arg2: !torch.vtensor<[2,3,4],f32>) -> !torch.vtensor<[5,10,4],f32> attributes {pygraph.fused} {
+    %none = torch.constant.none {pygraph.class = "scalar"}
+    %0 = torch.prim.ListConstruct %none, %arg1 {pygraph.class = "scalar"} : (!torch.none, !torch.vtensor<[2,3],si32>) -> !torch.list<optional<vtensor>>
+    %false = torch.constant.bool false {pygraph.class = "scalar"}
+    %1 = torch.aten.index_put %arg0, %0, %arg2, %false {pygraph.class = "scatter"} : !torch.vtensor<[5,10,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[2,3,4],f32>, !torch.bool -> !torch.vtensor<[5,10,4],f32>
+    return %1 : !torch.vtensor<[5,10,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[5, 10, 4], [4, 20, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [3, 1], 0 : i64, si32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3, 4], [12, 4, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg0) {kernel = @scatter_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

@@ -4,17 +4,23 @@
 // (select_scatter), and running statistics updated by a kernel: each writes its buffer in place, and
 // the copies lower-to-plan emitted for the overwrites at the end of the call are gone.
 // CHECK:       module attributes {pygraph.transforms = [
-// CHECK-SAME:    {location = "model.py:4 (node index_put)", pass = "write-in-place", what = "aten.index_put.default of 'cache' becomes aten.index_put_.default: only the written elements move"},
+// CHECK-SAME:    {location = "model.py:4 (node index_put)", pass = "write-in-place", what = "aten.index_put.default of 'cache' becomes a scatter kernel writing it in place: only the written elements move"},
 // CHECK-SAME:    {location = "model.py:5 (node select_scatter)", pass = "write-in-place", what = "aten.select_scatter.default of 'window' becomes a copy into the view it replaces: only 8 elements move"},
 // CHECK-SAME:    {location = "model.py:6 (node add)", pass = "write-in-place", what = "kernel @fused_0 writes 'mean' in place"}]}
 // CHECK-LABEL: func.func @main
-// CHECK-NEXT:    "pygraph.library"(%arg2, %arg1, %arg0) {args = [0 : index, [1 : index], 2 : index, false], layouts = [], op = "aten.index_put_.default"
+// CHECK-NEXT:    "pygraph.kernel"(%arg2, %arg1, %arg0, %arg2) {access = ["r", "r", "r", "w"], grid = [1, 1, 1], kernel = @scatter_0
 // CHECK-NEXT:    %[[ROW:.*]] = "pygraph.view"(%arg3) {layout = #pygraph.layout<[8], [1], 16 : i64, f32>}
 // CHECK-NEXT:    "pygraph.kernel"(%arg0, %[[ROW]]) {access = ["r", "w"], grid = [1, 1, 1], kernel = @copy_1
 // CHECK-NEXT:    "pygraph.kernel"(%arg4, %arg4) {access = ["r", "w"], grid = [1, 1, 1], kernel = @fused_0
 // CHECK-NEXT:    %[[OUT:.*]] = "pygraph.alloc"
 // CHECK-NEXT:    "pygraph.kernel"(%arg2, %[[OUT]]) {{.*}}kernel = @fused_1
 // CHECK-NEXT:    return %[[OUT]], %arg4
+// The scatter's function: the index_put, whose kernel (codegen-triton) writes only the indexed rows.
+// CHECK:       func.func private @scatter_0(%arg0: !torch.vtensor<[16,8],f32>, %arg1: !torch.vtensor<[1],si64>, %arg2: !torch.vtensor<[8],f32>) -> !torch.vtensor<[16,8],f32> attributes {pygraph.fused}
+// CHECK-NEXT:    %[[LIST:.*]] = torch.prim.ListConstruct %arg1 {pygraph.class = "scalar"}
+// CHECK-NEXT:    %[[FALSE:.*]] = torch.constant.bool false {pygraph.class = "scalar"}
+// CHECK-NEXT:    %[[PUT:.*]] = torch.aten.index_put %arg0, %[[LIST]], %arg2, %[[FALSE]] {pygraph.class = "scatter"}
+// CHECK-NEXT:    return %[[PUT]]
 module {
   func.func private @fused_0(%a: !torch.vtensor<[8],f32>) -> !torch.vtensor<[8],f32> attributes {pygraph.fused} {
     %float = torch.constant.float 0.9 {pygraph.class = "scalar"}
@@ -133,3 +139,23 @@ module {
     return %m : !pygraph.buf
   }
 }
+
+// -----
+
+// An accumulating index_put (index_add) has no scatter kernel: it becomes ATen's index_put_, which adds,
+// and the record says why.
+// CHECK:       {location = "model.py:4 (node index_put)", pass = "write-in-place", what = "aten.index_put.default of 'cache' becomes aten.index_put_.default: only the written elements move (no scatter kernel: it accumulates (only a plain index_put is a scatter))"}
+// CHECK-LABEL: func.func @adds
+// CHECK-NEXT:    "pygraph.library"(%arg1, %arg0, %arg2) {args = [0 : index, [unit, 1 : index], 2 : index, true], layouts = [], op = "aten.index_put_.default"
+// CHECK-NEXT:    return
+// CHECK-NOT:   @scatter
+module {
+  func.func @adds(%pos: !pygraph.buf {pygraph.role = "input", pygraph.name = "pos", pygraph.layout = #pygraph.layout<[2], [1], 0 : i64, si64>, pygraph.io = "stage"},
+                  %cache: !pygraph.buf {pygraph.role = "buffer", pygraph.name = "cache", pygraph.layout = #pygraph.layout<[8, 16], [16, 1], 0 : i64, f32>, pygraph.io = "direct"},
+                  %x: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[8, 2], [2, 1], 0 : i64, f32>, pygraph.io = "stage"}) {
+    %new = "pygraph.library"(%cache, %pos, %x) {op = "aten.index_put.default", args = [0 : index, [unit, 1 : index], 2 : index, true], layouts = [#pygraph.layout<[8, 16], [16, 1], 0 : i64, f32>], operandSegmentSizes = array<i32: 3>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf) -> !pygraph.buf loc(#index_put)
+    "pygraph.copy"(%new, %cache) : (!pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+#index_put = loc("index_put"("model.py":4:0))
