@@ -115,6 +115,13 @@ class Knobs:
         "compiler (backend/cuda/replay.c): auto: where it builds (a warning where not); on: fail where it "
         "does not; off: the Python path",
     )
+    pdl = _Knob(
+        "PYGRAPH_PDL",
+        "auto",
+        "programmatic dependent launch (backend/cuda/compile.py): auto: on GPUs of compute capability 9.0 "
+        "and newer, generated kernels wait for their predecessors first and graphs launch them early; off: "
+        "plain graph edges",
+    )
     debug = _IntKnob("PYGRAPH_DEBUG", 0, "1: print each stage of a compilation to stderr")
 
     def __init__(self) -> None:

@@ -714,3 +714,39 @@ def test_a_recorded_call_returning_other_strides_than_planned_is_copied_into_the
         for _ in range(3):
             x = torch.randn(2, 3, 16, 16, device="cuda")
             assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+class Chain(torch.nn.Module):
+    """Generated kernels one after another (one-row products, activations, a norm, a residual): every
+    edge between them may be programmatic."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.layers = torch.nn.ModuleList(torch.nn.Linear(512, 512) for _ in range(4))
+        self.norm = torch.nn.LayerNorm(512)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        for layer in self.layers:
+            x = x + torch.nn.functional.gelu(layer(self.norm(x)))
+        return x
+
+
+def test_kernels_launched_early_wait_for_what_they_read():
+    """On compute capability 9.0 and newer, the edges between generated kernels are programmatic (each
+    kernel waits for its predecessors first, backend/cuda/compile.py): results on changing inputs match
+    eager and the same plan with plain edges (PYGRAPH_PDL=off), call after call without synchronising."""
+    if torch.cuda.get_device_capability() < (9, 0):
+        pytest.skip("programmatic dependent launch needs compute capability 9.0")
+    torch.manual_seed(12)
+    model = Chain().cuda().eval()
+    inputs = [torch.randn(1, 512, device="cuda") for _ in range(8)]
+    with torch.no_grad(), knobs.scope(graphs="all"):
+        early = pygraph.export_and_compile(model, (inputs[0],))
+        with knobs.scope(pdl="off"):
+            plain = pygraph.export_and_compile(model, (inputs[0],))
+            plain(inputs[0])
+        outputs = [early(x) for x in inputs]
+        assert early.stats()["programmatic_edges"] >= 8 and plain.stats()["programmatic_edges"] == 0
+        for x, y in zip(inputs, outputs, strict=True):
+            assert relative_error(y, model(x)) <= 1e-4
+            torch.testing.assert_close(y, plain(x), rtol=0, atol=0)

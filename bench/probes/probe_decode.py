@@ -2,8 +2,9 @@
 token through every layer, products of one row), with transformers' static cache held as buffers and
 written in place: eager, reduce-overhead and pygraph, time per step and the logits against eager's.
 
-On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s25*-h200.log:
-per step, the time, the GPU time from torch.profiler and the kernels costing most).
+On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s2[56]*-h200.log:
+per step, the time, the GPU time from torch.profiler and the kernels costing most; "no PDL" is pygraph with
+plain graph edges).
 The model has random weights: hidden 2048, 8 layers, 16 heads over 4 key-value heads, MLP 5632, 32000
 words, a cache of 512 positions; each timed step writes the next position.
 """
@@ -15,6 +16,7 @@ import transformers
 from transformers.integrations.executorch import TorchExportableModuleWithStaticCache
 
 import pygraph
+from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
 STEPS, ROUNDS = 50, 5
@@ -85,6 +87,12 @@ def gpu_time(fn, steps: int = 10) -> str:
     return f"GPU {per_step:.1f} us per step in {len(kernels) / steps:.0f} kernels\n" + "\n".join(lines)
 
 
+def without_pdl(step: Step) -> pygraph.CompiledModel:
+    """pygraph with plain graph edges (no programmatic dependent launch, backend/cuda/compile.py)."""
+    with knobs.scope(pdl="off"):
+        return pygraph.export_and_compile(step, inputs(0))
+
+
 def main() -> None:
     with torch.no_grad():
         step = build()
@@ -93,6 +101,7 @@ def main() -> None:
         systems = {
             "eager": lambda: step,
             "pygraph": lambda: pygraph.export_and_compile(step, inputs(0)),
+            "no PDL": lambda: without_pdl(step),
             "ro": lambda: torch.compile(step, mode="reduce-overhead"),
         }
         for name, make in systems.items():

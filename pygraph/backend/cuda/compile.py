@@ -9,6 +9,7 @@ kernels needing scratch memory are refused.
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import hashlib
 import json
 import re
@@ -41,6 +42,9 @@ class Cubin:
     num_warps: int
     shared: int  # dynamic shared memory per block, bytes
     num_params: int  # parameters of the entry: the signature's pointers, then the scratch pointers
+    waits: bool = (
+        False  # it first waits for the kernels it depends on (`programmatic`): graphs may launch it early
+    )
 
 
 class KernelParams:
@@ -119,8 +123,32 @@ def cache_key(kernel: TritonKernel, arch: int) -> str:
     return hashlib.sha256(json.dumps(parts).encode()).hexdigest()[:32]
 
 
+# Programmatic dependent launch: in a graph, a kernel node whose edge from the kernel before it is
+# programmatic may be launched while that kernel drains, and its `griddepcontrol.wait` then blocks until
+# every kernel it depends on has finished and their writes are visible. Where supported (compute capability
+# 9.0 on, `PYGRAPH_PDL`), every generated kernel waits so before its first instruction, so it touches
+# no memory early (not even the per-call table, which a kernel writes); the graph builder makes its edges
+# from kernel nodes programmatic (`graph.GraphBuilder.kernel`). Launched without such an edge (eagerly, or
+# after a memcpy or a library call), the wait returns at once. Measured on the H200
+# (`bench/probes/probe_pdl.py`, `bench/results/probe-pdl-s26-h200.log`): a Llama decoding step's products
+# with a pointwise kernel after each, 35.4 against 30.3 us per layer; loading the weights before the wait
+# (as they are never written in a call) measured no better (35.7), so the kernels wait first.
+PROGRAMMATIC_ARCH = 90
+_WAIT_FIRST = "    tl.extra.cuda.gdc_wait()  # programmatic dependent launch (backend/cuda/compile.py)\n"
+
+
+def programmatic(arch: int) -> bool:
+    """Whether kernels for compute capability `arch` wait for their predecessors first (and graphs may
+    launch them early)."""
+    return arch >= PROGRAMMATIC_ARCH and knobs.pdl == "auto"
+
+
 def compile_kernel(kernel: TritonKernel, arch: int) -> Cubin:
-    """The cubin of a plan's kernel for compute capability `arch` (90 for an H100), from the disk cache if there."""
+    """The cubin of a plan's kernel for compute capability `arch` (90 for an H100), from the disk cache if
+    there; waiting first for the kernels it depends on where `programmatic(arch)`."""
+    waits = programmatic(arch)
+    if waits:
+        kernel = _waiting_first(kernel)
     key = cache_key(kernel, arch)
     cached = _read(key)
     if cached is not None:
@@ -132,8 +160,20 @@ def compile_kernel(kernel: TritonKernel, arch: int) -> Cubin:
     cubin = compile_function(
         load_kernel(kernel), types, attrs, kernel.num_warps, kernel.num_stages, arch, key, f"@{kernel.name}"
     )
+    cubin = dataclasses.replace(cubin, waits=waits)
     _write(cubin)
     return cubin
+
+
+def _waiting_first(kernel: TritonKernel) -> TritonKernel:
+    """`kernel` with the wait for its predecessors as the first statement of its entry."""
+    match = re.search(
+        rf"^def {re.escape(kernel.entry)}\(.*?\):[^\n]*\n", kernel.source, re.MULTILINE | re.DOTALL
+    )
+    if match is None:
+        raise ValueError(f"kernel @{kernel.name}: its source defines no function '{kernel.entry}'")
+    source = kernel.source[: match.end()] + _WAIT_FIRST + kernel.source[match.end() :]
+    return dataclasses.replace(kernel, source=source)
 
 
 def compile_function(
@@ -190,7 +230,15 @@ def _read(key: str) -> Cubin | None:
     if not (image.exists() and meta.exists()):
         return None
     m = json.loads(meta.read_text())
-    return Cubin(key, m["name"], image.read_bytes(), m["num_warps"], m["shared"], m["num_params"])
+    return Cubin(
+        key,
+        m["name"],
+        image.read_bytes(),
+        m["num_warps"],
+        m["shared"],
+        m["num_params"],
+        m.get("waits", False),
+    )
 
 
 def _write(cubin: Cubin) -> None:
@@ -202,6 +250,7 @@ def _write(cubin: Cubin) -> None:
         "num_warps": cubin.num_warps,
         "shared": cubin.shared,
         "num_params": cubin.num_params,
+        "waits": cubin.waits,
     }
     for path, data in ((image, cubin.image), (meta, json.dumps(fields).encode())):
         tmp = path.with_suffix(f".{id(cubin)}.tmp")

@@ -42,6 +42,8 @@ class GraphBuilder:
         self.context = context  # copy and fill nodes name the context they run in
         self.graph: cu.CUgraph = driver.call("cuGraphCreate", 0)
         self.nodes: list[list[cu.CUgraphNode]] = []  # per plan node: the graph nodes that stand for it
+        self.kernel_nodes: set[int] = set()  # the kernel nodes: a programmatic edge may start at one
+        self.programmatic_edges = 0
 
     def kernel(
         self, deps: Sequence[int], function: Function, grid: Sequence[int], params: KernelParams
@@ -54,7 +56,25 @@ class GraphBuilder:
         p.blockDimX, p.blockDimY, p.blockDimZ = function.block, 1, 1
         p.sharedMemBytes = function.cubin.shared
         p.kernelParams = params.address
-        self._add("cuGraphAddKernelNode", deps, p)
+        if not function.cubin.waits:
+            self._add("cuGraphAddKernelNode", deps, p)
+        else:  # it waits first (compile.py): its edges from kernel nodes are programmatic
+            nodes = self._deps(deps)
+            early = [n for n in nodes if int(n) in self.kernel_nodes]
+            plain = [n for n in nodes if int(n) not in self.kernel_nodes]
+            node = driver.call("cuGraphAddKernelNode", self.graph, plain, len(plain), p)
+            if early:
+                driver.call(
+                    "cuGraphAddDependencies",
+                    self.graph,
+                    early,
+                    [node] * len(early),
+                    [_PROGRAMMATIC] * len(early),
+                    len(early),
+                )
+                self.programmatic_edges += len(early)
+            self.nodes.append([node])
+        self.kernel_nodes.add(int(self.nodes[-1][0]))
         return p
 
     def inline(
@@ -81,6 +101,7 @@ class GraphBuilder:
             if isinstance(copy, _KernelCopy):
                 new = driver.call("cuGraphAddKernelNode", self.graph, after, len(after), copy.params)
                 driver.call("cuGraphKernelNodeCopyAttributes", new, node)  # cluster shape and the like
+                self.kernel_nodes.add(int(new))
                 if copy.places:
                     patches.append(Patch(new, copy.params, copy.places, copy.memory))
             else:
@@ -133,6 +154,17 @@ class GraphBuilder:
     def _add(self, call: str, deps: Sequence[int], *params: object) -> None:
         nodes = self._deps(deps)
         self.nodes.append([driver.call(call, self.graph, nodes, len(nodes), *params)])
+
+
+def _programmatic_edge() -> cu.CUgraphEdgeData:
+    """An edge after which the dependent kernel may launch while its predecessor drains (compile.py)."""
+    edge = cu.CUgraphEdgeData()
+    edge.type = cu.CUgraphDependencyType.CU_GRAPH_DEPENDENCY_TYPE_PROGRAMMATIC
+    edge.from_port = cu.CU_GRAPH_KERNEL_NODE_PORT_PROGRAMMATIC
+    return edge
+
+
+_PROGRAMMATIC = _programmatic_edge()
 
 
 class NotPatchable(Exception):

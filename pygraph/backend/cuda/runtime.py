@@ -85,6 +85,7 @@ class SegmentGraph:
     writer: cu.CUgraphNode | None  # the node that writes the per-call table, if the graph reads it
     recordings: list[Recording]
     patches: list[Patch]  # nodes whose parameters hold per-call addresses
+    programmatic_edges: int  # edges after which a kernel may launch early (compile.py)
 
     def destroy(self) -> None:
         """Frees both handles; an executable still running is freed by the driver when it completes."""
@@ -342,6 +343,7 @@ class CudaRuntime:
 
         `copied_bytes_per_call` adds what this runtime moves beyond the plan's own figure: inputs the plan
         writes, copied back, and eager results copied to their home in a graph's reach.
+        `programmatic_edges` counts the edges after which a kernel may launch while its predecessor drains.
         """
         if not self._built:
             return plan_stats(self.plan, self.captures)
@@ -355,6 +357,7 @@ class CudaRuntime:
         stats["graphs"] = len(self._graphs)
         stats["nodes"]["inlined"] = self._inlined
         stats["patched_nodes"] = sum(len(g.patches) for g in self._graphs)
+        stats["programmatic_edges"] = sum(g.programmatic_edges for g in self._graphs)
         stats["patches_staged"] = len(self.staging_reasons)
         extra = self._extra_copied_bytes + sum(
             t.numel() * t.element_size() for t in self._patch_staging.values()
@@ -1017,7 +1020,9 @@ class CudaRuntime:
         except CudaError as exc:
             raise RuntimeError(f"{segment.nodes[0].location}: the segment's graph: {exc}") from exc
         writer = builder.nodes[0][0] if head else None
-        return SegmentGraph(builder.graph, graph_exec, writer, recordings, patches)
+        return SegmentGraph(
+            builder.graph, graph_exec, writer, recordings, patches, builder.programmatic_edges
+        )
 
     def _patched_roots(self, node: Node) -> dict[int, int]:
         """The patched roots a library node touches (reads, writes or returns): root -> key."""
