@@ -151,20 +151,28 @@ class WritesAnInput(nn.Module):
         return cache.sum(0)
 
 
-def test_an_input_is_written_where_the_caller_sees_it() -> None:
+def _check_input(device: str) -> None:
     torch.manual_seed(1)
-    cache = torch.randn(8, 5)
+    cache = torch.randn(8, 5, device=device)
     compiled = pygraph.export_and_compile(
-        WritesAnInput(), (cache.clone(), torch.tensor([2]), torch.randn(1, 5))
+        WritesAnInput(), (cache.clone(), torch.tensor([2], device=device), torch.randn(1, 5, device=device))
     )
     assert any(SCATTER in t["what"] for t in compiled.explain().transforms)
     ours, theirs = cache.clone(), cache.clone()
     for position in (5, 0, 7):
-        x = torch.randn(1, 5)
-        torch.testing.assert_close(
-            compiled(ours, torch.tensor([position]), x), WritesAnInput()(theirs, torch.tensor([position]), x)
-        )
+        x, at = torch.randn(1, 5, device=device), torch.tensor([position], device=device)
+        torch.testing.assert_close(compiled(ours, at, x), WritesAnInput()(theirs, at, x))
         assert torch.equal(ours, theirs)
+
+
+def test_an_input_is_written_where_the_caller_sees_it() -> None:
+    _check_input("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_an_input_is_written_where_the_caller_sees_it_on_gpu() -> None:
+    _check_input("cuda")
 
 
 def test_a_position_out_of_range_stops_the_kernel() -> None:
