@@ -1,7 +1,8 @@
 """Generated Triton kernels to cubins (cached on disk) and cubins to CUfunctions (one per context).
 
-Nothing here decides anything: warps and stages come from the plan, shared memory from Triton's
-metadata. The calling convention is Triton 3.6's, checked on every compile against the PTX entry:
+Nothing here decides how a kernel computes: warps and stages come from the plan, shared memory from
+Triton's metadata; only whether it first waits for its predecessors (programmatic dependent launch,
+below) follows the GPU's compute capability and `PYGRAPH_PDL`. The calling convention is Triton 3.6's, checked on every compile against the PTX entry:
 one pointer per signature entry, then two scratch pointers (global, profile) that are null because
 kernels needing scratch memory are refused.
 """
