@@ -329,7 +329,7 @@ def _tensor_pipeline() -> str:
 
 def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
     """The plan pipeline with its options: cost figures, output mechanism, forced graph modes (PYGRAPH_GRAPHS),
-    products in phases of rows where TF32 matmuls are allowed."""
+    products in phases of rows where TF32 matmuls are allowed, attentions' keys split (PYGRAPH_SPLIT_KEYS)."""
     force = {"auto": "", "all": " force=graph", "none": " force=eager"}.get(knobs.graphs)
     if force is None:
         raise ValueError(f"PYGRAPH_GRAPHS must be auto, all or none, not {knobs.graphs!r}")
@@ -343,6 +343,8 @@ def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:
     )
     if torch.backends.cuda.matmul.allow_tf32:  # read now, as the tensor pipeline's matmul precision
         pipeline = pipeline.replace("row-phases", "row-phases{matmul-precision=tf32}")
+    if knobs.split_keys != "auto":
+        pipeline = pipeline.replace("split-keys", f"split-keys{{keys={knobs.split_keys}}}")
     return pipeline
 
 

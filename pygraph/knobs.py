@@ -95,6 +95,13 @@ class Knobs:
         "setting; kernel: one generated flash-attention kernel; decompose: matmul, softmax kernel, matmul; "
         "aten: ATen's fused call",
     )
+    split_keys = _Knob(
+        "PYGRAPH_SPLIT_KEYS",
+        "auto",
+        "attentions of few query rows per key head (decoding steps) as two generated kernels, their keys split "
+        "across programs (passes/split_keys.py): auto: as measured per shape; off: never; a power of two of "
+        "at least 16: that many keys per program wherever the rows fit one program",
+    )
     matvec = _Knob(
         "PYGRAPH_MATVEC",
         "auto",

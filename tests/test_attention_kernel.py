@@ -394,3 +394,175 @@ def test_gpu_attention_kernel_with_tf32() -> None:
         check(compiled, model, inputs, 5e-3)
     finally:
         torch.backends.cuda.matmul.allow_tf32 = saved
+
+
+# Attentions split-keys splits (passes/split_keys.py), a split size forced where the interpreter's sizes
+# are below the measured rule's: name: (query heads, key heads, queries, keys, head dim, dtype, options,
+# mask maker(batch, queries, keys) or None, keys per program).
+SPLIT_CASES: dict[str, tuple] = {
+    "grouped decoding step, bool mask, a row hidden": (
+        8,
+        2,
+        1,
+        100,
+        40,
+        torch.float32,
+        {"enable_gqa": True},
+        lambda b, q, k: (torch.rand(b, 1, 1, k) > 0.3).index_fill(0, torch.tensor([1]), False),
+        "16",
+    ),
+    "two queries of a group, bfloat16": (8, 2, 2, 70, 40, torch.bfloat16, {"enable_gqa": True}, None, "32"),
+    "causal, no groups": (2, 2, 3, 90, 16, torch.float32, {"is_causal": True}, None, "16"),
+    "float mask [Lq, Lk], a row hidden": (
+        4,
+        4,
+        2,
+        64,
+        24,
+        torch.float32,
+        {"scale": 0.3},
+        lambda b, q, k: torch.randn(q, k).index_fill(0, torch.tensor([1]), -math.inf),
+        "16",
+    ),
+    "more splits than the combining kernel takes at once": (
+        4,
+        1,
+        1,
+        1200,
+        16,
+        torch.float16,
+        {"enable_gqa": True},
+        None,
+        "16",
+    ),
+}
+
+
+def split_inputs(name: str, device: str = "cpu") -> tuple[torch.Tensor, ...]:
+    heads, kv_heads, queries, keys, dim, dtype, _, make_mask, _ = SPLIT_CASES[name]
+    shapes = ((heads, queries), (kv_heads, keys), (kv_heads, keys))
+    inputs = tuple(torch.randn(2, h, n, dim, dtype=dtype) for h, n in shapes)
+    inputs += (make_mask(2, queries, keys),) if make_mask else ()
+    return tuple(x.to(device) for x in inputs)
+
+
+def check_split(name: str, device: str) -> None:
+    """The two kernels against eager in float64: float32 within 1e-5, half precision within twice eager's
+    own error (one rounding of the result)."""
+    torch.manual_seed(0)
+    *_, dtype, options, _, keys = SPLIT_CASES[name]
+    model, inputs = Attention(**options), split_inputs(name, device)
+    layouts = "on" if device == "cpu" else "auto"
+    with knobs.scope(gpu_layouts=layouts, attention="auto", split_keys=keys), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, inputs, target="emulator" if device == "cpu" else "cuda")
+    assert [op for op in ops(compiled) if "attention" in op] == ["k0_attention_parts", "k0_attention_combine"]
+    for _ in range(2):
+        exact = model(*(x.double() if x.is_floating_point() else x for x in inputs))
+        with torch.no_grad():
+            got, eager = compiled(*inputs), model(*inputs)
+        bound = 1e-5 if dtype == torch.float32 else 2 * relative_error(eager.double(), exact)
+        assert got.dtype == dtype and relative_error(got.double(), exact) <= bound
+        inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
+    if "hidden" in name:  # a row that sees no key is zeros, as ATen's fused kernel gives it
+        mask = inputs[3]
+        keep = mask if mask.dtype == torch.bool else mask != -math.inf
+        hidden = ~keep.expand(*got.shape[:-1], mask.shape[-1]).any(-1)
+        assert hidden.any() and compiled(*inputs)[hidden].abs().max() == 0
+
+
+@pytest.mark.parametrize("name", SPLIT_CASES)
+def test_split_attention_matches_eager(name: str) -> None:
+    """The keys split across programs, every split's parts combined: groups of query heads as rows of a
+    program, masks hiding whole splits or rows, causal rows seeing none of the later splits, a tail split,
+    and more splits than one block of the combining kernel."""
+    check_split(name, "cpu")
+
+
+class DecodingStep(nn.Module):
+    """One token's attention against a cache held as buffers and written in place at its position, the
+    key heads repeated for the query heads as Llama's `repeat_kv` does, a mask hiding positions past it."""
+
+    def __init__(self, heads: int = 4, kv_heads: int = 2, dim: int = 16, length: int = 256) -> None:
+        super().__init__()
+        self.group = heads // kv_heads
+        self.register_buffer("keys", torch.randn(1, kv_heads, length, dim))
+        self.register_buffer("values", torch.randn(1, kv_heads, length, dim))
+
+    def forward(
+        self, q: torch.Tensor, k: torch.Tensor, v: torch.Tensor, position: torch.Tensor
+    ) -> torch.Tensor:
+        self.keys.index_copy_(2, position, k)
+        self.values.index_copy_(2, position, v)
+        b, h, n, d = self.keys.shape
+        keys, values = (
+            t[:, :, None].expand(b, h, self.group, n, d).reshape(b, h * self.group, n, d)
+            for t in (self.keys, self.values)
+        )
+        seen = (torch.arange(n) <= position).view(1, 1, 1, n)
+        return sdpa(q, keys, values, attn_mask=seen)
+
+
+def test_decoding_step_splits_its_keys_by_the_measured_rule() -> None:
+    """`auto` at 256 positions (past SPLIT_MIN_KEYS): the repeated heads read in place, the keys split in 16 splits of 16 (2 key
+    heads leave fewer than 64 programs with larger splits), the cache written in place; eager's result
+    and cache after three steps."""
+    torch.manual_seed(0)
+    model, reference = DecodingStep(), DecodingStep()
+    reference.load_state_dict(model.state_dict())
+
+    def step(i: int) -> tuple[torch.Tensor, ...]:
+        return torch.randn(1, 4, 1, 16), torch.randn(1, 2, 1, 16), torch.randn(1, 2, 1, 16), torch.tensor([i])
+
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        compiled = pygraph.export_and_compile(model, step(0))
+    assert [op for op in ops(compiled) if "attention" in op] == ["k0_attention_parts", "k0_attention_combine"]
+    assert any(tuple(b.layout.shape) == (2, 16, 2, 18) for b in compiled.plan.buffers)  # the parts
+    for i in (7, 8, 200):
+        inputs = step(i)
+        with torch.no_grad():
+            assert relative_error(compiled(*inputs), reference(*inputs)) < 1e-5
+    assert (
+        relative_error(model.keys, reference.keys) == 0
+        and relative_error(model.values, reference.values) == 0
+    )
+
+
+@pytest.mark.parametrize("setting, route", [("auto", "kernel"), ("off", "aten")])
+def test_half_precision_decoding_steps_go_to_the_split_kernel(setting: str, route: str) -> None:
+    """A bfloat16 step of 8 query heads over 2 of 512 keys: split under `auto`
+    (bench/results/probe-split-keys-s27-h200.log: 4.6 against ATen's 12.8 us), ATen's without the split."""
+    inputs = tuple(torch.randn(1, h, n, 64, dtype=torch.bfloat16) for h, n in ((8, 1), (2, 512), (2, 512)))
+    with knobs.scope(gpu_layouts="on", split_keys=setting):
+        program = export_program(Attention(enable_gqa=True), inputs)
+    (call,) = [
+        n for n in program.graph.nodes if n.target is torch.ops.aten.scaled_dot_product_attention.default
+    ]
+    assert (call.meta.get(KERNEL_META) is not None) == (route == "kernel")
+
+
+def test_split_keys_setting_is_checked() -> None:
+    inputs = tuple(torch.randn(1, h, n, 16) for h, n in ((4, 1), (2, 300), (2, 300)))
+    with (
+        knobs.scope(gpu_layouts="on", split_keys="48"),
+        pytest.raises(ValueError, match="PYGRAPH_SPLIT_KEYS must be auto, off or a power of two"),
+    ):
+        pygraph.export_and_compile(Attention(enable_gqa=True), inputs)
+
+
+@pytest.mark.parametrize(
+    "name", ["grouped decoding step, bool mask, a row hidden", "two queries of a group, bfloat16"]
+)
+def test_split_attention_kernels_compile_for_sm90(name: str) -> None:
+    *_, options, _, keys = SPLIT_CASES[name]
+    with knobs.scope(gpu_layouts="on", split_keys=keys):
+        compiled = pygraph.export_and_compile(Attention(**options), split_inputs(name))
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("name", SPLIT_CASES)
+def test_gpu_split_attention_matches_eager(name: str) -> None:
+    check_split(name, "cuda")

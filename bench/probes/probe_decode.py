@@ -2,7 +2,7 @@
 token through every layer, products of one row), with transformers' static cache held as buffers and
 written in place: eager, reduce-overhead and pygraph, time per step and the logits against eager's.
 
-On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s2[56]*-h200.log:
+On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s2[5-7]*-h200.log:
 per step, the time, the GPU time from torch.profiler and the kernels costing most; "no PDL" is pygraph with
 plain graph edges).
 The model has random weights: hidden 2048, 8 layers, 16 heads over 4 key-value heads, MLP 5632, 32000

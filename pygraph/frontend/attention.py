@@ -24,10 +24,12 @@ The choice is made here, once per call, by `route` (PYGRAPH_ATTENTION):
   the decomposition's cuBLAS matmuls win (ViT, BERT: 17 against 60 and 16 against 23 us) and past 1M
   ATen's fused kernel does (distilgpt2, mt5, a causal 12 x 1024 x 1024: 141 against 281 us).
 
-Half-precision attentions stay ATen's under `auto`: its flash and cuDNN kernels split a decoding step's
-keys across programs, where the generated kernel runs one program per head and block of queries
-(`probe-gqa-s25-h200.log`, bfloat16, 16 query heads over 4 of 512 keys: ATen 7.6 us, the kernel 12.7; 47
-against 7.5 at 2048 keys); PYGRAPH_ATTENTION=kernel forces them there. Calls on the devices
+Attentions whose keys split-keys will split across programs (a decoding step: few query rows per key
+head, `attention_kernel.split_size`) go to the kernel under `auto`, in any precision
+(`probe-split-keys-s27-h200.log`: bfloat16, 16 query heads over 4 of 512 keys in 4.6 us against ATen's
+12.8 in the same graph). Other half-precision attentions stay ATen's: its flash and cuDNN kernels beat
+one program per head and block of queries (`probe-gqa-s25-h200.log`: 12.7 against 7.6 us at 512 keys
+unsplit); PYGRAPH_ATTENTION=kernel forces them there. Calls on the devices
 PYGRAPH_GPU_LAYOUTS names, with static shapes, no dropout and what else the kernel can compute
 (`attention_kernel.unsupported`) are routed; every other call stays ATen's.
 
@@ -47,7 +49,7 @@ import math
 import torch
 
 from ..knobs import knobs
-from ..passes.attention_kernel import unsupported
+from ..passes.attention_kernel import split_size, unsupported
 from .rewrite import add_constant, propagate_fake_tensors, replace_node
 
 aten = torch.ops.aten
@@ -99,6 +101,8 @@ def route(args: dict, devices: tuple[str, ...]) -> str:
     if knobs.attention != "auto":
         return "aten" if knobs.attention == "decompose" and args["enable_gqa"] else knobs.attention
     query, key = args["query"].meta["val"], args["key"].meta["val"]
+    if _splits(query, key, args["enable_gqa"]):
+        return "kernel"
     if query.dtype != torch.float32:  # ATen's flash and cuDNN kernels (module docstring)
         return "aten"
     if torch.backends.cuda.matmul.allow_tf32:
@@ -109,6 +113,13 @@ def route(args: dict, devices: tuple[str, ...]) -> str:
     if scores > _ATEN_SCORES:
         return "aten"
     return "aten" if args["enable_gqa"] else "decompose"
+
+
+def _splits(query: torch.Tensor, key: torch.Tensor, enable_gqa: bool) -> bool:
+    """Whether split-keys will split the call's keys across programs (`attention_kernel.split_size`)."""
+    heads = math.prod(key.shape[:-2] if enable_gqa else query.shape[:-2])
+    rows = math.prod(query.shape[:-2]) // heads * query.shape[-2]
+    return split_size(heads, rows, key.shape[-2], knobs.split_keys) is not None
 
 
 def _routable(args: dict, devices: tuple[str, ...]) -> bool:

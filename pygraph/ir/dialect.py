@@ -43,6 +43,7 @@ ATTENTION_KERNEL = (
     "pygraph.attention_kernel"  # attention call routed to the generated kernel: tl.dot's precision
 )
 MATMUL_KERNEL = "pygraph.matmul_kernel"  # product of class "matmul": tl.dot's precision
+SPLIT_KEYS = "pygraph.split_keys"  # kernel launch of a split attention: "parts" or "combine" (split-keys)
 # Classes whose op a template of its own writes (passes/attention_kernel.py, passes/matvec_kernel.py,
 # passes/matmul_kernel.py, passes/scatter_kernel.py): its programs read whole rows (or columns) of their
 # inputs or write elements other than the ones they read, so the kernel never writes over an input. No

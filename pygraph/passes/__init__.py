@@ -29,6 +29,7 @@ _REGISTRY: dict[str, str] = {
     "seed-random": "pygraph.passes.seed_random:SeedRandom",
     "select-graphs": "pygraph.passes.select_graphs:SelectGraphs",
     "split-bias": "pygraph.passes.split_bias:SplitBias",
+    "split-keys": "pygraph.passes.split_keys:SplitKeys",
     "write-in-place": "pygraph.passes.write_in_place:WriteInPlace",
 }
 

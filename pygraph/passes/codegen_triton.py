@@ -47,7 +47,8 @@ flash-attention kernel instead (`attention_kernel.py`), one holding a product of
 a matrix-vector kernel (`matvec_kernel.py`), one holding a product with its pointwise consumers (class
 `matmul`) a tiled matmul with those consumers as its epilogue (`matmul_kernel.py`), one holding an in-place
 `index_put` (class `scatter`, made by write-in-place) a scatter kernel (`scatter_kernel.py`); all build on
-`Writer`.
+`Writer`. The two launches of an attention split-keys split (`pygraph.split_keys`) get its parts and
+combining kernels (`attention_kernel.SplitAttentionWriter`).
 """
 
 from __future__ import annotations
@@ -130,7 +131,12 @@ class CodegenTriton(Pass):
                     classes = {
                         ir.StringAttr(o.attributes[d.CLASS]).value for o in body if d.CLASS in o.attributes
                     }
-                    if "attention" in classes:
+                    if d.SPLIT_KEYS in op.attributes:
+                        from .attention_kernel import SplitAttentionWriter  # (which builds on Writer)
+
+                        stage = ir.StringAttr(op.attributes[d.SPLIT_KEYS]).value
+                        kernel = SplitAttentionWriter(callee, stage, layouts, indirect).write()
+                    elif "attention" in classes:
                         from .attention_kernel import AttentionWriter  # (which builds on Writer)
 
                         kernel = AttentionWriter(callee, layouts, indirect).write()
@@ -626,8 +632,9 @@ class Writer:
     ) -> Kernel:
         """The kernel of a template writer (attention_kernel.py, matvec_kernel.py): outputs `out0`, ..., and
         source `lines` written whole."""
+        inputs = len(self.layouts) - len(self.results)
         return Kernel(
-            params=[f"in{b}" for b in range(len(self.args))] + [f"out{j}" for j in range(len(self.results))],
+            params=[f"in{b}" for b in range(inputs)] + [f"out{j}" for j in range(len(self.results))],
             body="".join(f"    {line}\n" for line in lines),
             signature=[
                 self._signature(x, off is not None)
@@ -642,7 +649,7 @@ class Writer:
     def _dereference(self) -> list[str]:
         """Buffers reached through the per-call table: the parameter points at the slot holding the address."""
         lines = []
-        n_in = len(self.args)
+        n_in = len(self.layouts) - len(self.results)
         for a, (layout, offset) in enumerate(zip(self.layouts, self.indirect, strict=True)):
             if offset is None:
                 continue

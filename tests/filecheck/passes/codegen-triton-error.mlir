@@ -170,3 +170,26 @@ module {
     return
   }
 }
+
+// -----
+
+// The parts of a split attention must be float32 [key heads, splits, query rows, Ev + 2]; a stage is
+// "parts" or "combine".
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,2,1,16],f32>, %arg1: !torch.vtensor<[1,2,64,16],f32>, %arg2: !torch.vtensor<[1,2,64,16],f32>) -> !torch.vtensor<[1,2,1,16],f32> attributes {pygraph.fused} {
+    %float0 = torch.constant.float 0.000000e+00
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %none, %float0, %false, %none, %false {pygraph.attention_kernel = "ieee", pygraph.class = "attention"} : !torch.vtensor<[1,2,1,16],f32>, !torch.vtensor<[1,2,64,16],f32>, !torch.vtensor<[1,2,64,16],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,2,1,16],f32>
+    return %0 : !torch.vtensor<[1,2,1,16],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 2, 1, 16], [32, 16, 16, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 2, 64, 16], [2048, 1024, 16, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 2, 64, 16], [2048, 1024, 16, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 2, 1, 16], [32, 16, 16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 4, 1, 16], [64, 16, 16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    // expected-error @+1 {{the parts of a split attention are float32[2, 4, 1, 16] strides [64, 16, 16, 1] offset 0, not float32 [2, 4, 1, 18] of 2 or more splits}}
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %1) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>, pygraph.split_keys = "parts"} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    // expected-error @+1 {{cannot generate @fused_0: pygraph.split_keys is 'both', not one of parts, combine}}
+    "pygraph.kernel"(%1, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>, pygraph.split_keys = "both"} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}

@@ -656,3 +656,58 @@ module {
     return
   }
 }
+
+// -----
+
+// An attention split-keys split (`pygraph.split_keys`): 4 query heads over 2 key heads, one query, 80
+// keys in 3 splits of 32 (the parts' second dim says how many; splits are the power of two that covers
+// them, the last takes the rest). The parts kernel runs a program per key head and split, the group's
+// 2 query heads as rows of one tl.dot block (the rest masked), the padding mask broadcast over them, and
+// stores each row's weighted values, maximum and sum; the combining kernel runs a program per query row
+// and rescales the splits' parts to their common maximum before dividing.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_attention_parts", num_stages = 2 : i64, num_warps = 4 : i64
+// CHECK-SAME:    signature = ["*fp32:16", "*fp32:16", "*fp32:16", "*i1:16", "*fp32:16"]
+// CHECK-SAME:    def k0_attention_parts(in0, in1, in2, in3, out0):
+// CHECK-SAME:    bh = pid // 3\0A
+// CHECK-SAME:    split = pid % 3\0A
+// CHECK-SAME:    q = tl.load(in0 + bh * 32 + r * 16 + e_row, mask=r < 2, other=0.0)\0A
+// CHECK-SAME:    stop = tl.minimum(begin + 32, 80)\0A
+// CHECK-SAME:    for start in range(begin, stop, 32):\0A
+// CHECK-SAME:    kt = tl.load(in1 + bh * 1280 + cols * 16 + e_col, mask=cols < stop, other=0.0)\0A
+// CHECK-SAME:    s = tl.where(tl.load(in3 + cols, mask=(r < 2) & (cols < stop), other=0), s, float(\22-inf\22))\0A
+// CHECK-SAME:    part = out0 + bh * 108 + split * 36 + r * 18\0A
+// CHECK-SAME:    tl.store(part + ev, acc, mask=r < 2)\0A
+// CHECK-SAME:    tl.store(part + 16, m_i, mask=r < 2)\0A
+// CHECK-SAME:    tl.store(part + 17, l_i, mask=r < 2)\0A
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_attention_combine", num_stages = 1 : i64, num_warps = 4 : i64
+// CHECK-SAME:    signature = ["*fp32:16", "*fp32:16"]
+// CHECK-SAME:    def k0_attention_combine(in0, out0):
+// CHECK-SAME:    bh = pid // 2\0A
+// CHECK-SAME:    r = pid % 2\0A
+// CHECK-SAME:    m = tl.load(in0 + bh * 108 + r * 18 + s * 36 + 16, mask=s < 3, other=float(\22-inf\22))\0A
+// CHECK-SAME:    w = tl.exp(m - m_use)\0A
+// CHECK-SAME:    acc = acc * alpha + tl.reduce(w * part, 0, tl.standard._sum_combine, keep_dims=True)\0A
+// CHECK-SAME:    out = acc / tl.where(l_i == 0.0, 1.0, l_i)\0A
+// CHECK-SAME:    tl.store(out0 + bh * 32 + r * 16 + ev, out)\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %[[PARTS:.*]]) {access = ["r", "r", "r", "r", "w"], grid = [6, 1, 1], kernel = @k0_attention_parts
+// CHECK-NEXT:    "pygraph.kernel"(%[[PARTS]], %{{.*}}) {access = ["r", "w"], grid = [4, 1, 1], kernel = @k0_attention_combine
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,4,1,16],f32>, %arg1: !torch.vtensor<[1,2,80,16],f32>, %arg2: !torch.vtensor<[1,2,80,16],f32>, %arg3: !torch.vtensor<[1,1,1,80],i1>) -> !torch.vtensor<[1,4,1,16],f32> attributes {pygraph.fused} {
+    %float0 = torch.constant.float 0.000000e+00
+    %false = torch.constant.bool false
+    %none = torch.constant.none
+    %true = torch.constant.bool true
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %arg3, %float0, %false, %none, %true {pygraph.attention_kernel = "ieee", pygraph.class = "attention"} : !torch.vtensor<[1,4,1,16],f32>, !torch.vtensor<[1,2,80,16],f32>, !torch.vtensor<[1,2,80,16],f32>, !torch.vtensor<[1,1,1,80],i1>, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[1,4,1,16],f32>
+    return %0 : !torch.vtensor<[1,4,1,16],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 4, 1, 16], [64, 16, 16, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 2, 80, 16], [2560, 1280, 16, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 2, 80, 16], [2560, 1280, 16, 1], 0 : i64, f32>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 1, 1, 80], [80, 80, 80, 1], 0 : i64, i1>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 4, 1, 16], [64, 16, 16, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[2, 3, 2, 18], [108, 36, 18, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %1) {kernel = @fused_0, access = ["r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>, pygraph.split_keys = "parts"} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%1, %0) {kernel = @fused_0, access = ["r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 2>, pygraph.split_keys = "combine"} : (!pygraph.buf, !pygraph.buf) -> ()
+    return %0 : !pygraph.buf
+  }
+}
