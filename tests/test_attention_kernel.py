@@ -120,7 +120,7 @@ def compile_kernel(
     model: nn.Module, inputs: tuple[torch.Tensor, ...], target: str = "emulator"
 ) -> pygraph.CompiledModel:
     layouts = "on" if target == "emulator" else "auto"
-    with knobs.scope(gpu_layouts=layouts, attention="kernel"), torch.no_grad():
+    with knobs.scope(gpu_layouts=layouts, attention="kernel", split_keys="off"), torch.no_grad():
         compiled = pygraph.export_and_compile(model, inputs, target=target)
     assert sum(op.endswith("_attention") for op in ops(compiled)) == 1, ops(compiled)
     assert "aten.scaled_dot_product_attention.default" not in ops(compiled)
@@ -413,6 +413,17 @@ SPLIT_CASES: dict[str, tuple] = {
     ),
     "two queries of a group, bfloat16": (8, 2, 2, 70, 40, torch.bfloat16, {"enable_gqa": True}, None, "32"),
     "causal, no groups": (2, 2, 3, 90, 16, torch.float32, {"is_causal": True}, None, "16"),
+    "eight queries of a group of four (32 rows), bool mask": (
+        8,
+        2,
+        8,
+        70,
+        24,
+        torch.float32,
+        {"enable_gqa": True},
+        lambda b, q, k: torch.rand(b, 1, q, k) > 0.3,
+        "32",
+    ),
     "float mask [Lq, Lk], a row hidden": (
         4,
         4,

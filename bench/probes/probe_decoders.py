@@ -4,8 +4,9 @@ object), compiled by pygraph and called at twelve positions against eager; the l
 compared after each family's run. Small random models (hidden 64, 2 layers, 4 query heads over 2 key
 heads where the family has them).
 
-`python bench/probes/probe_decoders.py [--device cuda] [--dtype bfloat16] [FAMILY ...]` (output:
-bench/results/probe-decoders-s25-*.log). Models are built on their device and in their dtype: `.to()`
+`python bench/probes/probe_decoders.py [--device cuda] [--dtype bfloat16] [--cache 40] [FAMILY ...]` (output:
+bench/results/probe-decoders-s25-*.log; with PYGRAPH_SPLIT_KEYS=16 and a cache of 40 positions, every
+attention split in three, probe-decoders-s27-split16-*.log). Models are built on their device and in their dtype: `.to()`
 would replace the buffers but not the cache object's tensors.
 """
 
@@ -47,7 +48,7 @@ FAMILIES = {
 POSITIONS = 12  # past the sliding windows of 8
 
 
-def build(family: str, device: str, dtype: torch.dtype) -> Step:
+def build(family: str, device: str, dtype: torch.dtype, cache: int = 16) -> Step:
     cls_name, config_name, extra = FAMILIES[family]
     torch.manual_seed(0)
     config = getattr(transformers, config_name)(**{**BASE, **extra})
@@ -55,14 +56,14 @@ def build(family: str, device: str, dtype: torch.dtype) -> Step:
         model = getattr(transformers, cls_name)(config).to(dtype).eval()
     model.generation_config.use_cache = True
     model.generation_config.cache_implementation = "static"
-    return Step(TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=16)).eval()
+    return Step(TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=cache)).eval()
 
 
-def run(family: str, device: str, dtype: torch.dtype) -> str:
+def run(family: str, device: str, dtype: torch.dtype, cache: int) -> str:
     """PASS where every step's logits are within 1e-5 of eager's in float32, or in half precision within
     twice eager's own error against the model in float32 (as the sweep judges)."""
-    compiled_model, eager_model = build(family, device, dtype), build(family, device, dtype)
-    exact_model = build(family, device, torch.float32) if dtype != torch.float32 else None
+    compiled_model, eager_model = (build(family, device, dtype, cache) for _ in range(2))
+    exact_model = build(family, device, torch.float32, cache) if dtype != torch.float32 else None
 
     def token(i: int) -> tuple[torch.Tensor, torch.Tensor]:
         ids = torch.randint(0, 100, (1, 1), generator=torch.Generator().manual_seed(i))
@@ -95,10 +96,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
+    parser.add_argument("--cache", type=int, default=16, help="positions of the static cache")
     parser.add_argument("families", nargs="*", default=list(FAMILIES))
     args = parser.parse_args()
     for family in args.families:
-        print(run(family, args.device, getattr(torch, args.dtype)), flush=True)
+        print(run(family, args.device, getattr(torch, args.dtype), args.cache), flush=True)
 
 
 if __name__ == "__main__":

@@ -69,7 +69,7 @@ def shape(heads: int, kv_heads: int, keys: int, dim: int, queries: int, mask: st
     error = (expanded().float() - grouped().float()).abs().max().item()
     whole, whole_error = kernel_us(q, k, v, m, "off")
     rows = heads // kv_heads * queries
-    forced = "auto" if split_size(kv_heads, rows, keys) else "32"
+    forced = "auto" if split_size(kv_heads, heads // kv_heads, queries, keys) else "32"
     split, split_error = kernel_us(q, k, v, m, forced) if rows <= SPLIT_ROWS else (float("nan"), 0.0)
     return (
         f"{heads} heads over {kv_heads}, {queries} x {keys} x {dim}, {mask} mask: expanded {gpu_us(expanded):6.2f} us, "

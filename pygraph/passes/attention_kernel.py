@@ -65,7 +65,7 @@ MAX_HEAD_DIM = 256  # E and Ev: beyond, a program's tiles no longer fit register
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _SMS = 132  # an H100's (and H200's) multiprocessors: enough programs to fill them
 SPLIT_STAGES = ("parts", "combine")  # values of `pygraph.split_keys`: which kernel of a split attention
-SPLIT_ROWS = _MIN_DOT  # query rows per key head a split attention takes: one tl.dot block
+SPLIT_ROWS = 64  # query rows per key head a split attention takes (one tl.dot block of them)
 SPLIT_MIN_KEYS = 128  # fewer keys: not measured, the whole kernel's blocks are few
 _SPLIT_PROGRAMS = 64  # programs a split should make at least (`split_size`)
 _MAX_SPLITS = 64
@@ -188,11 +188,15 @@ def attention_blocks(heads: int, queries: int, keys: int, dim: int) -> tuple[int
     return block_m, block_n, 8 if block_m == 128 else 4, 2
 
 
-def split_size(heads: int, rows: int, keys: int, setting: str = "auto") -> int | None:
-    """Keys per program where an attention of `heads` key heads (over every batch dim), `rows` query rows
-    per key head (the group's query heads times the queries) and `keys` keys runs split (module
-    docstring); None where it runs whole. `setting` is PYGRAPH_SPLIT_KEYS: "auto" (the rule below), "off",
-    or the keys per program (a power of two, at least 16), taken wherever the rows fit one program.
+def split_size(heads: int, group: int, queries: int, keys: int, setting: str = "auto") -> int | None:
+    """Keys per program where an attention of `heads` key heads (over every batch dim), each serving
+    `group` query heads of `queries` queries, and `keys` keys runs split (module docstring); None where it
+    runs whole. `setting` is PYGRAPH_SPLIT_KEYS: "auto" (the rule below), "off", or the keys per program
+    (a power of two, at least 16), taken wherever the rows (group times queries) fit one program.
+
+    Where the whole kernel makes a program per multiprocessor already (at least one per query head and
+    block of 16 queries), it stays whole: the parts' traffic (a float32 row of Ev + 2 values per split
+    and query row, written and read) would then buy nothing.
 
     The rule, from `probe-split-keys-s27-h200.log` (bfloat16, 4 key heads of 16 query rows, head dim 128):
     splits of 64 keys (512 to 4096 keys: 4.6 to 7.0 us, ATen 11.5 to 12.8 us), 32 where that leaves fewer
@@ -200,8 +204,10 @@ def split_size(heads: int, rows: int, keys: int, setting: str = "auto") -> int |
     from SPLIT_MIN_KEYS keys on (`probe-gqa-s27-h200.log`, the generated kernels: 128 keys split in 3.9 us
     against 4.7 whole and ATen's 8.6, 256 keys of head dim 64 in 3.7 against 6.1 and 10.7, 2048 keys in 7.0
     against 48.8 and 12.5)."""
+    rows = group * queries
     if setting == "auto":
-        if rows > SPLIT_ROWS or keys < SPLIT_MIN_KEYS:
+        whole = heads * group * -(-queries // _MIN_DOT)
+        if rows > SPLIT_ROWS or keys < SPLIT_MIN_KEYS or whole >= _SMS:
             return None
         size = next((n for n in (64, 32) if heads * -(-keys // n) >= _SPLIT_PROGRAMS), _MIN_DOT)
         size = max(size, pow2(-(-keys // _MAX_SPLITS)))
@@ -453,7 +459,8 @@ class SplitAttentionWriter(AttentionWriter):
     def write(self) -> Kernel:
         a = self.attention
         value_dim = max(_MIN_DOT, pow2(a.value_dim))
-        rows = [f"r = tl.arange(0, {_MIN_DOT})[:, None]"]
+        self.block_m = max(_MIN_DOT, pow2(self.rows))
+        rows = [f"r = tl.arange(0, {self.block_m})[:, None]"]
         group = query = None  # the rows' indices: query head in the group, query (None: 0)
         if a.group > 1:
             group = "r" if a.queries == 1 else "g"
@@ -461,7 +468,7 @@ class SplitAttentionWriter(AttentionWriter):
         if a.queries > 1:
             query = "r" if a.group == 1 else "i"
             rows += [] if a.group == 1 else [f"i = r % {a.queries}"]
-        row_tail = f"r < {self.rows}" if self.rows < _MIN_DOT else ""
+        row_tail = f"r < {self.rows}" if self.rows < self.block_m else ""
         ps = self.layouts[self.parts].strides
         if self.stage == "parts":
             return self._parts(value_dim, rows, group, query, row_tail, ps)
@@ -488,7 +495,7 @@ class SplitAttentionWriter(AttentionWriter):
             f"split = pid % {self.splits}",
             *self.head_lines,
             *rows,
-            *self._starts(_MIN_DOT, dim, value_dim, wide, query, group, row_tail),
+            *self._starts(self.block_m, dim, value_dim, wide, query, group, row_tail),
             f"begin = split * {self.split}",
         ]
         if a.keys % self.split:

@@ -43,7 +43,7 @@ class SplitKeys(Pass):
     keys: str = "auto"  # PYGRAPH_SPLIT_KEYS: auto, off, or keys per program (a power of two, at least 16)
 
     def run(self, module: ir.Module) -> None:
-        split_size(1, 1, 1, self.keys)  # (a bad setting fails here, whatever the plan holds)
+        split_size(1, 1, 1, 1, self.keys)  # (a bad setting fails here, whatever the plan holds)
         functions = {
             ir.StringAttr(op.attributes["sym_name"]).value: op
             for op in module.body.operations
@@ -63,7 +63,7 @@ class SplitKeys(Pass):
                     errors.append((op.location, f"cannot split @{callee}: {exc}"))
                     continue
                 heads, rows = math.prod(a.batch) // a.group, a.group * a.queries
-                size = split_size(heads, rows, a.keys, self.keys)
+                size = split_size(heads, a.group, a.queries, a.keys, self.keys)
                 if size is None:
                     continue
                 parts_layout = Layout.contiguous([heads, -(-a.keys // size), rows, a.value_dim + 2], FLOAT32)
