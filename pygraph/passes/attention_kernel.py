@@ -431,6 +431,10 @@ class SplitAttentionWriter(AttentionWriter):
         self.stage, self.layouts, self.indirect = stage, layouts, indirect
         self.heads = math.prod(a.batch) // a.group  # key heads: one program each per split
         self.rows = a.group * a.queries
+        if self.rows > SPLIT_ROWS:
+            raise ValueError(
+                f"a split attention takes at most {SPLIT_ROWS} query rows per key head, not {self.rows}"
+            )
         tensors = self.args if stage == "parts" else self.results
         expected = len(tensors) + 1
         if len(layouts) != expected:
@@ -439,8 +443,8 @@ class SplitAttentionWriter(AttentionWriter):
             )
         checked = layouts[:-1] if stage == "parts" else layouts[1:]
         for i, (layout, value) in enumerate(zip(checked, tensors, strict=True)):
-            sizes, dtype = tensor_info(value.type)
-            if list(layout.shape) != list(sizes) or layout.dtype != dtype:
+            info = tensor_info(value.type)
+            if info is None or list(layout.shape) != list(info[0]) or layout.dtype != info[1]:
                 raise ValueError(f"buffer {i} is {layout}, the attention expects {value.type}")
         self.parts = len(self.args) if stage == "parts" else 0
         self.out = len(layouts) - 1  # the buffer the launch writes (the parts, or the result)
