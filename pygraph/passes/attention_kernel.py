@@ -544,7 +544,7 @@ class SplitAttentionWriter(AttentionWriter):
             f"bh = pid // {self.rows}",
             f"r = pid % {self.rows}",
             *self.head_lines,
-            *rows[1:],
+            *rows[1:],  # (the group and query indices, from the program's one row r)
             f"ev = {_index(f'tl.arange(0, {value_dim})', wide)}[None, :]",
             'm_i = tl.full([1, 1], float("-inf"), tl.float32)',
             "l_i = tl.full([1, 1], 0.0, tl.float32)",
