@@ -246,18 +246,21 @@ class AttentionWriter(Writer):
             raise ValueError("q, k, v and the mask of an attention kernel must be its inputs")
         self.q, self.k, self.v = (v.arg_number for v in tensors[:3])
         self.m = tensors[3].arg_number if self.attention.mask is not None else None
+        # head dims padded to tl.dot's blocks (powers of two, at least 16)
+        self.dim = max(_MIN_DOT, pow2(self.attention.dim))
+        self.value_dim = max(_MIN_DOT, pow2(self.attention.value_dim))
+        self.ev_pad = self.value_dim != self.attention.value_dim and f"ev < {self.attention.value_dim}"
 
     def write(self) -> Kernel:
         a = self.attention
         heads = math.prod(a.batch)
-        dim, value_dim = max(_MIN_DOT, pow2(a.dim)), max(_MIN_DOT, pow2(a.value_dim))
+        dim, value_dim = self.dim, self.value_dim
         block_m, block_n, warps, stages = attention_blocks(heads, a.queries, a.keys, max(dim, value_dim))
         row_blocks = -(-a.queries // block_m)
         grid = heads * row_blocks
         wide = grid * block_m > 2**31 - 1 or spans_overflow(self.layouts)
         self._head_offsets(wide, [self.q, self.k, self.v, self.out, *self._mask()], group_apart=False)
         row_tail = f"rows < {a.queries}" if a.queries % block_m else ""
-        ev_pad = f"ev < {a.value_dim}" if value_dim != a.value_dim else ""
         kind = "causal" if a.causal else "no mask" if a.mask is None else f"{a.mask.name} mask"
         pid = "tl.program_id(0).to(tl.int64)" if wide else "tl.program_id(0)"
         lines = [
@@ -270,7 +273,7 @@ class AttentionWriter(Writer):
             f"first = {'0' if row_blocks == 1 else f'(pid % {row_blocks}) * {block_m}'}",
             *self.head_lines,
             f"rows = first + tl.arange(0, {block_m})[:, None]",
-            *self._starts(block_m, dim, value_dim, wide, "rows", None, row_tail),
+            *self._starts(block_m, "rows", None, row_tail),
         ]
         stop = str(a.keys)
         if a.causal:  # key blocks past the block's last row are hidden entirely
@@ -279,31 +282,22 @@ class AttentionWriter(Writer):
         lines.append(f"for start in range(0, {stop}, {block_n}):")
         tail = str(a.keys) if a.keys % block_n else ""
         may_hide = a.mask is not None  # a row may see no key in a block, or at all
-        body = self._key_block(block_n, dim, value_dim, wide, "rows", None, row_tail, tail, may_hide)
+        body = self._key_block(block_n, "rows", None, row_tail, tail, may_hide)
         lines += [f"    {line}" for line in body]
         # a row that saw no key has l_i = 0 and acc = 0: zeros, as eager gives
         lines.append(f"out = acc / {'tl.where(l_i == 0.0, 1.0, l_i)' if may_hide else 'l_i'}")
         lines.append(
             f"tl.store({self._at(self.out, 'rows', 'ev')}, {convert('out', FLOAT32, a.dtype)}"
-            f"{_within(row_tail, ev_pad, other=None)})"
+            f"{_within(row_tail, self.ev_pad, other=None)})"
         )
         return self._template_kernel(lines, grid, warps, "attention", stages)
 
     def _mask(self) -> list[int]:
         return [] if self.m is None else [self.m]
 
-    def _starts(
-        self,
-        block_m: int,
-        dim: int,
-        value_dim: int,
-        wide: bool,
-        row: str | None,
-        group: str | None,
-        row_tail: str,
-    ) -> list[str]:
+    def _starts(self, block_m: int, row: str | None, group: str | None, row_tail: str) -> list[str]:
         """The head dims' ranges, the program's query rows of q and the online softmax's start."""
-        a = self.attention
+        a, dim, value_dim, wide = self.attention, self.dim, self.value_dim, self.wide
         e_pad = dim != a.dim and f"e_row < {a.dim}"
         return [
             f"e_row = {_index(f'tl.arange(0, {dim})', wide)}[None, :]",
@@ -316,23 +310,13 @@ class AttentionWriter(Writer):
         ]
 
     def _key_block(
-        self,
-        block_n: int,
-        dim: int,
-        value_dim: int,
-        wide: bool,
-        row: str | None,
-        group: str | None,
-        row_tail: str,
-        key_limit: str,
-        may_hide: bool,
+        self, block_n: int, row: str | None, group: str | None, row_tail: str, key_limit: str, may_hide: bool
     ) -> list[str]:
         """The loop body over one block of keys from `start`: scores, scale, mask, online softmax and the
         weighted values. `row` and `group` index the program's query rows (None: 0) in the mask, which
         the key tail `keys < key_limit` bounds where given."""
-        a = self.attention
+        a, dim, wide = self.attention, self.dim, self.wide
         e_pad = dim != a.dim and f"e_col < {a.dim}"
-        ev_pad = value_dim != a.value_dim and f"ev < {a.value_dim}"
         cols_tail = key_limit and f"cols < {key_limit}"
         shift = "m_use" if may_hide else "m_new"  # what the scores' exponents subtract
         dot = f'input_precision="{a.precision}"'
@@ -363,7 +347,7 @@ class AttentionWriter(Writer):
             f"alpha = tl.exp(m_i - {shift})",
             f"p = tl.exp(s - {shift})",
             f"l_i = l_i * alpha + tl.reduce(p, 1, {COMBINE['sum']}, keep_dims=True)",
-            f"vb = {self._load(self.v, 'key_rows', 'ev', None, key_limit and f'key_rows < {key_limit}', ev_pad)}",
+            f"vb = {self._load(self.v, 'key_rows', 'ev', None, key_limit and f'key_rows < {key_limit}', self.ev_pad)}",
             f"acc = acc * alpha + tl.dot(p, vb, {dot})",
             "m_i = m_new",
         ]
@@ -374,6 +358,7 @@ class AttentionWriter(Writer):
         `group_apart`, the heads are the key heads: the query heads of a group are rows of the program,
         each buffer's stride along the group in `group_strides`."""
         a = self.attention
+        self.wide = wide  # (64-bit indices: read by the lines written after)
         self.strides = {b: self.layouts[b].strides for b in buffers}
         if self.m in self.strides:
             self.strides[self.m] = self.layouts[self.m].expand((*a.batch, a.queries, a.keys)).strides
@@ -462,7 +447,6 @@ class SplitAttentionWriter(AttentionWriter):
 
     def write(self) -> Kernel:
         a = self.attention
-        value_dim = max(_MIN_DOT, pow2(a.value_dim))
         self.block_m = max(_MIN_DOT, pow2(self.rows))
         rows = [f"r = tl.arange(0, {self.block_m})[:, None]"]
         group = query = None  # the rows' indices: query head in the group, query (None: 0)
@@ -475,14 +459,13 @@ class SplitAttentionWriter(AttentionWriter):
         row_tail = f"r < {self.rows}" if self.rows < self.block_m else ""
         ps = self.layouts[self.parts].strides
         if self.stage == "parts":
-            return self._parts(value_dim, rows, group, query, row_tail, ps)
-        return self._combine(value_dim, rows, group, query, ps)
+            return self._parts(rows, group, query, row_tail, ps)
+        return self._combine(rows, group, query, ps)
 
     def _parts(
-        self, value_dim: int, rows: list[str], group: str | None, query: str | None, row_tail: str, ps: tuple
+        self, rows: list[str], group: str | None, query: str | None, row_tail: str, ps: tuple
     ) -> Kernel:
-        a = self.attention
-        dim = max(_MIN_DOT, pow2(a.dim))
+        a, dim, value_dim = self.attention, self.dim, self.value_dim
         block_n = min(64 if max(dim, value_dim) <= 128 else 32, max(_MIN_DOT, pow2(self.split)))
         grid = self.heads * self.splits
         wide = spans_overflow(self.layouts)
@@ -499,7 +482,7 @@ class SplitAttentionWriter(AttentionWriter):
             f"split = pid % {self.splits}",
             *self.head_lines,
             *rows,
-            *self._starts(self.block_m, dim, value_dim, wide, query, group, row_tail),
+            *self._starts(self.block_m, query, group, row_tail),
             f"begin = split * {self.split}",
         ]
         if a.keys % self.split:
@@ -510,29 +493,25 @@ class SplitAttentionWriter(AttentionWriter):
             limit = "stop" if self.split % block_n else ""
         lines.append(f"for start in range(begin, stop, {block_n}):")
         may_hide = a.mask is not None or a.causal  # a split may hold no key a row sees
-        body = self._key_block(block_n, dim, value_dim, wide, query, group, row_tail, limit, may_hide)
+        body = self._key_block(block_n, query, group, row_tail, limit, may_hide)
         lines += [f"    {line}" for line in body]
         base = f"out0 + {term('bh', ps[0])} + {term('split', ps[1])} + {term('r', ps[2])}"
-        ev_pad = value_dim != a.value_dim and f"ev < {a.value_dim}"
         lines += [
             f"part = {base}",
-            f"tl.store(part + {term('ev', ps[3])}, acc{_within(row_tail, ev_pad, other=None)})",
+            f"tl.store(part + {term('ev', ps[3])}, acc{_within(row_tail, self.ev_pad, other=None)})",
             f"tl.store(part + {a.value_dim * ps[3]}, m_i{_within(row_tail, other=None)})",
             f"tl.store(part + {(a.value_dim + 1) * ps[3]}, l_i{_within(row_tail, other=None)})",
         ]
         return self._template_kernel(lines, grid, 4, "attention_parts", 2)
 
-    def _combine(
-        self, value_dim: int, rows: list[str], group: str | None, query: str | None, ps: tuple
-    ) -> Kernel:
+    def _combine(self, rows: list[str], group: str | None, query: str | None, ps: tuple) -> Kernel:
         """One program per query row: the parts of its splits, in blocks, rescaled to their running
         maximum as the first kernel rescales blocks of keys."""
-        a = self.attention
+        a, value_dim = self.attention, self.value_dim
         grid = self.heads * self.rows
         wide = spans_overflow(self.layouts)
         self._head_offsets(wide, [self.out], group_apart=True)
         block_s = min(64, pow2(self.splits))
-        ev_pad = value_dim != a.value_dim and f"ev < {a.value_dim}"
         splits_tail = self.splits % block_s != 0 and f"s < {self.splits}"
         at = f"in0 + {term('bh', ps[0])} + {term('r', ps[2])} + {term('s', ps[1])}"
         no_part = 'float("-inf")'  # (a split past the last: no maximum)
@@ -553,7 +532,7 @@ class SplitAttentionWriter(AttentionWriter):
             f"    s = start + tl.arange(0, {block_s})[:, None]",
             f"    m = tl.load({at} + {a.value_dim * ps[3]}{_within(splits_tail, other=no_part)})",
             f"    l = tl.load({at} + {(a.value_dim + 1) * ps[3]}{_within(splits_tail)})",
-            f"    part = tl.load({at} + {term('ev', ps[3])}{_within(splits_tail, ev_pad)})",
+            f"    part = tl.load({at} + {term('ev', ps[3])}{_within(splits_tail, self.ev_pad)})",
             f"    m_new = tl.maximum(m_i, tl.reduce(m, 0, {COMBINE['max']}, keep_dims=True))",
             '    m_use = tl.where(m_new == float("-inf"), 0.0, m_new)',
             "    alpha = tl.exp(m_i - m_use)",
@@ -564,7 +543,7 @@ class SplitAttentionWriter(AttentionWriter):
             # a row that saw no key has l_i = 0 and acc = 0: zeros, as eager gives
             "out = acc / tl.where(l_i == 0.0, 1.0, l_i)",
             f"tl.store({self._at(self.out, query, 'ev', group)}, {convert('out', FLOAT32, a.dtype)}"
-            f"{_within(ev_pad, other=None)})",
+            f"{_within(self.ev_pad, other=None)})",
         ]
         return self._template_kernel(lines, grid, 4, "attention_combine")
 
