@@ -717,8 +717,9 @@ def test_a_recorded_call_returning_other_strides_than_planned_is_copied_into_the
 
 
 class Chain(torch.nn.Module):
-    """Generated kernels one after another (one-row products, activations, a norm, a residual): every
-    edge between them may be programmatic."""
+    """Generated kernels one after another (one-row products with norms in their prologues, activations
+    and residuals in their epilogues or the next one's prologue): every edge between them may be
+    programmatic."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -746,7 +747,9 @@ def test_kernels_launched_early_wait_for_what_they_read():
             plain = pygraph.export_and_compile(model, (inputs[0],))
             plain(inputs[0])
         outputs = [early(x) for x in inputs]
-        assert early.stats()["programmatic_edges"] >= 8 and plain.stats()["programmatic_edges"] == 0
+        kernels = early.stats()["nodes"]["kernel"]  # (a chain: each kernel after the first waits for one)
+        assert early.stats()["programmatic_edges"] >= kernels - 1 >= len(model.layers) - 1
+        assert plain.stats()["programmatic_edges"] == 0
         for x, y in zip(inputs, outputs, strict=True):
             assert relative_error(y, model(x)) <= 1e-4
             torch.testing.assert_close(y, plain(x), rtol=0, atol=0)

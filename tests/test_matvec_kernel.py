@@ -54,7 +54,7 @@ class Row(nn.Module):
 class Mlp(nn.Module):
     """The benchmark's MLP at an odd width: (linear, GELU, layer norm) three times; each later linear computes
     the GELU and layer norm before it as its prologue. Also returns a layer norm's result that a linear
-    reads, which therefore stays a kernel of its own."""
+    reads, which its kernel's first program stores."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -82,6 +82,50 @@ class Projections(nn.Module):
         return self.q(h), self.k(h), self.v(h)
 
 
+class Gated(nn.Module):
+    """A gated MLP (Llama's): the gate (with a bias) and up (a [K, N] weight, read transposed) products share
+    a kernel whose epilogue is `silu(g) * u` (45 outputs: a tail in the last block); the down projection's
+    epilogue adds the residual."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.gate, self.down = nn.Linear(37, 45), nn.Linear(45, 37, bias=False)
+        self.up = nn.Parameter(torch.randn(37, 45) / 6)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x + self.down(nn.functional.silu(self.gate(x)) * (x @ self.up))
+
+
+class GatedLayer(Gated):
+    """A residual add and RMS norm before the gated MLP (a decoder layer's second half): the gate and up
+    kernel computes them in its prologue, its first program storing the sum, which the down projection's
+    epilogue adds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.residual, self.scale = nn.Parameter(torch.randn(37)), nn.Parameter(torch.rand(37) + 0.5)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x + self.residual
+        n = h * torch.rsqrt(h.pow(2).mean(-1, keepdim=True) + 1e-6) * self.scale
+        return h + self.down(nn.functional.silu(self.gate(n)) * (n @ self.up))
+
+
+class EmbeddedProjections(Projections):
+    """Projections of a token's embedding, which a residual add after them reads again (a decoder's first
+    layer): the q, k and v kernel gathers the row and norms it in its prologue (every program, in three
+    branches) and its first program stores the embedding, which the output projection's epilogue adds."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.embed, self.o = nn.Embedding(11, 37), nn.Linear(40, 37)
+
+    def forward(self, ids: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        x = self.embed(ids)
+        q, k, v = super().forward(x)
+        return x + self.o(q), k, v
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -93,6 +137,8 @@ MODELS = {
     "mlp": (Mlp, (1, 37)),
     "wide row": (wide_row, (1, 3000)),
     "projections": (Projections, (1, 37)),
+    "gated": (Gated, (1, 37)),
+    "gated layer": (GatedLayer, (1, 37)),
 }
 
 
@@ -143,14 +189,26 @@ def test_half_precision_products_of_one_row_are_kernels_as_accurate_as_eager(
     _check_half(name, dtype, "cpu")
 
 
-def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
-    """The GELU and layer norm before each later linear run in its kernel; the last layer norm, whose result
-    is returned too, is a kernel of its own; ReLU before a linear (no reduction) is a prologue as well. (Kernel
-    names less their variant: `k1_` where a buffer lives in the output's bytes, read through the table.)"""
+def _kernels(model: nn.Module) -> list[str]:
+    """The kernels of `model` compiled for a row of 37, less their variant (`k1_` where a buffer lives in
+    the output's bytes, read through the table)."""
     torch.manual_seed(0)
-    kernels = [re.sub(r"^k\d+_", "", op) for op in ops(compile_model(Mlp().eval(), torch.randn(1, 37)))]
-    assert kernels == ["matvec", *["gelu_layer_norm_matvec"] * 2, "gelu_layer_norm", "matvec"]
-    assert "k0_relu_matvec" in ops(compile_model(Products().eval(), torch.randn(1, 37)))
+    return [re.sub(r"^k\d+_", "", op) for op in ops(compile_model(model.eval(), torch.randn(1, 37)))]
+
+
+def test_the_ops_computing_a_row_are_the_prologue_of_its_product() -> None:
+    """The GELU and layer norm before each later linear run in its kernel, the last layer norm's result,
+    returned too, stored by its first program."""
+    assert _kernels(Mlp()) == ["matvec", *["gelu_layer_norm_matvec"] * 3]
+
+
+def test_pointwise_ops_reading_products_are_their_epilogue() -> None:
+    """ReLU after a linear runs in its kernel (not as the next one's prologue: no program recomputes it);
+    the gate and up products of a gated MLP are one kernel storing `silu(g) * u` alone, and the down
+    projection adds the residual."""
+    assert _kernels(Products()) == ["matvec_relu", "matvec", "matvec"]
+    assert _kernels(Gated()) == ["matvec_silu_mul", "matvec_add"]
+    assert _kernels(GatedLayer()) == ["add_pow_mean_add_rsqrt_mul_mul_matvec_silu_mul", "matvec_add"]
 
 
 @pytest.mark.parametrize(
@@ -202,12 +260,27 @@ def test_the_knob_leaves_products_to_the_vendor() -> None:
         compile_model(model, x)
 
 
+def test_a_gathered_row_is_a_prologue_whose_value_is_stored_too() -> None:
+    model, ids = EmbeddedProjections().eval(), torch.tensor([[3]])
+    compiled = compile_model(model, ids)
+    assert [re.sub(r"^k\d+_", "", op) for op in ops(compiled)] == [
+        "embedding_pow_mean_add_rsqrt_mul_mul_matvec",
+        "matvec_add",
+    ]
+    with torch.no_grad():
+        for token in (0, 7, 10):
+            ids = torch.tensor([[token]])
+            assert relative_error(compiled(ids), model(ids)) <= 1e-5
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
 def test_matvec_kernels_compile_for_sm90() -> None:
     torch.manual_seed(0)
-    compiled = compile_model(Products().eval(), torch.randn(1, 37))
-    wide = compile_model(wide_row().eval(), torch.randn(1, 3000))
-    kernels = [k for c in (compiled, wide) for k in c.plan.kernels.values() if k.name.endswith("_matvec")]
-    assert len(kernels) == 4  # (Products' addmm and mm of one row are one kernel)
+    models = [(Products(), (1, 37)), (wide_row(), (1, 3000)), (Gated(), (1, 37)), (GatedLayer(), (1, 37))]
+    compiled = [compile_model(model.eval(), torch.randn(*shape)) for model, shape in models]
+    kernels = [k for c in compiled for k in c.plan.kernels.values() if "matvec" in k.name]
+    assert len(kernels) == 8  # (Products' addmm and mm of one row are one kernel; four with epilogues)
     for kernel in kernels:
         compile_for_h100(kernel)
 

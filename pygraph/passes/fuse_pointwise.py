@@ -40,11 +40,15 @@ its ops reading the viewed values themselves (a kernel computing them per elemen
 No-ops checking the recomputed values (export's metadata asserts after `.to(dtype)`) are dropped with them.
 An op of a kernel template (`d.KERNEL_TEMPLATES`: an attention routed to the generated kernel, a product
 of one row) is a group of its own that no op joins: its kernel (`attention_kernel.py`, `matvec_kernel.py`)
-computes that op and nothing else; but products of one row that multiply the same row are one group (the
-q, k and v projections of a decoding step: one launch, each product in programs of its own), and such a
-group takes, last, the group computing its row when nothing else reads that group's values and its
-reductions (if any) reduce the row: the matrix-vector kernel computes the row first, whole in every
-program (an MLP's GELU and layer norm before the next linear, the RMS norm before q, k and v).
+computes that op alone, with three exceptions for products of one row. Those that multiply the same row
+are one group (the q, k and v projections of a decoding step: one launch, each product in programs of its
+own). Such a group joins the one pointwise group that alone reads its products, if they share a shape and
+that group computes it (a gated MLP's `silu(g) * u`: each program computes the same outputs of the gate
+and the up projection and applies the ops to them, so neither product is stored). Last, it takes the
+group computing its row when that group's reductions (if any) reduce the row and whatever else reads its
+values comes after the products (the kernel stores those values too): the matrix-vector kernel computes
+the row first, whole in every program (an MLP's GELU and layer norm before the next linear, a decoder's
+residual add and RMS norm before q, k and v).
 A product of class `matmul` joins, last, the one group that reads its result (directly or through reshapes
 that nothing else reads, which join with it) if that group is pointwise (no reduction, no concatenation)
 and computes the result's shape: the generated matmul computes it and applies the group's ops as its
@@ -218,6 +222,7 @@ class _Grouping:
         self._recompute_broadcasts()
         self._compute_pieces()
         self._fuse_siblings()
+        self._fuse_epilogues()
         self._fuse_prologues()
         self._fuse_products()
         return self.groups
@@ -254,7 +259,11 @@ class _Grouping:
                     self._merge(cat_group, piece)
 
     def _matvec_groups(self) -> list[_Group]:
-        return [g for g in self.groups if g.alone and _class(self.ops[g.members[0]]) == "matvec"]
+        return [g for g in self.groups if g.alone and self._products(g)]
+
+    def _products(self, group: _Group) -> list[int]:
+        """The members of `group` that are products of one row (class `matvec`)."""
+        return [i for i in group.members if _class(self.ops[i]) == "matvec"]
 
     def _row(self, i: int) -> ir.Value:
         """The row that the matvec op `i` multiplies."""
@@ -276,11 +285,39 @@ class _Grouping:
             self._merge(first, group)
             first.seal = merged.seal
 
-    def _fuse_prologues(self) -> None:
-        """Moves the group computing a matvec's row, if nothing else reads its values and the row is at most
-        MAX_PROLOGUE_K long, into the matvec's group, as the prologue of its kernel (module docstring)."""
+    def _fuse_epilogues(self) -> None:
+        """Merges each matvec group into the one pointwise group that alone reads its products, when they
+        all have one shape and that group computes it (module docstring): the kernel computes the same
+        outputs of every product in one program and applies the group's ops to them (a gated MLP's
+        `silu(g) * u` after its gate and up projections), so the products are never stored."""
         for group in self._matvec_groups():
-            first = group.members[0]
+            products = self._products(group)
+            shapes = {tuple(tensor_info(self.ops[i].results[0].type)[0]) for i in products}
+            readers = {self.owner.get(j) for j in self._outside_readers(group)}
+            if len(shapes) != 1 or len(readers) != 1 or None in readers:
+                continue
+            (epilogue,) = readers
+            if (
+                epilogue.alone
+                or epilogue.reduced is not None
+                or epilogue.concatenates
+                or epilogue.product
+                or epilogue.shape != shapes.pop()
+                or epilogue.anchor[0] < group.members[-1]  # (its call must follow the products' inputs)
+                or len(epilogue.members) + len(group.members) > self.max_ops
+                or any(_from_index(self.ops[m]) or m in self.in_memory for m in epilogue.members)
+            ):
+                continue
+            self._merge(epilogue, group)
+            epilogue.alone = True
+
+    def _fuse_prologues(self) -> None:
+        """Moves the group computing a matvec's row, if the row is at most MAX_PROLOGUE_K long and what else
+        reads its values comes after the products, into the matvec's group, as the prologue of its kernel
+        (module docstring): the kernel stores those values too, its call staying before their readers."""
+        for group in self._matvec_groups():
+            products = self._products(group)
+            first = products[0]
             product = read_matvec(self.ops[first])
             row = self._row(first)
             producer = self._group_of(row)
@@ -294,14 +331,17 @@ class _Grouping:
                 or producer.members[-1] > first
             ):
                 continue
-            readers = self._outside_readers(producer)
-            if readers != set(group.members):
+            later = self._outside_readers(producer) - set(products)
+            # (an epilogue reads only the products' values; the others' readers follow the kernel)
+            if later & set(group.members) or any(j < group.members[-1] for j in later):
                 continue
-            producer.members.extend(group.members)
+            producer.members = sorted(producer.members + group.members)
             for i in group.members:
                 self.owner[i] = producer
-            producer.alone, producer.seal = True, group.seal
+            seals = [*later, *([group.seal] if group.seal is not None else [])]
+            producer.alone, producer.seal = True, min(seals, default=None)
             producer.no_ops |= group.no_ops
+            producer.left_out |= group.left_out
             self.groups.remove(group)
 
     def _fuse_products(self) -> None:

@@ -34,7 +34,18 @@ values for the 2K weight values it reads, and past `MAX_PROLOGUE_K` the row is a
 Measured on the H200 with the weights streamed, layers one after another (`probe-prologue-s25-h200.log`,
 GPU time per layer, prologue against the row apart): 2048 x 2048 bfloat16 with Llama's `silu(g) * u` 5.2
 against 5.9 us, 768 x 3072 GELU 5.0 against 4.8 (bfloat16) and 5.5 against 5.6 (float32), 512 x 512
-float32 2.8 against 3.3; 2048 x 5632 gated 12.4 against 10.2 and 4096 x 8192 33.3 against 20.1.
+float32 2.8 against 3.3; 2048 x 5632 gated 12.4 against 10.2 and 4096 x 8192 33.3 against 20.1. Values of
+the prologue that other kernels read too (the residual sum before a decoder's RMS norm) are stored by the
+first program (under a mask: no branch), so the norm is no kernel of its own.
+
+The pointwise ops that alone read the products join them as their epilogue (fuse-pointwise) when the
+products share one shape: every program then computes the same outputs of each product (one weight row of
+each of two products: two rows a program, as before) and applies the ops to them, rounded to the products'
+dtype as eager stores them; other inputs of those ops (a residual) are loaded at the outputs. A gated MLP's
+`silu(g) * u` is so computed in the gate and up kernel, and neither product is stored. On the decoding
+step of `probe_decode.py` (H200, bfloat16; `probe-decode-s28a-epilogue-h200.log`) epilogues and stored
+prologue values took 113 kernels to 89 and 398 to 377 us of GPU time per step, 0.371 to 0.354 ms; four or
+eight rows a program for kernels with a prologue (`probe_matvec_rows.py`) measured no better.
 """
 
 from __future__ import annotations
@@ -43,6 +54,7 @@ import dataclasses
 from typing import Any
 
 from ..ir import aten, dtypes
+from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
@@ -73,21 +85,25 @@ def read_matvec(op: Any) -> Product | None:
     return product
 
 
-def matvec_blocks(k: int) -> tuple[int, int]:
-    """(BN, num_warps): two outputs per program, a warp per `_VALUES_PER_WARP` weight values it loads."""
-    per_program = _OUTPUTS_PER_PROGRAM * pow2(k)
-    return _OUTPUTS_PER_PROGRAM, max(1, min(8, per_program // _VALUES_PER_WARP))
+def matvec_blocks(k: int, products: int = 1) -> tuple[int, int]:
+    """(BN, num_warps): two weight rows per program (BN outputs of each of `products` products computed
+    together), a warp per `_VALUES_PER_WARP` weight values it loads."""
+    block_n = max(1, _OUTPUTS_PER_PROGRAM // products)
+    per_program = products * block_n * pow2(k)
+    return block_n, max(1, min(8, per_program // _VALUES_PER_WARP))
 
 
 @dataclasses.dataclass(frozen=True)
 class _Part:
-    """One product of a matvec kernel: its weight, its bias (buffer indices), its output's buffer index and
-    the programs computing it (from `first`)."""
+    """One product of a matvec kernel: its weight, its bias (buffer indices), the value it computes, its
+    output's buffer index (None when only the epilogue reads it) and the programs computing it (from
+    `first`)."""
 
     product: Product
     weight: int
     bias: int | None
-    out: int
+    value: ir.Value
+    out: int | None
     first: int
     programs: int
 
@@ -96,25 +112,31 @@ class MatvecWriter(RowWriter):
     """Writes the kernel of a fused function holding `matvec` ops that multiply one row (the q, k and v
     projections), after the ops that compute the row when fuse-pointwise put them there (the prologue:
     every program computes the whole row, as one row of a persistent reduction kernel, then multiplies
-    it). Each product has programs of its own, after the previous product's."""
+    it). Each product has programs of its own, after the previous product's; unless pointwise ops read
+    the products (the epilogue: a gated MLP's `silu(g) * u`), when every program computes the same outputs
+    of each product and applies those ops to them."""
 
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
         compute = [op for op in self.body_ops if aten.aten_name(op) is not None]
-        self.product_ops = [
-            op for op in compute if read_matvec(op) is not None and op.results[0] in self.results
-        ]
-        if not self.product_ops or len(self.results) != len(self.product_ops):
-            raise ValueError("a matvec kernel computes its row, then its products, and returns the products")
-        if compute[-len(self.product_ops) :] != self.product_ops:
-            raise ValueError("a matvec kernel computes its row before its products")
+        self.product_ops = [op for op in compute if _class(op) == "matvec"]
         products = [read_matvec(op) for op in self.product_ops]
+        if not self.product_ops or None in products:
+            raise ValueError("a matvec kernel computes products of one row")
         rows = {op.operands[p.rows] for op, p in zip(self.product_ops, products, strict=True)}
         if len(rows) != 1:
             raise ValueError("the products of a matvec kernel multiply one row")
         self.row_value = rows.pop()
+        self.prologue_ops = _computing(self.row_value, compute)
+        self.row_values = {r for op in self.prologue_ops for r in op.results}  # (others may read them too)
+        self.epilogue_ops = [op for op in compute if not _among(op, self.prologue_ops + self.product_ops)]
+        if self.epilogue_ops and len({p.n for p in products}) != 1:
+            raise ValueError("the products that an epilogue reads must have one shape")
+        for op in self.epilogue_ops:
+            if aten.aten_name(op) in REDUCTIONS or any(v in self.row_values for v in op.operands):
+                raise ValueError("a matvec kernel's epilogue is pointwise over the products' outputs")
         k = products[0].k
-        self.block_n, self.num_warps = matvec_blocks(k)
+        self.block_n, self.num_warps = matvec_blocks(k, len(products) if self.epilogue_ops else 1)
         self.parts, first = [], 0
         for op, product in zip(self.product_ops, products, strict=True):
             operands = list(op.operands)
@@ -123,11 +145,20 @@ class MatvecWriter(RowWriter):
                 raise ValueError("the weights and biases of a matvec kernel must be its inputs")
             programs = -(-product.n // self.block_n)
             bias = operands[product.bias].arg_number if product.bias is not None else None
-            out = len(self.args) + self.results.index(op.results[0])
-            self.parts.append(_Part(product, operands[product.weight].arg_number, bias, out, first, programs))
-            first += programs
-        self.grid = first
-        self.prologue = len(compute) > len(self.product_ops)
+            value = op.results[0]
+            out = len(self.args) + self.results.index(value) if value in self.results else None
+            if out is None and not self.epilogue_ops:
+                raise ValueError("a matvec kernel without an epilogue returns its products")
+            self.parts.append(
+                _Part(product, operands[product.weight].arg_number, bias, value, out, first, programs)
+            )
+            first += 0 if self.epilogue_ops else programs
+        computed = self.row_values | {r for op in self.epilogue_ops + self.product_ops for r in op.results}
+        if not all(r in computed for r in self.results):
+            raise ValueError("a matvec kernel returns values of its prologue, products or epilogue")
+        self.grid = self.parts[0].programs if self.epilogue_ops else first
+        self.out_shape = tuple(tensor_info(self.parts[0].value.type)[0])
+        self.prologue = bool(self.prologue_ops)
         if not self.prologue and not isinstance(self.row_value, ir.BlockArgument):
             raise ValueError("the row of a matvec kernel must be its input or computed by its prologue")
         # The prologue's iteration space: the row, one row of `k` columns kept whole.
@@ -135,7 +166,7 @@ class MatvecWriter(RowWriter):
         self.reduced = (len(self.shape) - 1,)
         self.row_shape, self.rows, self.cols = (*self.shape[:-1], 1), 1, k
         self.xblock, self.rblock, self.persistent = 1, pow2(k), True
-        for prologue_op in compute[: -len(self.product_ops)]:
+        for prologue_op in self.prologue_ops:
             name = aten.aten_name(prologue_op)
             if name in REDUCTIONS:
                 args = [constant_value(v) for v in prologue_op.operands]
@@ -145,6 +176,7 @@ class MatvecWriter(RowWriter):
         self.wide = spans_overflow(layouts)
         self.index = Value("lin", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
         self.defined, self.per_element, self.level = set(), set(), "element"
+        self.epilogue_lines: list[str] | None = None  # while the epilogue is emitted: its source lines
 
     def write(self) -> Kernel:
         k = self.parts[0].product.k
@@ -157,32 +189,48 @@ class MatvecWriter(RowWriter):
             f"{' plus a bias' if p.bias is not None else ''}"
             for p in self.parts
         )
+        together = " of each product, then the epilogue" if self.epilogue_ops else ""
         lines = [
             f"# one row of {k}{', computed,' if self.prologue else ''} times {shapes}: {self.grid} programs"
-            f" of {block_n} outputs",
+            f" of {block_n} outputs{together}",
             *self._dereference(),
+            f"pid = {pid}",
         ]
+        for op in self.body_ops:
+            self._constant(op)  # (records the constants the ops read)
         if self.prologue:
-            products = {op.operation for op in self.product_ops}
-            for op in self.body_ops:
-                if op.operation in products or self._constant(op):
-                    continue
+            for op in self.prologue_ops:
                 name = aten.aten_name(op)
                 self._emit(op, name)
                 names.append(name.split(".")[1].strip("_"))
             row = self._operand(self.row_value)
-            self._index([])
+            side = [
+                (len(self.args) + j, self._operand(r).expr)
+                for j, r in enumerate(self.results)
+                if r in self.row_values
+            ]
+            self._index([a for a, _ in side])
             lines += ["row = 0", *self._whole_rows()]  # (the one row: its offsets are the column's)
+            for a, v in side:  # (values others read too: the first program stores them, under a mask, as a
+                # store in an `if` beside a gather's checked index fails Triton's layout passes for sm90)
+                per_element = self.layouts[a].shape == self.shape
+                mask = conjunction("pid == 0", self._mask_name(per_element))
+                lines.append(f"tl.store(out{a - len(self.args)} + {self._offset(a)}, {v}, mask={mask})")
             value = convert(row.expr, row.dtype, FLOAT32)
             value = f"tl.where(cmask, {value}, 0.0)" if self.col_mask else value
-            lines.append(f"x = tl.reshape({value}, [{width}])")
-        lines += [f"pid = {pid}", f"k = tl.arange(0, {width})"]
-        dtype = self.layouts[self.parts[0].out].dtype  # (of every operand: `read_product`)
+            # The [1, width] row as a vector: a sum over its one row, since a reshape of a gather's row read
+            # in several products' branches fails Triton's layout passes for sm90 ("does not dominate").
+            lines.append(f"x = tl.reduce({value}, 0, {COMBINE['sum']})")
+        lines.append(f"k = tl.arange(0, {width})")
+        dtype = tensor_info(self.parts[0].value.type)[1]  # (of every operand: `read_product`)
         if not self.prologue:
             x = f"tl.load({self._at(self.row_value.arg_number, 'k')}{zero_masked(k_tail)})"
             lines.append(f"x = {convert(x, dtype, FLOAT32)}")
+        if self.epilogue_ops:
+            return self._with_epilogue(lines, [*names, "matvec"], dtype, k_tail)
         for i, part in enumerate(self.parts):
-            body = self._part(part, dtype, k_tail)
+            body = [self._outputs(part), *self._part(part, dtype, k_tail)]
+            body.append(self._store(part.out, convert("acc", FLOAT32, dtype), part.product.n))
             if len(self.parts) == 1:
                 lines += body
                 continue
@@ -193,28 +241,108 @@ class MatvecWriter(RowWriter):
             lines += [f"    {line}" for line in body]
         return self._template_kernel(lines, self.grid, self.num_warps, "_".join([*names, "matvec"]))
 
-    def _part(self, part: _Part, dtype: Any, k_tail: str) -> list[str]:
-        """The lines computing `part`'s outputs in the programs from its first."""
-        p, block_n = part.product, self.block_n
+    def _with_epilogue(self, lines: list[str], names: list[str], dtype: Any, k_tail: str) -> Kernel:
+        """The rest of a kernel with an epilogue: every product's outputs in this program, then the ops
+        (their names added to `names`, the kernel's)."""
+        n = self.parts[0].product.n
+        lines.append(self._outputs(self.parts[0]))
+        for i, part in enumerate(self.parts):
+            lines += self._part(part, dtype, k_tail, str(i))
+        self.epilogue_lines, self.known = [], {}  # (no expression of the prologue's space is reused)
+        self.index = Value("n", self.index.dtype, 1)  # (the epilogue's space: its leading dims are 1)
+        for i, part in enumerate(self.parts):  # (the products' values, rounded to their dtype as eager's are)
+            self.values[part.value] = Value(
+                self._let(convert(f"acc{i}", FLOAT32, dtype), "p"), dtype, len(self.out_shape)
+            )
+        for op in self.epilogue_ops:
+            name = aten.aten_name(op)
+            self._emit(op, name)
+            names.append(name.split(".")[1].strip("_"))
+        lines += self.epilogue_lines
+        for j, result in enumerate(self.results):
+            if result in self.row_values:
+                continue  # (stored by the prologue)
+            if tuple(tensor_info(result.type)[0]) != self.out_shape:
+                raise ValueError("the outputs of a matvec kernel's epilogue must have its products' shape")
+            lines.append(self._store(len(self.args) + j, self._operand(result).expr, n))
+        return self._template_kernel(lines, self.grid, self.num_warps, "_".join(names))
+
+    def _outputs(self, part: _Part) -> str:
+        """The line computing `n`, the outputs of `part` that this program computes."""
+        start = f"(pid - {part.first})" if part.first else "pid"
+        return f"n = {start} * {self.block_n} + tl.arange(0, {self.block_n})"
+
+    def _part(self, part: _Part, dtype: Any, k_tail: str, suffix: str = "") -> list[str]:
+        """The lines computing `part`'s outputs at `n` (`acc` and the suffix, float32)."""
+        p = part.product
         strides = self.layouts[part.weight].strides
         weight_n, weight_k = reversed(strides) if p.transposed else strides
-        n_tail = f"n < {p.n}" if p.n % block_n else ""
+        n_tail = f"n < {p.n}" if p.n % self.block_n else ""
         both = conjunction(n_tail and f"n[:, None] < {p.n}", k_tail and f"k[None, :] < {p.k}")
-        start = f"(pid - {part.first})" if part.first else "pid"
         w = f"tl.load(in{part.weight} + {term('n[:, None]', weight_n)} + {term('k[None, :]', weight_k)}{zero_masked(both)})"
+        acc = f"acc{suffix}"
         lines = [
-            f"n = {start} * {block_n} + tl.arange(0, {block_n})",
-            f"w = {convert(w, dtype, FLOAT32)}",
-            f"acc = tl.reduce(w * x[None, :], 1, {COMBINE['sum']})",
+            f"w{suffix} = {convert(w, dtype, FLOAT32)}",
+            f"{acc} = tl.reduce(w{suffix} * x[None, :], 1, {COMBINE['sum']})",
         ]
         if part.bias is not None:
             bias = f"tl.load({self._at(part.bias, 'n')}{zero_masked(n_tail)})"
-            lines.append(f"acc = acc + {convert(bias, dtype, FLOAT32)}")
-        result = convert("acc", FLOAT32, dtype)
-        lines.append(f"tl.store({self._at(part.out, 'n')}, {result}{f', mask={n_tail}' if n_tail else ''})")
+            lines.append(f"{acc} = {acc} + {convert(bias, dtype, FLOAT32)}")
         return lines
+
+    def _store(self, b: int, value: str, n: int) -> str:
+        """The store of `value` (n outputs) into buffer `b` at `n`."""
+        n_tail = f"n < {n}" if n % self.block_n else ""
+        return f"tl.store({self._at(b, 'n')}, {value}{f', mask={n_tail}' if n_tail else ''})"
 
     def _at(self, b: int, index: str) -> str:
         """Buffer `b` (a row, a bias or a result: one dim of more than one element) at `index`."""
         name = f"out{b - len(self.args)}" if b >= len(self.args) else f"in{b}"
         return f"{name} + {term(index, self.layouts[b].strides[-1])}"
+
+    # ---------------------------------------------------------------- the epilogue's space: one value per n
+
+    def _operand(self, value: ir.Value) -> Any:
+        if self.epilogue_lines is None or value in self.values:
+            return super()._operand(value)
+        a = value.arg_number  # an input read at each output (a residual), broadcast along the others
+        name = f"e{a}"
+        if name not in self.known:
+            self.known[name] = name
+            stride = self.layouts[a].expand(self.out_shape).strides[-1]
+            n = self.parts[0].product.n
+            mask = f"n < {n}" if n % self.block_n else ""
+            self.epilogue_lines.append(f"{name} = tl.load(in{a} + {term('n', stride)}{zero_masked(mask)})")
+        shape, dtype = tensor_info(value.type)
+        return Value(name, dtype, len(shape))
+
+    def _let(self, expr: str, prefix: str = "t") -> str:
+        if self.epilogue_lines is None:
+            return super()._let(expr, prefix)
+        if expr.isidentifier():
+            return expr
+        if expr not in self.known:
+            self.known[expr] = name = f"{prefix}{next(self.counter)}"
+            self.epilogue_lines.append(f"{name} = {expr}")
+        return self.known[expr]
+
+    def _block_shape(self) -> str:
+        return str(self.block_n) if self.epilogue_lines is not None else super()._block_shape()
+
+
+def _class(op: Any) -> str | None:
+    return ir.StringAttr(op.attributes[d.CLASS]).value if d.CLASS in op.attributes else None
+
+
+def _among(op: Any, ops: list[Any]) -> bool:
+    return any(op.operation == o.operation for o in ops)  # (== compares identity, unlike hash())
+
+
+def _computing(value: ir.Value, ops: list[Any]) -> list[Any]:
+    """The ops among `ops` that `value` depends on (a matvec kernel's prologue: those computing its row)."""
+    needed, chosen = {value}, []
+    for op in reversed(ops):
+        if any(r in needed for r in op.results):
+            chosen.append(op)
+            needed.update(op.operands)
+    return chosen[::-1]

@@ -193,3 +193,22 @@ module {
     return %0 : !pygraph.buf
   }
 }
+
+// -----
+
+// A matvec kernel's epilogue computes one value per output of its products, so they must have one shape.
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,8],f32>, %arg1: !torch.vtensor<[8,8],f32>, %arg2: !torch.vtensor<[1,8],f32>) -> !torch.vtensor<[1,8],f32> attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+    %1 = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.none -> !torch.vtensor<[1,1],f32>
+    %2 = torch.aten.add.Tensor %0, %1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,1],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+    return %2 : !torch.vtensor<[1,8],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 8], [8, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[8, 8], [8, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 8], [8, 1], 0 : i64, f32>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 8], [8, 1], 0 : i64, f32>}) {
+    // expected-error @+1 {{cannot generate @fused_0: the products that an epilogue reads must have one shape}}
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}

@@ -383,27 +383,71 @@ module {
 // -----
 
 // A product of one row with a prologue: every program computes the row, ReLU of 37 values (padded to 64
-// under `cmask`, zero beyond it), then multiplies it by its two rows of the weight.
+// under `cmask`, zero beyond it), then multiplies it by its two rows of the weight. The ReLU is returned
+// too (another kernel reads it): the first program stores it (under a mask: no branch).
 // CHECK-LABEL: "pygraph.triton_kernel"()
 // CHECK-SAME:    entry = "k0_relu_matvec"
+// CHECK-SAME:    def k0_relu_matvec(in0, in1, in2, out0, out1):
+// CHECK-SAME:    pid = tl.program_id(0)\0A
 // CHECK-SAME:    row = 0\0A
 // CHECK-SAME:    col = tl.arange(0, 64)[None, :]\0A
 // CHECK-SAME:    cmask = col < 37\0A
 // CHECK-SAME:    x0 = tl.load(in0 + row + col, mask=cmask)\0A
 // CHECK-SAME:    v0 = tl.maximum(x0, 0.0, propagate_nan=tl.PropagateNan.ALL)\0A
-// CHECK-SAME:    x = tl.reshape(tl.where(cmask, v0, 0.0), [64])\0A
-// CHECK-SAME:    pid = tl.program_id(0)\0A
+// CHECK-SAME:    tl.store(out1 + row + col, v0, mask=(pid == 0) & (cmask))\0A
+// CHECK-SAME:    x = tl.reduce(tl.where(cmask, v0, 0.0), 0, tl.standard._sum_combine)\0A
 // CHECK-SAME:    n = pid * 2 + tl.arange(0, 2)\0A
 // CHECK-SAME:    acc = tl.reduce(w * x[None, :], 1, tl.standard._sum_combine)\0A
+// CHECK-SAME:    tl.store(out0 + n, acc)\0A
 module {
-  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[50],f32>) -> !torch.vtensor<[1,50],f32> attributes {pygraph.fused} {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],f32>, %arg1: !torch.vtensor<[50,37],f32>, %arg2: !torch.vtensor<[50],f32>) -> (!torch.vtensor<[1,50],f32>, !torch.vtensor<[1,37],f32>) attributes {pygraph.fused} {
     %0 = torch.aten.relu %arg0 {pygraph.class = "pointwise"} : !torch.vtensor<[1,37],f32> -> !torch.vtensor<[1,37],f32>
     %1 = torch.aten.linear %0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[1,37],f32>, !torch.vtensor<[50,37],f32>, !torch.vtensor<[50],f32> -> !torch.vtensor<[1,50],f32>
-    return %1 : !torch.vtensor<[1,50],f32>
+    return %1, %0 : !torch.vtensor<[1,50],f32>, !torch.vtensor<[1,37],f32>
   }
-  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 37], [37, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[50], [1], 0 : i64, f32>}) -> !pygraph.buf {
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[50, 37], [37, 1], 0 : i64, f32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[50], [1], 0 : i64, f32>}) -> (!pygraph.buf, !pygraph.buf) {
     %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
-    "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %0, %1) {kernel = @fused_0, access = ["r", "r", "r", "w", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
+  }
+}
+
+// -----
+
+// Two products of one row with an epilogue (a gated MLP in bfloat16): every program computes the same
+// output of both (one each: two weight rows a program), rounds each to bfloat16 as eager stores it, then
+// computes `silu(g) * u + r` with the residual loaded at its outputs; 45 programs, no mask (one output a
+// program divides 45), the products never stored.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_matvec_silu_mul_add"
+// CHECK-SAME:    def k0_matvec_silu_mul_add(in0, in1, in2, in3, out0):
+// CHECK-SAME:    times a 45 x 37 weight, a 45 x 37 weight: 45 programs of 1 outputs of each product, then the epilogue
+// CHECK-SAME:    n = pid * 1 + tl.arange(0, 1)\0A
+// CHECK-SAME:    w0 = (tl.load(in1 + n[:, None] * 37
+// CHECK-SAME:    acc0 = tl.reduce(w0 * x[None, :], 1, tl.standard._sum_combine)\0A
+// CHECK-SAME:    w1 = (tl.load(in2 + n[:, None] * 37
+// CHECK-SAME:    acc1 = tl.reduce(w1 * x[None, :], 1, tl.standard._sum_combine)\0A
+// CHECK-SAME:    [[G:p[0-9]+]] = acc0.to(tl.bfloat16)\0A
+// CHECK-SAME:    [[U:p[0-9]+]] = acc1.to(tl.bfloat16)\0A
+// CHECK-SAME:    e3 = tl.load(in3 + n)\0A
+// CHECK-SAME:    tl.store(out0 + n, 
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %{{.*}}) {access = ["r", "r", "r", "r", "w"], grid = [45, 1, 1], kernel = @k0_matvec_silu_mul_add
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[1,37],bf16>, %arg1: !torch.vtensor<[45,37],bf16>, %arg2: !torch.vtensor<[45,37],bf16>, %arg3: !torch.vtensor<[45],bf16>) -> !torch.vtensor<[1,45],bf16> attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %int1 = torch.constant.int 1
+    %0 = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,37],bf16>, !torch.vtensor<[45,37],bf16>, !torch.none -> !torch.vtensor<[1,45],bf16>
+    %1 = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,37],bf16>, !torch.vtensor<[45,37],bf16>, !torch.none -> !torch.vtensor<[1,45],bf16>
+    %2 = torch.aten.silu %0 {pygraph.class = "pointwise"} : !torch.vtensor<[1,45],bf16> -> !torch.vtensor<[1,45],bf16>
+    %3 = torch.aten.mul.Tensor %2, %1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,45],bf16>, !torch.vtensor<[1,45],bf16> -> !torch.vtensor<[1,45],bf16>
+    %4 = torch.aten.add.Tensor %3, %arg3, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,45],bf16>, !torch.vtensor<[45],bf16>, !torch.int -> !torch.vtensor<[1,45],bf16>
+    return %4 : !torch.vtensor<[1,45],bf16>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[1, 37], [37, 1], 0 : i64, bf16>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[45, 37], [37, 1], 0 : i64, bf16>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[45, 37], [37, 1], 0 : i64, bf16>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[45], [1], 0 : i64, bf16>}) -> !pygraph.buf {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[1, 45], [45, 1], 0 : i64, bf16>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %0) {kernel = @fused_0, access = ["r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
     return %0 : !pygraph.buf
   }
 }

@@ -546,7 +546,8 @@ func.func @lone_products(%x: !torch.vtensor<[4,16],f32>, %w: !torch.vtensor<[10,
 // -----
 
 // A product of one row takes the group computing its row as its prologue (GELU and layer norm before the
-// second linear); the third linear's row is returned too, so its group stays a kernel of its own.
+// second linear, which a reduction keeps from being the first's epilogue) and the pointwise group reading
+// it as its epilogue (the ReLU after the second: returned, and the third linear's row).
 // CHECK-LABEL: func.func private @fused_0(
 // CHECK-NEXT:    torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"}
 // CHECK-NEXT:    return
@@ -554,18 +555,15 @@ func.func @lone_products(%x: !torch.vtensor<[4,16],f32>, %w: !torch.vtensor<[10,
 // CHECK:         %[[G:.*]] = torch.aten.gelu %arg0
 // CHECK:         %[[N:.*]] = torch.aten.layer_norm %[[G]]
 // CHECK:         %[[P:.*]] = torch.aten.linear %[[N]], %arg2, %arg1 {pygraph.class = "matvec"}
-// CHECK-NEXT:    return %[[P]]
+// CHECK-NEXT:    %[[R:.*]] = torch.aten.relu %[[P]]
+// CHECK-NEXT:    return %[[R]]
 // CHECK-LABEL: func.func private @fused_2(
-// CHECK:         torch.aten.relu
-// CHECK-NEXT:    return
-// CHECK-LABEL: func.func private @fused_3(
 // CHECK-NEXT:    torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"}
 // CHECK-NEXT:    return
 // CHECK-LABEL: func.func @rows
 // CHECK-NEXT:    %[[A:.*]] = call @fused_0(%arg0, %arg1, %arg2)
-// CHECK-NEXT:    %[[B:.*]] = call @fused_1(%[[A]], %arg2, %arg1)
-// CHECK-NEXT:    %[[R:.*]] = call @fused_2(%[[B]])
-// CHECK-NEXT:    %[[C:.*]] = call @fused_3(%[[R]], %arg1, %arg2)
+// CHECK-NEXT:    %[[R:.*]] = call @fused_1(%[[A]], %arg2, %arg1)
+// CHECK-NEXT:    %[[C:.*]] = call @fused_2(%[[R]], %arg1, %arg2)
 // CHECK-NEXT:    return %[[C]], %[[R]]
 func.func @rows(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %b: !torch.vtensor<[8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>) {
   %0 = torch.aten.linear %x, %w, %b {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.vtensor<[8],f32> -> !torch.vtensor<[1,8],f32>
@@ -784,4 +782,115 @@ func.func @main(%x: !torch.vtensor<[4,8],f32>) -> !torch.vtensor<[4,8],f32> {
   %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
   %1 = torch.aten.add.Tensor %x, %0, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[4,8],f32>, !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[4,8],f32>
   return %1 : !torch.vtensor<[4,8],f32>
+}
+
+// -----
+
+// The gate and up products of a gated MLP share a kernel whose epilogue is `silu(g) * u` (its one reader),
+// which a residual input joins; neither product is returned. The next product's row is that epilogue's
+// result, so it takes no prologue.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-SAME:      -> !torch.vtensor<[1,1,6],f32>
+// CHECK:         %[[G:.*]] = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    %[[U:.*]] = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    %[[S:.*]] = torch.aten.silu %[[G]]
+// CHECK-NEXT:    %[[M:.*]] = torch.aten.mul.Tensor %[[S]], %[[U]]
+// CHECK:         %[[A:.*]] = torch.aten.add.Tensor %[[M]], %arg3
+// CHECK-NEXT:    return %[[A]]
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func @gated
+// CHECK:         %[[H:.*]] = call @fused_0(%arg0, %arg1, %arg2, %arg4)
+// CHECK-NEXT:    %[[O:.*]] = call @fused_1(%[[H]], %arg3)
+// CHECK-NEXT:    return %[[O]]
+func.func @gated(%x: !torch.vtensor<[1,1,8],f32>, %wg: !torch.vtensor<[6,8],f32>, %wu: !torch.vtensor<[6,8],f32>, %wd: !torch.vtensor<[8,6],f32>, %r: !torch.vtensor<[6],f32>) -> !torch.vtensor<[1,1,8],f32> {
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %g = torch.aten.linear %x, %wg, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,1,8],f32>, !torch.vtensor<[6,8],f32>, !torch.none -> !torch.vtensor<[1,1,6],f32>
+  %u = torch.aten.linear %x, %wu, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,1,8],f32>, !torch.vtensor<[6,8],f32>, !torch.none -> !torch.vtensor<[1,1,6],f32>
+  %s = torch.aten.silu %g {pygraph.class = "pointwise"} : !torch.vtensor<[1,1,6],f32> -> !torch.vtensor<[1,1,6],f32>
+  %m = torch.aten.mul.Tensor %s, %u {pygraph.class = "pointwise"} : !torch.vtensor<[1,1,6],f32>, !torch.vtensor<[1,1,6],f32> -> !torch.vtensor<[1,1,6],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %a = torch.aten.add.Tensor %m, %r, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,1,6],f32>, !torch.vtensor<[6],f32>, !torch.int -> !torch.vtensor<[1,1,6],f32>
+  %o = torch.aten.linear %a, %wd, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,1,6],f32>, !torch.vtensor<[8,6],f32>, !torch.none -> !torch.vtensor<[1,1,8],f32>
+  return %o : !torch.vtensor<[1,1,8],f32>
+}
+
+// -----
+
+// No epilogue: the products of one row here have two shapes (one is returned, two are added, one is read
+// by a ReLU whose group holds a softmax), so the kernel returns each of them.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         %[[P:.*]] = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    %[[Q:.*]] = torch.aten.mm %arg0, %arg1 {pygraph.class = "matvec"}
+// CHECK-NEXT:    %[[Q1:.*]] = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    return %[[P]], %[[Q]], %[[Q1]]
+// CHECK-LABEL: func.func @no_epilogues
+// CHECK-NEXT:    %[[R:.*]]:3 = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    %[[S:.*]] = call @fused_1(%[[R]]#1, %[[R]]#2)
+// CHECK:         %[[T:.*]] = call @fused_2(%[[R]]#0)
+// CHECK-NEXT:    return %[[R]]#0, %[[S]], %[[T]]
+func.func @no_epilogues(%x: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>, %w1: !torch.vtensor<[1,8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>) {
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %p = torch.aten.linear %x, %w, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  %r = torch.aten.relu %p {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32> -> !torch.vtensor<[1,8],f32>
+  %q = torch.aten.mm %x, %w {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32> -> !torch.vtensor<[1,8],f32>
+  %q1 = torch.aten.linear %x, %w1, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.none -> !torch.vtensor<[1,1],f32>
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %s = torch.aten.add.Tensor %q, %q1, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,1],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %t = torch.aten._softmax %r, %int-1, %false {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1,8],f32>
+  return %p, %s, %t : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>
+}
+
+// -----
+
+// A residual add and RMS norm before a product of one row: the kernel computes them in its prologue and
+// returns the sum too, for the next residual add (with a softmax: no epilogue) after the product. Where
+// another op reads the sum before the product (`@read_before`), the norm stays a kernel of its own.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK:         %[[H:.*]] = torch.aten.add.Tensor %arg0, %arg1
+// CHECK:         torch.aten.mean.dim
+// CHECK:         %[[P:.*]] = torch.aten.linear %{{.*}}, %arg2, %none {pygraph.class = "matvec"}
+// CHECK-NEXT:    return %[[H]], %[[P]]
+// CHECK-LABEL: func.func @side_output
+// CHECK-NEXT:    %[[R:.*]]:2 = call @fused_0(%arg0, %arg1, %arg2)
+// CHECK-NEXT:    %[[O:.*]] = call @fused_1(%[[R]]#0, %[[R]]#1)
+// CHECK-NEXT:    return %[[O]]
+func.func @side_output(%x: !torch.vtensor<[1,8],f32>, %r: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> !torch.vtensor<[1,8],f32> {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %h = torch.aten.add.Tensor %x, %r, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %sq = torch.aten.mul.Tensor %h, %h {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32> -> !torch.vtensor<[1,8],f32>
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %dims = torch.prim.ListConstruct %int-1 {pygraph.class = "scalar"} : (!torch.int) -> !torch.list<int>
+  %true = torch.constant.bool true {pygraph.class = "scalar"}
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %m = torch.aten.mean.dim %sq, %dims, %true, %none {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[1,1],f32>
+  %s = torch.aten.rsqrt %m {pygraph.class = "pointwise"} : !torch.vtensor<[1,1],f32> -> !torch.vtensor<[1,1],f32>
+  %n = torch.aten.mul.Tensor %h, %s {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,1],f32> -> !torch.vtensor<[1,8],f32>
+  %p = torch.aten.linear %n, %w, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  %o = torch.aten.add.Tensor %h, %p, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %t = torch.aten._softmax %o, %int-1, %false {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1,8],f32>
+  return %t : !torch.vtensor<[1,8],f32>
+}
+
+// -----
+
+// CHECK-LABEL: func.func @read_before
+// CHECK:         %[[N:.*]]:2 = call @fused_0(%arg0, %arg1)
+// CHECK:         %[[C:.*]] = torch.aten.clone %[[N]]#0
+// CHECK-NEXT:    %[[P:.*]] = call @fused_1(%[[N]]#1, %arg2)
+// CHECK-NEXT:    return %[[P]], %[[C]]
+func.func @read_before(%x: !torch.vtensor<[1,8],f32>, %r: !torch.vtensor<[1,8],f32>, %w: !torch.vtensor<[8,8],f32>) -> (!torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>) {
+  %int1 = torch.constant.int 1 {pygraph.class = "scalar"}
+  %h = torch.aten.add.Tensor %x, %r, %int1 {pygraph.class = "pointwise"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>, !torch.int -> !torch.vtensor<[1,8],f32>
+  %int-1 = torch.constant.int -1 {pygraph.class = "scalar"}
+  %false = torch.constant.bool false {pygraph.class = "scalar"}
+  %n = torch.aten._softmax %h, %int-1, %false {pygraph.class = "reduction"} : !torch.vtensor<[1,8],f32>, !torch.int, !torch.bool -> !torch.vtensor<[1,8],f32>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %c = torch.aten.clone %h, %none {pygraph.class = "library"} : !torch.vtensor<[1,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  %p = torch.aten.linear %n, %w, %none {pygraph.class = "matvec"} : !torch.vtensor<[1,8],f32>, !torch.vtensor<[8,8],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  return %p, %c : !torch.vtensor<[1,8],f32>, !torch.vtensor<[1,8],f32>
 }
