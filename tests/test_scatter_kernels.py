@@ -21,6 +21,7 @@ import pygraph
 pytestmark = [pytest.mark.filterwarnings("ignore:.*LeafSpec:FutureWarning")]
 
 SCATTER = "becomes a scatter kernel writing it in place"
+JOINED = "computes its values"  # (fuse-scatter-values)
 
 
 class Cache(nn.Module):
@@ -72,6 +73,21 @@ def _index_put(state: torch.Tensor, positions: torch.Tensor, values: torch.Tenso
     state.index_put_((positions,), values)  # (`state[positions]` would read a 0-d index as a number)
 
 
+def _rotated(values: torch.Tensor) -> torch.Tensor:
+    """A rotary embedding's form: the values times a number plus their halves swapped, one negated (one
+    pointwise kernel with a `cat`, which fuse-scatter-values joins to the scatter writing its result)."""
+    half = values.shape[-1] // 2
+    return values * 0.5 + torch.cat([-values[..., half:], values[..., :half]], -1)
+
+
+def _index_copy_rotated(state: torch.Tensor, positions: torch.Tensor, values: torch.Tensor) -> None:
+    state.index_copy_(2, positions, _rotated(values))
+
+
+def _assign_dim0_rotated(state: torch.Tensor, positions: torch.Tensor, values: torch.Tensor) -> None:
+    state[positions] = _rotated(values)
+
+
 # name: (state, positions for a call, values' shape given the positions' shape)
 CASES = {
     # a decoding step: one position of a [batch, heads, length, head dim] cache
@@ -97,6 +113,19 @@ CASES = {
     "0d": (lambda: torch.randn(7, 5), _index_put, lambda step: torch.tensor(step % 7), lambda p: (5,)),
     # a state laid out transposed ([length, dim] stored as dim-major)
     "transposed": (lambda: torch.randn(6, 12).t(), _assign_dim0, _positions(12, 2), lambda p: (*p, 6)),
+    # values computed for the write alone, in the scatter's kernel: into a cache, into a transposed state
+    "computed": (
+        lambda: torch.randn(2, 4, 16, 8),
+        _index_copy_rotated,
+        _positions(16, 1),
+        lambda p: (2, 4, *p, 8),
+    ),
+    "computed.transposed": (
+        lambda: torch.randn(6, 12).t(),
+        _assign_dim0_rotated,
+        _positions(12, 2),
+        lambda p: (*p, 6),
+    ),
     # half precision
     "bfloat16": (
         lambda: torch.randn(2, 4, 16, 8).bfloat16(),
@@ -123,7 +152,9 @@ def _check(name: str, device: str) -> None:
     model, calls = _calls(name, device)
     eager = copy.deepcopy(model)
     compiled = pygraph.export_and_compile(model, calls[0])
-    assert any(SCATTER in t["what"] for t in compiled.explain().transforms), compiled.explain().transforms
+    transforms = [t["what"] for t in compiled.explain().transforms]
+    assert any(SCATTER in t for t in transforms), transforms
+    assert any(JOINED in t for t in transforms) == name.startswith("computed"), transforms
     tolerance = {"rtol": 1e-4, "atol": 1e-4} if model.state.dtype == torch.float32 else {}
     with torch.no_grad():
         for positions, values in calls:

@@ -16,6 +16,7 @@ _REGISTRY: dict[str, str] = {
     "elide-clones": "pygraph.passes.elide_clones:ElideClones",
     "form-segments": "pygraph.passes.form_segments:FormSegments",
     "fuse-pointwise": "pygraph.passes.fuse_pointwise:FusePointwise",
+    "fuse-scatter-values": "pygraph.passes.fuse_scatter_values:FuseScatterValues",
     "hoist-host-copies": "pygraph.passes.hoist_host_copies:HoistHostCopies",
     "isolate-data-dependent": "pygraph.passes.isolate_data_dependent:IsolateDataDependent",
     "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",

@@ -332,17 +332,7 @@ class Writer:
         self.piece_values: dict[tuple[ir.Value, tuple[int, int, int]], Any] = {}
 
     def write(self) -> Kernel:
-        ops = []
-        concatenates = any(aten.aten_name(op) == pointwise.CONCAT for op in self.body_ops)
-        for op in self.body_ops:
-            if self._constant(op):
-                continue
-            name = aten.aten_name(op)
-            ops.append(name.split(".")[1].strip("_"))
-            if concatenates and self._computes_a_piece(op):
-                self.deferred[op.results[0]] = op
-                continue
-            self._emit(op, name)
+        ops = self._emit_ops(self.body_ops)
         n_in = len(self.args)
         stores = [(n_in + j, self._operand(result).expr) for j, result in enumerate(self.results)]
         return Kernel(
@@ -357,6 +347,22 @@ class Writer:
             ops=ops,
             num_stages=self.num_stages,
         )
+
+    def _emit_ops(self, body: list[Any]) -> list[str]:
+        """Emits the pointwise ops (and gathers, concatenations) of `body`; returns their short names. The
+        ops computing a concatenation's pieces are deferred: each piece is computed within its range."""
+        ops = []
+        concatenates = any(aten.aten_name(op) == pointwise.CONCAT for op in body)
+        for op in body:
+            if self._constant(op):
+                continue
+            name = aten.aten_name(op)
+            ops.append(name.split(".")[1].strip("_"))
+            if concatenates and self._computes_a_piece(op):
+                self.deferred[op.results[0]] = op
+                continue
+            self._emit(op, name)
+        return ops
 
     # ------------------------------------------------------------------------------------ values
 

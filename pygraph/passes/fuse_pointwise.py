@@ -656,8 +656,8 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
             for value in op.operands:
                 for constant in _constant_ops(value) or _tensor_list(value) or _index_list(value) or []:
                     if constant.results[0] not in mapping:
-                        _clone(constant, mapping)
-            _clone(op, mapping)
+                        clone_op(constant, mapping)
+            clone_op(op, mapping)
         func.ReturnOp([mapping[v] for v in outputs], loc=loc)
     with ir.InsertionPoint(ops[group.anchor[0]]), loc:
         call = func.CallOp([v.type for v in outputs], ir.FlatSymbolRefAttr.get(name), inputs)
@@ -672,7 +672,8 @@ def _outline(group: _Group, ops: list[Any], main: Any, names: Iterator[str]) -> 
             after = op.operation
 
 
-def _clone(op: Any, mapping: dict[ir.Value, ir.Value]) -> None:
+def clone_op(op: Any, mapping: dict[ir.Value, ir.Value]) -> None:
+    """Clones `op` at the insertion point, its operands mapped by `mapping`, which gains its results."""
     clone = op.operation.clone()
     for i, value in enumerate(op.operands):
         clone.operands[i] = mapping[value]

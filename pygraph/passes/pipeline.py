@@ -27,7 +27,7 @@ TENSOR_PIPELINE = (
     "move-scales,elide-clones,fuse-pointwise"
 )
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).
-PLAN_PIPELINE = "lower-to-plan,write-in-place,seed-random,parameter-indirection,out-form,row-phases,split-keys,form-segments,select-graphs,plan-memory,codegen-triton"
+PLAN_PIPELINE = "lower-to-plan,write-in-place,fuse-scatter-values,seed-random,parameter-indirection,out-form,row-phases,split-keys,form-segments,select-graphs,plan-memory,codegen-triton"
 
 
 @dataclass

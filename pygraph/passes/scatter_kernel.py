@@ -21,7 +21,9 @@ dtype must be the target's (ATen refuses others); an accumulating `index_put` (`
 
 The kernel is 1-D over the indexed shape, in the memory order of the target's elements it writes, each
 buffer addressed at its strides like a pointwise kernel's (`Writer`); the index is loaded at its strides
-over the dims it spans, checked, and multiplied by the target's stride in `dim`.
+over the dims it spans, checked, and multiplied by the target's stride in `dim`. The values may be
+computed by pointwise ops before the `index_put` (fuse-scatter-values puts there the kernel that made
+them for the scatter alone), emitted as a pointwise kernel's over the indexed shape.
 """
 
 from __future__ import annotations
@@ -149,12 +151,19 @@ class ScatterWriter(Writer):
     def __init__(self, fn: Any, layouts: list[Layout], max_block: int, indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
         compute = [op for op in self.body_ops if aten.aten_name(op) is not None]
-        if len(compute) != 1 or len(self.results) != 1 or self.results[0] != compute[0].results[0]:
-            raise ValueError("a scatter kernel computes one index_put and returns its result")
-        self.scatter = read_scatter(compute[0])
+        if not compute or len(self.results) != 1 or self.results[0] != compute[-1].results[0]:
+            raise ValueError("a scatter kernel computes one index_put last and returns its result")
+        self.put, self.values_ops = compute[-1], compute[:-1]
+        self.scatter = read_scatter(self.put)
         s = self.scatter
-        if not all(isinstance(v, ir.BlockArgument) for v in (s.target, s.index, s.values)):
-            raise ValueError("the target, index and values of a scatter kernel must be its inputs")
+        if not all(isinstance(v, ir.BlockArgument) for v in (s.target, s.index)):
+            raise ValueError("the target and index of a scatter kernel must be its inputs")
+        if isinstance(s.values, ir.BlockArgument) == bool(self.values_ops):
+            raise ValueError("the values of a scatter kernel are its input or what its other ops compute")
+        if any(s.target in op.operands or s.index in op.operands for op in self.values_ops):
+            raise ValueError(
+                "the ops computing a scatter kernel's values read neither its target nor its index"
+            )
         if s.target.arg_number != 0:
             raise ValueError("the target of a scatter kernel must be its first input")
         if not layouts[0].addresses_like(layouts[len(self.args)]):
@@ -166,8 +175,7 @@ class ScatterWriter(Writer):
 
     def write(self) -> Kernel:
         s, out = self.scatter, len(self.args)
-        for op in self.body_ops:
-            self._constant(op)
+        names = self._emit_ops([op for op in self.body_ops if op.operation != self.put.operation])
         values = self._operand(s.values)
         a = s.index.arg_number
         strides = s.index_strides(self.layouts[a], len(self.shape))
@@ -183,7 +191,7 @@ class ScatterWriter(Writer):
             ],
             grid=self.grid,
             num_warps=self.num_warps,
-            ops=["index_put"],
+            ops=[*names, "index_put"],
         )
 
     def _strides(self, a: int) -> tuple[int, ...]:

@@ -703,6 +703,29 @@ module {
 
 // -----
 
+// A scatter computing its values (fuse-scatter-values): the same write with values that are the negation
+// of an input, loaded and negated per lane where the plain scatter loads its values.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    def k0_neg_index_put(in0, in1, in2, out0):\0A    # [5, 2, 3, 4]: 120 elements, 1 programs of 128\0A
+// CHECK-SAME:    x2 = tl.load(in2 + d0 * 4 + d2, mask=mask)\0A    v0 = x2 * -1.0\0A
+// CHECK-SAME:    tl.store(out0 + d1 * 4 + d2 + ats * 20, v0, mask=(mask) & (oks))\0A", sym_name
+module {
+  func.func private @scatter_0(%arg0: !torch.vtensor<[5,10,4],f32>, %arg1: !torch.vtensor<[2,3],si32>, %arg2: !torch.vtensor<[2,3,4],f32>) -> !torch.vtensor<[5,10,4],f32> attributes {pygraph.fused} {
+    %neg = torch.aten.neg %arg2 {pygraph.class = "pointwise"} : !torch.vtensor<[2,3,4],f32> -> !torch.vtensor<[2,3,4],f32>
+    %none = torch.constant.none {pygraph.class = "scalar"}
+    %0 = torch.prim.ListConstruct %none, %arg1 {pygraph.class = "scalar"} : (!torch.none, !torch.vtensor<[2,3],si32>) -> !torch.list<optional<vtensor>>
+    %false = torch.constant.bool false {pygraph.class = "scalar"}
+    %1 = torch.aten.index_put %arg0, %0, %neg, %false {pygraph.class = "scatter"} : !torch.vtensor<[5,10,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[2,3,4],f32>, !torch.bool -> !torch.vtensor<[5,10,4],f32>
+    return %1 : !torch.vtensor<[5,10,4],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[5, 10, 4], [4, 20, 1], 0 : i64, f32>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3], [3, 1], 0 : i64, si32>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[2, 3, 4], [12, 4, 1], 0 : i64, f32>}) {
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg0) {kernel = @scatter_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return
+  }
+}
+
+// -----
+
 // An attention split-keys split (`pygraph.split_keys`): 4 query heads over 2 key heads, one query, 80
 // keys in 3 splits of 32 (the parts' second dim says how many; splits are the power of two that covers
 // them, the last takes the rest). The parts kernel runs a program per key head and split, the group's
