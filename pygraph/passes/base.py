@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from typing import Any, ClassVar
 
 from ..ir._mlir import func, ir
-from ..ir.dialect import DEVICE, TRANSFORMS, BufType
+from ..ir.dialect import DEVICE, FUSED, TRANSFORMS, BufType
 from ..ir.explain import source_location
 
 
@@ -94,6 +94,11 @@ def functions(module: ir.Module) -> Iterator[Any]:
     for op in module.body.operations:
         if isinstance(op, func.FuncOp):
             yield op
+
+
+def fused_functions(module: ir.Module) -> dict[str, Any]:
+    """The fused functions (`pygraph.fused`: what kernel launches call) by name."""
+    return {f.sym_name.value: f for f in functions(module) if FUSED in f.attributes}
 
 
 def main_function(module: ir.Module) -> Any:

@@ -25,9 +25,10 @@ from ..ir import dialect as d
 from ..ir._mlir import func, ir
 from ..ir.buffers import buffer_root, users, views
 from ..ir.torch_types import tensor_info
-from .base import Pass, plan_function, record_transform
+from .base import Pass, fused_functions, plan_function, record_transform
 from .copies import fused_function, launch_kernel
 from .fuse_pointwise import clone_op
+from .layouts import op_class
 from .scatter_kernel import INDEX_PUT, read_scatter
 
 _COMPUTES = ("pointwise", "concat", "scalar")  # classes of the ops a joined function may hold
@@ -43,20 +44,15 @@ class FuseScatterValues(Pass):
     def run(self, module: ir.Module) -> None:
         block = plan_function(module).regions[0].blocks[0]
         with module.context:
-            functions = {
-                ir.StringAttr(op.attributes["sym_name"]).value: op
-                for op in module.body.operations
-                if isinstance(op, func.FuncOp) and d.FUSED in op.attributes
-            }
-            for scatter in [op for op in block.operations if _scatter_function(op, functions) is not None]:
-                producer = _producer(scatter, functions)
+            functions = fused_functions(module)
+            for scatter in list(block.operations):
+                put_fn = _scatter_function(scatter, functions)
+                producer = None if put_fn is None else _producer(scatter, put_fn, functions)
                 if producer is None or not _inputs_kept(block, producer, scatter):
                     continue
                 target, index, values = list(scatter.args)[:3]
                 with scatter.location:
-                    joined = _join(
-                        module, functions[_callee(producer)], _scatter_function(scatter, functions)
-                    )
+                    joined = _join(module, functions[_callee(producer)], put_fn)
                 with ir.InsertionPoint(scatter), scatter.location:
                     launch_kernel(joined.sym_name.value, [target, index, *_modes(producer)[0]], [target])
                 record_transform(
@@ -102,8 +98,9 @@ def _scatter_function(op: Any, functions: dict[str, Any]) -> Any:
     return fn if isinstance(values, ir.BlockArgument) and values.arg_number == 2 else None
 
 
-def _producer(scatter: Any, functions: dict[str, Any]) -> Any:
-    """The pointwise launch writing the scatter's values for it alone (module docstring), or None."""
+def _producer(scatter: Any, put_fn: Any, functions: dict[str, Any]) -> Any:
+    """The pointwise launch writing the values of `scatter` (a launch of `put_fn`) for it alone (module
+    docstring), or None."""
     values = list(scatter.args)[2]
     if not isinstance(values.owner, d.AllocOp) or views(values):
         return None
@@ -117,11 +114,10 @@ def _producer(scatter: Any, functions: dict[str, Any]) -> Any:
         return None
     body = list(fn.regions[0].blocks[0].operations)[:-1]
     for op in body:
-        cls = ir.StringAttr(op.attributes[d.CLASS]).value if d.CLASS in op.attributes else None
         name = aten.aten_name(op)
-        if name is not None and (cls not in _COMPUTES or name.startswith("aten.arange")):
+        if name is not None and (op_class(op) not in _COMPUTES or name.startswith("aten.arange")):
             return None
-    put = next(o for o in _scatter_function(scatter, functions).regions[0].blocks[0] if aten.aten_name(o))
+    put = next(o for o in put_fn.regions[0].blocks[0] if aten.aten_name(o))
     if tuple(tensor_info(fn.type.results[0])[0]) != read_scatter(put).indexed_shape():
         return None
     return producer

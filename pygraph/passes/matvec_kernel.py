@@ -54,11 +54,11 @@ import dataclasses
 from typing import Any
 
 from ..ir import aten, dtypes
-from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import tensor_info
 from .codegen_triton import COMBINE, Kernel, RowWriter, conjunction, pow2, spans_overflow, term, zero_masked
+from .layouts import op_class
 from .pointwise import FLOAT32, Value, constant_value, convert
 from .products import Product, read_product
 from .reductions import REDUCTIONS, reduced_dims
@@ -119,7 +119,7 @@ class MatvecWriter(RowWriter):
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
         compute = [op for op in self.body_ops if aten.aten_name(op) is not None]
-        self.product_ops = [op for op in compute if _class(op) == "matvec"]
+        self.product_ops = [op for op in compute if op_class(op) == "matvec"]
         products = [read_matvec(op) for op in self.product_ops]
         if not self.product_ops or None in products:
             raise ValueError("a matvec kernel computes products of one row")
@@ -129,7 +129,8 @@ class MatvecWriter(RowWriter):
         self.row_value = rows.pop()
         self.prologue_ops = _computing(self.row_value, compute)
         self.row_values = {r for op in self.prologue_ops for r in op.results}  # (others may read them too)
-        self.epilogue_ops = [op for op in compute if not _among(op, self.prologue_ops + self.product_ops)]
+        taken = {op.operation for op in self.prologue_ops + self.product_ops}
+        self.epilogue_ops = [op for op in compute if op.operation not in taken]
         if self.epilogue_ops and len({p.n for p in products}) != 1:
             raise ValueError("the products that an epilogue reads must have one shape")
         for op in self.epilogue_ops:
@@ -328,14 +329,6 @@ class MatvecWriter(RowWriter):
 
     def _block_shape(self) -> str:
         return str(self.block_n) if self.epilogue_lines is not None else super()._block_shape()
-
-
-def _class(op: Any) -> str | None:
-    return ir.StringAttr(op.attributes[d.CLASS]).value if d.CLASS in op.attributes else None
-
-
-def _among(op: Any, ops: list[Any]) -> bool:
-    return any(op.operation == o.operation for o in ops)  # (== compares identity, unlike hash())
 
 
 def _computing(value: ir.Value, ops: list[Any]) -> list[Any]:

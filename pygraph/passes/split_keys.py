@@ -25,10 +25,10 @@ from typing import Any
 
 from ..ir import attrs, dtypes
 from ..ir import dialect as d
-from ..ir._mlir import func, ir
+from ..ir._mlir import ir
 from ..ir.layout import Layout
 from .attention_kernel import read_attention, split_size
-from .base import Pass, PassError, plan_function
+from .base import Pass, PassError, fused_functions, plan_function
 from .copies import launch_kernel
 
 FLOAT32 = dtypes.BY_NAME["float32"]
@@ -44,11 +44,7 @@ class SplitKeys(Pass):
 
     def run(self, module: ir.Module) -> None:
         split_size(1, 1, 1, 1, self.keys)  # (a bad setting fails here, whatever the plan holds)
-        functions = {
-            ir.StringAttr(op.attributes["sym_name"]).value: op
-            for op in module.body.operations
-            if isinstance(op, func.FuncOp) and d.FUSED in op.attributes
-        }
+        functions = fused_functions(module)
         block = plan_function(module).regions[0].blocks[0]
         errors: list[tuple[ir.Location, str]] = []
         with module.context:
