@@ -34,7 +34,9 @@ def read_plan_segments(module):
     [
         ({}, "graph"),  # the defaults: six launches cost more than one graph launch
         ({"graph_launch_us": 1000.0}, "eager"),  # a device where graph launches are slow
-        ({"driver_launch_us": 0.5}, "eager"),  # launches nearly free: the graph's per-node cost loses
+        # launches nearly free and kernels as close on a stream as in a graph: the graph launch loses
+        ({"driver_launch_us": 0.5, "stream_kernel_us": 1.0}, "eager"),
+        ({"driver_launch_us": 0.5}, "graph"),  # ... but a graph narrows the gap between kernels
         ({"bandwidth_gb_s": 0.001}, "eager"),  # GPU-bound work: launches are hidden behind it
     ],
 )
@@ -51,6 +53,18 @@ def _selected(text: str):
     return module
 
 
+def test_a_calibration_without_every_figure_is_measured_again(tmp_path: Path):
+    """A figure added to the cost model (as `stream_kernel_us` was) makes older calibrations stale: their
+    device would otherwise be priced with a default measured elsewhere beside figures measured on it."""
+    with knobs.scope(cache_dir=tmp_path):
+        costs.save("test", costs.Costs())
+        assert costs.calibrated("test")
+        figures = json.loads((tmp_path / "costs-test.json").read_text())
+        del figures["stream_kernel_us"]
+        (tmp_path / "costs-test.json").write_text(json.dumps(figures))
+        assert not costs.calibrated("test")
+
+
 def test_measured_figures_override_estimates_and_are_reused(tmp_path: Path):
     with knobs.scope(cache_dir=tmp_path):
         module = _selected(small_segment_plan())
@@ -61,8 +75,7 @@ def test_measured_figures_override_estimates_and_are_reused(tmp_path: Path):
         (segment,) = read_plan_segments(_selected(small_segment_plan()))
         assert segment.mode.value == "eager"
         assert (
-            segment.info["reason"].value
-            == "eager 10.0 us <= graph 20.0 us (measured, a graph must win by 2%)"
+            segment.info["reason"].value == "graph 20.0 us, eager 10.0 us (measured): a graph must win by 2%"
         )
         stored = json.loads((tmp_path / "segments-test.json").read_text())
         assert stored == {fingerprint: {"measured_eager_us": 10.0, "measured_graph_us": 20.0}}

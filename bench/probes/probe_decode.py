@@ -2,13 +2,16 @@
 token through every layer, products of one row), with transformers' static cache held as buffers and
 written in place: eager, reduce-overhead and pygraph, time per step and the logits against eager's.
 
-On the GPU machine: `python3 bench/probes/probe_decode.py` (output: bench/results/probe-decode-s2[5-7]*-h200.log:
-per step, the time, the GPU time from torch.profiler and the kernels costing most; "no PDL" is pygraph with
+On the GPU machine: `python3 bench/probes/probe_decode.py [--batch B] [--size S]` (output: bench/results/probe-decode-s2[5-9]*-h200.log:
+per step, the time, the GPU time from torch.profiler and the kernels costing most; "no-pdl" is pygraph with
 plain graph edges).
 The model has random weights: hidden 2048, 8 layers, 16 heads over 4 key-value heads, MLP 5632, 32000
-words, a cache of 512 positions; each timed step writes the next position.
+words, a cache of 512 positions; each timed step writes the next position. `--batch` decodes B sequences
+at once (their products have B rows); `--size 7b` and `--size 8b` take the layers of Llama-2-7B (hidden
+4096, MLP 11008, 32 heads) and Llama-3-8B (MLP 14336, 8 key-value heads, 128256 words), 8 of them.
 """
 
+import argparse
 import time
 
 import torch
@@ -20,6 +23,14 @@ from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
 
 STEPS, ROUNDS = 50, 5
+BATCH = 1
+# --size: (hidden, MLP, heads, key-value heads, words); "7b" and "8b" have Llama-2-7B's and Llama-3-8B's layers
+SIZES = {
+    "small": (2048, 5632, 16, 4, 32000),
+    "7b": (4096, 11008, 32, 32, 32000),
+    "8b": (4096, 14336, 32, 8, 128256),
+}
+SIZE = "small"
 
 
 class Step(torch.nn.Module):
@@ -33,13 +44,14 @@ class Step(torch.nn.Module):
 
 def build() -> Step:
     torch.manual_seed(0)
+    hidden, mlp, heads, kv_heads, words = SIZES[SIZE]
     config = transformers.LlamaConfig(
-        hidden_size=2048,
-        intermediate_size=5632,
+        hidden_size=hidden,
+        intermediate_size=mlp,
         num_hidden_layers=8,
-        num_attention_heads=16,
-        num_key_value_heads=4,
-        vocab_size=32000,
+        num_attention_heads=heads,
+        num_key_value_heads=kv_heads,
+        vocab_size=words,
         max_position_embeddings=512,
     )
     model = transformers.LlamaForCausalLM(config).to(
@@ -47,12 +59,12 @@ def build() -> Step:
     )  # (the cache is made on its device)
     model.generation_config.use_cache = True
     model.generation_config.cache_implementation = "static"
-    step = TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=512)
+    step = TorchExportableModuleWithStaticCache(model, batch_size=BATCH, max_cache_len=512)
     return Step(step).eval()
 
 
 def inputs(i: int) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.randint(0, 32000, (1, 1), device="cuda"), torch.tensor([8 + i % 400], device="cuda")
+    return torch.randint(0, 32000, (BATCH, 1), device="cuda"), torch.tensor([8 + i % 400], device="cuda")
 
 
 def per_step_ms(fn) -> float:
@@ -94,6 +106,13 @@ def without_pdl(step: Step) -> pygraph.CompiledModel:
 
 
 def main() -> None:
+    global BATCH, SIZE
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--batch", type=int, default=1)
+    parser.add_argument("--size", choices=SIZES, default=SIZE)
+    parser.add_argument("--systems", default="eager,pygraph,no-pdl,ro")
+    args = parser.parse_args()
+    BATCH, SIZE = args.batch, args.size
     with torch.no_grad():
         step = build()
         check = [inputs(i) for i in range(3)]
@@ -101,10 +120,11 @@ def main() -> None:
         systems = {
             "eager": lambda: step,
             "pygraph": lambda: pygraph.export_and_compile(step, inputs(0)),
-            "no PDL": lambda: without_pdl(step),
+            "no-pdl": lambda: without_pdl(step),
             "ro": lambda: torch.compile(step, mode="reduce-overhead"),
         }
-        for name, make in systems.items():
+        for name in args.systems.split(","):
+            make = systems[name]
             start = time.perf_counter()
             fn = make()
             for x in check:  # (warm-up; the cache positions they write are written again below)

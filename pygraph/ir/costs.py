@@ -24,6 +24,7 @@ class Costs:
     driver_launch_us: float = 5.9  # host time of one generated kernel launched through the driver
     eager_launch_us: float = 14.6  # host time of one ATen call (a vendor kernel through torch eager)
     kernel_node_us: float = 1.0  # GPU time a node adds inside a graph, besides its work
+    stream_kernel_us: float = 1.5  # GPU time a kernel adds launched on a stream behind another (H200 figure)
     set_params_us: float = 2.1  # cuGraphExecKernelNodeSetParams (the per-call table update)
     runtime_copy_us: float = 5.0  # host time of a tensor copy the runtime issues before a launch
     bandwidth_gb_s: float = 3000.0  # device memory, bytes read plus written per second, / 1e9
@@ -44,7 +45,9 @@ def _path(kind: str, key: str) -> Path:
 
 
 def calibrated(key: str) -> bool:
-    return _path("costs", key).exists()
+    """Whether the backend measured every figure for `key` (a file from a version with fewer is stale)."""
+    path = _path("costs", key)
+    return path.exists() and {f.name for f in dataclasses.fields(Costs)} <= set(json.loads(path.read_text()))
 
 
 def load(key: str = "default") -> Costs:

@@ -2,9 +2,14 @@
 
 A graph costs one launch (plus the per-call table update and patched parameters) on the host and a little GPU time per node;
 launching the nodes one by one costs a launch per node on the host, which runs ahead of the GPU when the
-GPU work is long. So per segment (times per call, `pygraph.ir.costs`):
-  eager = max(host launches of its nodes and of the table's writer, GPU work of both)
+GPU work is long, and on the GPU a gap between kernels that a graph narrows (0.5 to 1 us less per kernel
+on an H200, `bench/results/probe-stream-gap-s29-h200.log`; graphs of generated kernels overlap each one's
+start with the previous one's end as well). So per segment (times per call, `pygraph.ir.costs`):
+  eager = max(host launches of its nodes and of the table's writer, GPU work of both + per-kernel gap)
   graph = max(graph launch + parameter updates, GPU work + per-node cost)
+A GPU-bound segment of many kernels so takes a graph: a decoding step of Llama-2-7B's layers ran eagerly
+when the estimate counted no gap on the stream, 1.20 against 1.09 ms as a graph (H200,
+`probe-decode-s29-7b*-h200.log`).
 GPU work is estimated from bytes moved and, for matrix products, convolutions and attention, from flops.
 Where a `profile=True` compilation measured the segment (same fingerprint, same device and versions),
 the measurements decide instead. The choice must be clearly better to take a graph: on a near tie the
@@ -67,7 +72,7 @@ class SelectGraphs(Pass):
         eager, graph = info[f"{source}_eager_us"], info[f"{source}_graph_us"]
         if graph < MARGIN * eager:
             return "graph", f"graph {graph:.1f} us < eager {eager:.1f} us ({source})"
-        return "eager", f"eager {eager:.1f} us <= graph {graph:.1f} us ({source}, a graph must win by 2%)"
+        return "eager", f"graph {graph:.1f} us, eager {eager:.1f} us ({source}): a graph must win by 2%"
 
 
 def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
@@ -76,17 +81,18 @@ def estimate(segment: Any, model: costs.Costs) -> dict[str, Any]:
     table = any(reached_through_table(v) for op in nodes for v in op.operands)
     # launched one by one, a segment reading the table first launches the table's writer
     host = sum(estimates.launch_us(op, model) for op in nodes) + table * model.driver_launch_us
-    work = sum(estimates.work_us(op, model) for op in nodes) + table * model.kernel_node_us
+    work = sum(estimates.work_us(op, model) for op in nodes)
+    kernels = len(nodes) + table  # (the table's writer is a kernel too)
     updates = table + sum(any(patched(v) for v in op.operands) for op in nodes)  # parameter updates per call
     libraries = sum(isinstance(op, d.LibraryOp) for op in nodes)
     return {
         "fingerprint": fingerprint(segment),
         "nodes": len(nodes),
-        "estimated_eager_us": round(max(host, work), 2),
+        "estimated_eager_us": round(max(host, work + kernels * model.stream_kernel_us), 2),
         "estimated_graph_us": round(
             max(
                 model.graph_launch_us + updates * model.set_params_us,
-                work + len(nodes) * model.kernel_node_us,
+                work + kernels * model.kernel_node_us,
             ),
             2,
         ),

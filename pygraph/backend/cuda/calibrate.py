@@ -73,6 +73,29 @@ def _gpu_us(fn: Callable[[], None], repeats: int = 20) -> float:
     return statistics.median(times)
 
 
+def _stream_kernel_us(launch: Callable[[], None]) -> float:
+    """GPU time a kernel adds behind another on a stream (its work included, as `kernel_node_us`'s is):
+    chains of 1 and 101 launches, each queued behind a sleeping kernel so that the host is ahead."""
+
+    def chain_us(launches: int) -> float:
+        def run() -> None:
+            torch.cuda._sleep(2_000_000)  # (about a millisecond: the host queues the chain meanwhile)
+            start.record()
+            for _ in range(launches):
+                launch()
+            end.record()
+
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        times = []
+        for _ in range(9):
+            run()
+            end.synchronize()
+            times.append(start.elapsed_time(end) * 1e3)
+        return statistics.median(times)
+
+    return max(0.0, (chain_us(101) - chain_us(1)) / 100)
+
+
 def calibrate(device: torch.device) -> costs.Costs:
     with torch.cuda.device(device):
         stream = driver.cu.CUstream(torch.cuda.current_stream(device).cuda_stream)
@@ -128,6 +151,7 @@ def calibrate(device: torch.device) -> costs.Costs:
                 )
                 / 100,
             ),
+            stream_kernel_us=_stream_kernel_us(lambda: tiny.launch((1, 1, 1), params, stream)),
             set_params_us=_host_us(
                 lambda: driver.call("cuGraphExecKernelNodeSetParams", single_exec, node, p), calls=500
             ),

@@ -1,0 +1,135 @@
+"""Products of a few rows (a decoding step of B sequences: every projection multiplies B rows by its weight)
+as matrix-vector kernels that load a tile of the weight once and multiply it by each row in turn, against
+cuBLAS, in bfloat16 with the weights streamed from memory (each call reads another copy, more than L2
+holds). Variants: the rows in a loop over each program's BN weight rows loaded whole (`loopBN`), and a
+tensor-core tile (`tl.dot`, the rows padded to 16) of BN weight rows with a pipelined loop over K in
+blocks of BK (`dotBN/BK/stages`). The first run (`probe-matvec-batch-s29a-h200.log`) had the loop with two
+weight rows a program, unrolled or not, against one tensor-core tile.
+
+On the GPU machine: `python3 bench/probes/probe_matvec_batch.py` (output:
+bench/results/probe-matvec-batch-s29b-h200.log): GPU microseconds per product, the best variants first.
+"""
+
+import functools
+import itertools
+
+import torch
+import triton
+import triton.language as tl
+from timing import gpu_us
+
+SHAPES = [(512, 2048), (2048, 2048), (11264, 2048), (2048, 5632), (4096, 4096), (32000, 2048)]  # (N, K)
+ROWS = [2, 4, 8]
+COPIES_BYTES = 400 << 20  # weights cycled through per shape: well beyond the H200's 50 MB of L2
+
+
+@triton.jit
+def rows_loop(
+    x,
+    w,
+    out,
+    M: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    KP: tl.constexpr,
+    BN: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    n = pid * BN + tl.arange(0, BN)
+    k = tl.arange(0, KP)
+    wt = tl.load(w + n[:, None] * K + k[None, :], mask=(n[:, None] < N) & (k[None, :] < K), other=0.0).to(
+        tl.float32
+    )
+    for m in range(M):
+        xm = tl.load(x + m * K + k, mask=k < K, other=0.0).to(tl.float32)
+        acc = tl.sum(wt * xm[None, :], 1)
+        tl.store(out + m * N + n, acc.to(tl.bfloat16), mask=n < N)
+
+
+@triton.jit
+def rows_dot(
+    x,
+    w,
+    out,
+    M: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    STAGES: tl.constexpr,
+):
+    pid = tl.program_id(0)
+    n = pid * BN + tl.arange(0, BN)
+    m = tl.arange(0, 16)
+    acc = tl.zeros((16, BN), tl.float32)
+    for k0 in tl.range(0, K, BK, num_stages=STAGES):
+        k = k0 + tl.arange(0, BK)
+        xt = tl.load(x + m[:, None] * K + k[None, :], mask=(m[:, None] < M) & (k[None, :] < K), other=0.0)
+        wt = tl.load(w + n[None, :] * K + k[:, None], mask=(n[None, :] < N) & (k[:, None] < K), other=0.0)
+        acc = tl.dot(xt, wt, acc)
+    tl.store(out + m[:, None] * N + n[None, :], acc.to(tl.bfloat16), mask=(m[:, None] < M) & (n[None, :] < N))
+
+
+def variants(x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor) -> dict[str, float]:
+    """GPU microseconds of cuBLAS and each kernel computing `out = x @ weight.T`, each call on another copy;
+    each checked against float32 on the first."""
+    (m, k), n, copies = x.shape, out.shape[1], len(weights)
+    reference = x.float() @ weights[0].float().T
+    width = triton.next_power_of_2(k)
+    calls = iter(range(1 << 30))
+
+    def cublas() -> None:
+        torch.mm(x, weights[next(calls) % copies].T, out=out)
+
+    def loop(block_n: int) -> None:
+        warps = max(1, min(8, block_n * width // 1024))
+        rows_loop[(triton.cdiv(n, block_n),)](
+            x, weights[next(calls) % copies], out, m, n, k, width, block_n, num_warps=warps
+        )
+
+    def dot(block_n: int, block_k: int, stages: int, warps: int) -> None:
+        rows_dot[(triton.cdiv(n, block_n),)](
+            x, weights[next(calls) % copies], out, m, n, k, block_n, block_k, stages, num_warps=warps
+        )
+
+    fns = {"cuBLAS": cublas}
+    fns.update({f"loop{bn}": functools.partial(loop, bn) for bn in (2, 4, 8, 16) if bn * width <= 32768})
+    for bn, bk, stages, warps in itertools.product((16, 32), (256, 512), (3, 4), (4,)):
+        fns[f"dot{bn}/{bk}/{stages}"] = functools.partial(dot, bn, bk, stages, warps)
+    times = {}
+    for name, fn in fns.items():
+        calls = iter(range(1 << 30))  # (the first call reads copy 0)
+        try:
+            fn()
+        except Exception as error:  # (a tile too large for shared memory)
+            print(f"  {name}: {str(error).splitlines()[0][:100]}")
+            continue
+        torch.cuda.synchronize()
+        error = ((out.float() - reference).abs().max() / reference.abs().max()).item()
+        assert error < 2e-2, (name, n, k, m, error)
+        times[name] = gpu_us(fn, reps=min(copies, 40))
+    return times
+
+
+def main() -> None:
+    torch.manual_seed(0)
+    for n, k in SHAPES:
+        copies = max(2, COPIES_BYTES // (n * k * 2))
+        weights = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k**0.5 for _ in range(copies)]
+        for m in ROWS:
+            x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
+            out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
+            times = variants(x, weights, out)
+            best = sorted(times, key=times.get)
+            print(
+                f"{n:>5} x {k:<5} rows {m}: cuBLAS {times['cuBLAS']:.2f} us; best "
+                + ", ".join(f"{name} {times[name]:.2f}" for name in best[:4])
+                + "; all "
+                + " ".join(f"{name}={t:.1f}" for name, t in times.items()),
+                flush=True,
+            )
+        del weights
+
+
+if __name__ == "__main__":
+    main()
