@@ -19,7 +19,7 @@ from torch import nn
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
-from pygraph.passes.matvec_kernel import MAX_HALF_N, MAX_ROW_BYTES
+from pygraph.passes.matvec_kernel import FEW_HALF_ROWS, MAX_HALF_N, MAX_ROW_BYTES
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
 
@@ -160,11 +160,13 @@ def test_products_of_one_row_match_eager(name: str) -> None:
             assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
-def _check_half(name: str, dtype: torch.dtype, device: str) -> None:
-    """The model in `dtype` is all generated kernels, and each result is within twice eager's own error in
-    that dtype of the model in float32 (eager rounds each op; the kernel sums in float32 in its order)."""
+def _check_half(name: str, dtype: torch.dtype, device: str, shape: tuple[int, ...] | None = None) -> None:
+    """The model in `dtype` (fed `shape`, else its own) is all generated kernels, and each result is within
+    twice eager's own error in that dtype of the model in float32 (eager rounds each op; the kernel sums in
+    float32 in its order)."""
     torch.manual_seed(0)
-    make, shape = MODELS[name]
+    make, own = MODELS[name]
+    shape = shape or own
     model = make().eval().to(device)
     half = copy.deepcopy(model).to(dtype)
     target = "cuda" if device == "cuda" else "emulator"
@@ -187,6 +189,55 @@ def test_half_precision_products_of_one_row_are_kernels_as_accurate_as_eager(
     name: str, dtype: torch.dtype
 ) -> None:
     _check_half(name, dtype, "cpu")
+
+
+# Models fed a few rows: a decoding step of several sequences ([B, 1, K] too); 16 rows is the most it takes.
+FEW_ROWS = {
+    "products": (3, 37),
+    "mlp": (5, 37),
+    "wide row": (2, 3000),
+    "projections": (4, 1, 37),
+    "gated": (16, 37),
+    "gated layer": (2, 1, 37),
+}
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", FEW_ROWS)
+def test_half_precision_products_of_few_rows_are_kernels_as_accurate_as_eager(
+    name: str, dtype: torch.dtype
+) -> None:
+    _check_half(name, dtype, "cpu", FEW_ROWS[name])
+
+
+def _few_row_kernels(name: str) -> list[pygraph.CompiledModel]:
+    torch.manual_seed(0)
+    make, _ = MODELS[name]
+    shape = FEW_ROWS[name]
+    return compile_model(make().eval().to(torch.bfloat16), torch.randn(*shape, dtype=torch.bfloat16))
+
+
+def test_products_of_few_rows_share_a_kernel_with_their_epilogue() -> None:
+    """Four rows of q, k and v are one kernel of three outputs after the norm's own (their dots loop over K:
+    no prologue); a gated MLP's gate and up products compute `silu(g) * u` in theirs, and the down
+    projection adds the residual."""
+    projections = _few_row_kernels("projections")
+    assert [re.sub(r"^k\d+_", "", op) for op in ops(projections)] == ["pow_mean_add_rsqrt_mul", "linear"]
+    (kernel,) = [k for k in projections.plan.kernels.values() if "linear" in k.name]
+    assert "out2" in kernel.source and "tl.dot(a, b, acc0)" in kernel.source
+    assert [re.sub(r"^k\d+_", "", op) for op in ops(_few_row_kernels("gated"))] == [
+        "linear_silu_matmul_mul",
+        "linear_add",
+    ]
+
+
+def test_few_row_kernels_compile_for_sm90() -> None:
+    compiled = [_few_row_kernels(name) for name in FEW_ROWS]
+    kernels = [k for c in compiled for k in c.plan.kernels.values() if "dots" in k.source]
+    # products 3 (its addmm and mm in one), mlp 4, wide row 1, projections 1, gated 2, gated layer 2
+    assert len(kernels) == 13
+    for kernel in kernels:
+        compile_for_h100(kernel)
 
 
 def _kernels(model: nn.Module) -> list[str]:
@@ -221,8 +272,9 @@ def test_pointwise_ops_reading_products_are_their_epilogue() -> None:
         ),  # longer than it loads
         (nn.Linear(16, 8).double(), torch.randn(1, 16, dtype=torch.float64)),
         (nn.Linear(16, MAX_HALF_N + 1).half(), torch.randn(1, 16, dtype=torch.float16)),
+        (nn.Linear(16, 8).half(), torch.randn(FEW_HALF_ROWS + 1, 16, dtype=torch.float16)),
     ],
-    ids=["two rows", "long row", "float64", "many half outputs"],
+    ids=["two float32 rows", "long row", "float64", "many half outputs", "many half rows"],
 )
 def test_products_the_kernel_does_not_take_stay_vendor_calls(model: nn.Module, x: torch.Tensor) -> None:
     compiled = compile_model(model.eval(), x)
@@ -308,3 +360,11 @@ def test_gpu_products_of_one_row_match_eager(name: str) -> None:
 @pytest.mark.parametrize("name", MODELS)
 def test_gpu_half_precision_products_of_one_row(name: str, dtype: torch.dtype) -> None:
     _check_half(name, dtype, "cuda")
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+@pytest.mark.parametrize("name", FEW_ROWS)
+def test_gpu_half_precision_products_of_few_rows(name: str, dtype: torch.dtype) -> None:
+    _check_half(name, dtype, "cuda", FEW_ROWS[name])

@@ -6,10 +6,12 @@ tensor-core tile (`tl.dot`, the rows padded to 16) of BN weight rows with a pipe
 blocks of BK (`dotBN/BK/stages`). The first run (`probe-matvec-batch-s29a-h200.log`) had the loop with two
 weight rows a program, unrolled or not, against one tensor-core tile.
 
-On the GPU machine: `python3 bench/probes/probe_matvec_batch.py` (output:
-bench/results/probe-matvec-batch-s29b-h200.log): GPU microseconds per product, the best variants first.
+On the GPU machine: `python3 bench/probes/probe_matvec_batch.py [--shapes NxK,...] [--rows 4] [--wide]`
+(output: bench/results/probe-matvec-batch-s29b-h200.log, `-s30-h100.log` with `--wide`): GPU microseconds
+per product, the best variants first.
 """
 
+import argparse
 import functools
 import itertools
 
@@ -70,7 +72,15 @@ def rows_dot(
     tl.store(out + m[:, None] * N + n[None, :], acc.to(tl.bfloat16), mask=(m[:, None] < M) & (n[None, :] < N))
 
 
-def variants(x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor) -> dict[str, float]:
+# Tensor-core tiles tried: (BN, BK, stages, warps); `--wide` tries more (thirtieth session, the kernels'
+# blocks for products of a few rows, `matmul_kernel.few_row_blocks`).
+TILES = list(itertools.product((16, 32), (256, 512), (3, 4), (4,)))
+WIDE_TILES = list(itertools.product((16, 32), (128, 256, 512), (3, 4, 5), (4, 8)))
+
+
+def variants(
+    x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor, tiles: list[tuple[int, ...]], loops: bool
+) -> dict[str, float]:
     """GPU microseconds of cuBLAS and each kernel computing `out = x @ weight.T`, each call on another copy;
     each checked against float32 on the first."""
     (m, k), n, copies = x.shape, out.shape[1], len(weights)
@@ -93,9 +103,11 @@ def variants(x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor) ->
         )
 
     fns = {"cuBLAS": cublas}
-    fns.update({f"loop{bn}": functools.partial(loop, bn) for bn in (2, 4, 8, 16) if bn * width <= 32768})
-    for bn, bk, stages, warps in itertools.product((16, 32), (256, 512), (3, 4), (4,)):
-        fns[f"dot{bn}/{bk}/{stages}"] = functools.partial(dot, bn, bk, stages, warps)
+    if loops:
+        fns.update({f"loop{bn}": functools.partial(loop, bn) for bn in (2, 4, 8, 16) if bn * width <= 32768})
+    for bn, bk, stages, warps in tiles:
+        name = f"dot{bn}/{bk}/{stages}" + (f"/w{warps}" if warps != 4 else "")
+        fns[name] = functools.partial(dot, bn, bk, stages, warps)
     times = {}
     for name, fn in fns.items():
         calls = iter(range(1 << 30))  # (the first call reads copy 0)
@@ -112,14 +124,21 @@ def variants(x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor) ->
 
 
 def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--shapes", help="N x K of each weight, e.g. 2048x5632,3072x2048 (default: SHAPES)")
+    parser.add_argument("--rows", default=",".join(map(str, ROWS)))
+    parser.add_argument("--wide", action="store_true", help="more tiles (WIDE_TILES), no loop variants")
+    args = parser.parse_args()
+    shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] if args.shapes else SHAPES
+    tiles = WIDE_TILES if args.wide else TILES
     torch.manual_seed(0)
-    for n, k in SHAPES:
+    for n, k in shapes:
         copies = max(2, COPIES_BYTES // (n * k * 2))
         weights = [torch.randn(n, k, device="cuda", dtype=torch.bfloat16) / k**0.5 for _ in range(copies)]
-        for m in ROWS:
+        for m in map(int, args.rows.split(",")):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            times = variants(x, weights, out)
+            times = variants(x, weights, out, tiles, loops=not args.wide)
             best = sorted(times, key=times.get)
             print(
                 f"{n:>5} x {k:<5} rows {m}: cuBLAS {times['cuBLAS']:.2f} us; best "

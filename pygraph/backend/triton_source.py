@@ -12,7 +12,7 @@ from typing import Any
 import numpy as np
 import triton.language as tl
 import triton.runtime.interpreter as interpreter
-from triton.runtime.interpreter import InterpretedFunction
+from triton.runtime.interpreter import InterpretedFunction, TensorHandle
 from triton.runtime.jit import JITFunction
 
 from ..ir.plan import TritonKernel
@@ -83,6 +83,25 @@ def _convert_float_rounding_bfloat16(
 
 _interpreter_convert_float = interpreter._convert_float
 interpreter._convert_float = _convert_float_rounding_bfloat16
+
+
+def _dot_of_bfloat16_values(
+    builder: Any, a: Any, b: Any, acc: Any, input_precision: Any, max_num_imprecise_acc: Any
+) -> Any:
+    """`tl.dot` in the interpreter, which multiplies bfloat16 operands as the 16-bit integers it keeps them
+    in (garbage: the few-row product kernels dot bfloat16 tiles); their float32 values here, which the
+    GPU's tensor cores multiply exactly too, accumulating in float32."""
+    operands = []
+    for x in (a, b):
+        if x.dtype == tl.bfloat16:
+            bits = np.ascontiguousarray(x.data, dtype=np.uint16).astype(np.uint32) << 16
+            x = TensorHandle(bits.view(np.float32), tl.float32)
+        operands.append(x)
+    return _interpreter_dot(builder, *operands, acc, input_precision, max_num_imprecise_acc)
+
+
+_interpreter_dot = interpreter.InterpreterBuilder.create_dot
+interpreter.InterpreterBuilder.create_dot = _dot_of_bfloat16_values
 
 
 def _interpreted_range(*bounds: Any) -> range:

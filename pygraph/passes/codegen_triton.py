@@ -45,7 +45,8 @@ with 16 warps, and reductions over strided columns take many rows at a time so l
 A fused function holding an attention routed to the generated kernel (`pygraph.attention_kernel`) gets a
 flash-attention kernel instead (`attention_kernel.py`), one holding a product of one row (class `matvec`)
 a matrix-vector kernel (`matvec_kernel.py`), one holding a product with its pointwise consumers (class
-`matmul`) a tiled matmul with those consumers as its epilogue (`matmul_kernel.py`), one holding an in-place
+`matmul`), or half-precision products of a few rows (class `matvec` too), a tiled matmul with those
+consumers as its epilogue (`matmul_kernel.py`), one holding an in-place
 `index_put` (class `scatter`, made by write-in-place) a scatter kernel (`scatter_kernel.py`); all build on
 `Writer`. The two launches of an attention split-keys split (`pygraph.split_keys`) get its parts and
 combining kernels (`attention_kernel.SplitAttentionWriter`).
@@ -140,18 +141,18 @@ class CodegenTriton(Pass):
                         from .attention_kernel import AttentionWriter  # (which builds on Writer)
 
                         kernel = AttentionWriter(callee, layouts, indirect).write()
-                    elif "matvec" in classes:
-                        from .matvec_kernel import MatvecWriter  # (which builds on Writer)
+                    elif "matvec" in classes or "matmul" in classes:
+                        from .matmul_kernel import MatmulWriter  # (both build on Writer)
+                        from .matvec_kernel import MatvecWriter, few_rows
 
-                        kernel = MatvecWriter(callee, layouts, indirect).write()
+                        one_row = "matvec" in classes and not few_rows(callee)
+                        kernel = (MatvecWriter if one_row else MatmulWriter)(
+                            callee, layouts, indirect
+                        ).write()
                     elif "scatter" in classes:
                         from .scatter_kernel import ScatterWriter  # (which builds on Writer)
 
                         kernel = ScatterWriter(callee, layouts, self.max_block, indirect).write()
-                    elif "matmul" in classes:
-                        from .matmul_kernel import MatmulWriter  # (which builds on Writer)
-
-                        kernel = MatmulWriter(callee, layouts, indirect).write()
                     elif any(aten.aten_name(o) in reductions.REDUCTIONS for o in body):
                         kernel = RowWriter(callee, layouts, self.max_rblock, indirect).write()
                     elif (tile := transposing_tile(callee, layouts)) is not None:

@@ -44,8 +44,9 @@ computes that op alone, with three exceptions for products of one row. Those tha
 are one group (the q, k and v projections of a decoding step: one launch, each product in programs of its
 own). Such a group joins the one pointwise group that alone reads its products, if they share a shape and
 that group computes it (a gated MLP's `silu(g) * u`: each program computes the same outputs of the gate
-and the up projection and applies the ops to them, so neither product is stored). Last, it takes the
-group computing its row when that group's reductions (if any) reduce the row and whatever else reads its
+and the up projection and applies the ops to them, so neither product is stored). Half-precision products
+of a few rows (class `matvec` too: a decoding step of several sequences) group the same way. Last, a
+group of one row takes the group computing its row when that group's reductions (if any) reduce the row and whatever else reads its
 values comes after the products (the kernel stores those values too): the matrix-vector kernel computes
 the row first, whole in every program (an MLP's GELU and layer norm before the next linear, a decoder's
 residual add and RMS norm before q, k and v).
@@ -323,6 +324,7 @@ class _Grouping:
             producer = self._group_of(row)
             if (
                 product.k > MAX_PROLOGUE_K
+                or product.m > 1  # (the dots of a few rows loop over K: no program holds a whole row)
                 or producer is None
                 or producer.alone
                 or producer.concatenates

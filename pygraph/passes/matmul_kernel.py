@@ -42,10 +42,28 @@ fewer than 256 rows but BERT's [128, 3072] output); BN = 64, 4 warps, 3 pipeline
 taller than the rows (rounded up to a power of two), and rows of at most 32 fill one block where that
 makes 90 programs: a wide product then reads each slice of its weight once (GPT-2's logits: 32 x 64
 blocks; 16-row blocks would read the 154 MB weight twice).
+
+Products of a few rows in half precision (class `matvec`, at most `matvec_kernel.FEW_HALF_ROWS` rows: a
+decoding step of several sequences) are this kernel's too, grouped as products of one row are
+(fuse-pointwise): the products that multiply one row operand in one launch, each in programs of its own
+(q, k and v), or, where pointwise ops alone read them, every program computing the same block of each and
+applying the ops (`silu(g) * u` after the gate and up projections, the residual add after the down
+projection). The rows are one block of 16 (`tl.dot`'s least), padded under a mask; the weight streams
+once, in blocks of BN of its rows, through a loop over K in steps of 256 with 4 pipeline stages; the
+dots take the half-precision tiles and accumulate in float32, and each product is rounded to its dtype
+before the epilogue reads it, as eager's is. Blocks (`few_row_blocks`), from `bench/probes/
+probe_matvec_batch.py` on an H100 at 4 rows, weights streamed (`probe-matvec-batch-s30-h100.log`; the H200's
+in `-s29b-h200.log`): BN = 16 up to 2048 outputs (2048 x 2048: 6.15 us against cuBLAS's 6.33), else 32
+(3072 x 2048: 7.4 against 7.4; 11264 x 2048: 19.2 against 18.5); a long K over few outputs stays slower
+than cuBLAS's split-K (2048 x 5632: 12.8 against 12.0). Alone each ties cuBLAS; grouped and with their
+epilogues they save launches and round trips: a decoding step of 4 sequences
+(`bench/probes/probe_decode.py --batch 4`, H100, `probe-decode-s30*-h100.log`) took 0.657 ms (621 us of
+GPU time in 138 kernels, 58 of them cuBLAS calls) with cuBLAS and takes 0.536 ms (527 us, 97 kernels).
 """
 
 from __future__ import annotations
 
+import dataclasses
 import math
 from typing import Any
 
@@ -67,6 +85,7 @@ from .codegen_triton import (
     term,
     zero_masked,
 )
+from .matvec_kernel import FEW_HALF_ROWS, KERNEL_DTYPES
 from .products import Product, read_product
 
 PRECISIONS = ("ieee", "tf32")  # values of `pygraph.matmul_kernel`: tl.dot's input precision
@@ -78,6 +97,7 @@ FEW_ROWS = 32
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _ALIGNED_COLUMNS = 4  # float32 values in 16 bytes: rows of a multiple of this many cuBLAS writes fast
 _MIN_PROGRAMS = 90
+_FEW_ROW_STAGES = 4  # pipeline stages of the loop over K for products of few rows (module docstring)
 
 
 def read_matmul(op: Any, route: str, precision: str) -> Product | None:
@@ -117,52 +137,119 @@ def matmul_blocks(m: int, n: int, k: int) -> tuple[int, int, int]:
     return block_m, block_n, min(block_k, max(_MIN_DOT, pow2(k)))
 
 
+@dataclasses.dataclass(frozen=True)
+class _Part:
+    """One product of a matmul kernel: its op's result, weight and bias (buffer indices), its output's
+    buffer index (None when only the epilogue reads it) and the programs computing it (from `first`)."""
+
+    product: Product
+    value: ir.Value
+    weight: int
+    bias: int | None
+    out: int | None
+    first: int
+    programs: int
+
+
+def few_row_blocks(k: int, outputs: int) -> tuple[int, int, int]:
+    """(BM, BN, BK) for half-precision products of at most FEW_HALF_ROWS rows and `outputs` columns in all
+    (module docstring): one block of 16 rows, 32 columns past 2048 outputs (else 16), K in steps of 256."""
+    return _MIN_DOT, 32 if outputs > 2048 else 16, min(256, max(_MIN_DOT, pow2(k)))
+
+
 class MatmulWriter(Writer):
-    """Writes the kernel of a fused function holding one `matmul` op and its pointwise consumers."""
+    """Writes the kernel of a fused function holding one `matmul` op and its pointwise consumers, or the
+    half-precision `matvec` ops of a few rows that multiply one row operand (`few_rows`): each product in
+    programs of its own, or, when pointwise ops read them (the epilogue: a gated MLP's `silu(g) * u`),
+    every program computing the same block of each."""
 
     num_warps = 4
-    num_stages = 3
 
     def __init__(self, fn: Any, layouts: list[Layout], indirect: list[int | None]) -> None:
         self._read(fn, layouts, indirect)
-        products = [op for op in self.body_ops if _is_product(op)]
-        if len(products) != 1:
-            raise ValueError(f"a matmul kernel computes one product, not {len(products)}")
-        op = products[0]
-        product = read_product(op)
-        if product is None:
-            raise ValueError(f"the matmul kernel cannot compute this {aten.aten_name(op)}")
-        precision = (
-            ir.StringAttr(op.attributes[d.MATMUL_KERNEL]).value if d.MATMUL_KERNEL in op.attributes else ""
-        )
-        if precision not in PRECISIONS:
-            raise ValueError(f"{d.MATMUL_KERNEL} is {precision!r}, not one of {', '.join(PRECISIONS)}")
-        self.product, self.precision = product, precision
-        operands = list(op.operands)
-        roles = [product.rows, product.weight] + ([product.bias] if product.bias is not None else [])
-        if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
-            raise ValueError("the rows, weight and bias of a matmul kernel must be its inputs")
-        self.rows, self.weight = (operands[i].arg_number for i in roles[:2])
-        self.bias = operands[product.bias].arg_number if product.bias is not None else None
-        self.shape = tuple(tensor_info(self.results[0].type)[0])
-        if any(tuple(tensor_info(v.type)[0]) != self.shape for v in self.results) or math.prod(
-            self.shape
-        ) != (product.m * product.n):
-            raise ValueError(
-                "the outputs of a matmul kernel must have one shape, the product's or a reshape of it"
+        ops = [op for op in self.body_ops if _is_product(op)]
+        products = [read_product(op, KERNEL_DTYPES) for op in ops]
+        if not ops or None in products:
+            raise ValueError("the matmul kernel cannot compute these products")
+        if {ir.StringAttr(op.attributes[d.CLASS]).value for op in ops} == {"matmul"}:
+            if len(ops) != 1:
+                raise ValueError(f"a matmul kernel computes one product, not {len(ops)}")
+            precision = (
+                ir.StringAttr(ops[0].attributes[d.MATMUL_KERNEL]).value
+                if d.MATMUL_KERNEL in ops[0].attributes
+                else ""
             )
-        self.numel = product.m * product.n
-        self.block_m, self.block_n, self.block_k = matmul_blocks(product.m, product.n, product.k)
-        self.grid_n = -(-product.n // self.block_n)
-        self.grid = -(-product.m // self.block_m) * self.grid_n
+            if precision not in PRECISIONS:
+                raise ValueError(f"{d.MATMUL_KERNEL} is {precision!r}, not one of {', '.join(PRECISIONS)}")
+        elif any(
+            p.m > FEW_HALF_ROWS or tensor_info(op.results[0].type)[1].itemsize != 2
+            for op, p in zip(ops, products, strict=True)
+        ):
+            raise ValueError(
+                f"the matmul kernel takes matvec ops of at most {FEW_HALF_ROWS} half-precision rows"
+            )
+        else:
+            precision = ""  # (half-precision dots: the tensor cores' own, no choice to make)
+        first, rows = products[0], {op.operands[p.rows] for op, p in zip(ops, products, strict=True)}
+        if len(rows) != 1 or any((p.m, p.k) != (first.m, first.k) for p in products):
+            raise ValueError("the products of a matmul kernel multiply one row operand")
+        self.row_value = rows.pop()
+        self.precision, self.dtype = precision, tensor_info(ops[0].results[0].type)[1]
+        computing = [o for o in self.body_ops if aten.aten_name(o) not in (None, *aten.RESHAPES)]
+        self.epilogue_ops = len(computing) - len(ops)
+        if self.epilogue_ops and len({p.n for p in products}) != 1:
+            raise ValueError("the products that an epilogue reads must have one shape")
+        if not isinstance(self.row_value, ir.BlockArgument):
+            raise ValueError("the rows of a matmul kernel must be its input")
+        self.rows = self.row_value.arg_number
+        self.shape = tuple(tensor_info(self.results[0].type)[0])
+        if self.epilogue_ops or len(ops) == 1:
+            if any(tuple(tensor_info(v.type)[0]) != self.shape for v in self.results) or math.prod(
+                self.shape
+            ) != (first.m * first.n):
+                raise ValueError(
+                    "the outputs of a matmul kernel must have one shape, the product's or a reshape of it"
+                )
+        elif set(self.results) != {op.results[0] for op in ops}:
+            raise ValueError("a matmul kernel of several products without an epilogue returns each product")
+        total_n = first.n if self.epilogue_ops else sum(p.n for p in products)
+        self.block_m, self.block_n, self.block_k = (
+            few_row_blocks(first.k, total_n) if precision == "" else matmul_blocks(first.m, first.n, first.k)
+        )
+        self.num_stages = _FEW_ROW_STAGES if precision == "" else 3
+        self.parts, start = [], 0
+        for op, product in zip(ops, products, strict=True):
+            operands = list(op.operands)
+            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
+            if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+                raise ValueError("the weights and biases of a matmul kernel must be its inputs")
+            value = op.results[0]
+            out = len(self.args) + self.results.index(value) if value in self.results else None
+            programs = -(-product.m // self.block_m) * -(-product.n // self.block_n)
+            bias = operands[product.bias].arg_number if product.bias is not None else None
+            self.parts.append(
+                _Part(product, value, operands[product.weight].arg_number, bias, out, start, programs)
+            )
+            start += 0 if self.epilogue_ops else programs
+        self.product = first
+        self.grid = self.parts[0].programs if self.epilogue_ops else start
+        self.numel = first.m * first.n
         self.wide = self.numel > INT32_MAX or spans_overflow(layouts)
         self.index = pointwise.Value("i", dtypes.BY_NAME["int64" if self.wide else "int32"], 1)
-        self.acc = pointwise.Value("acc", dtypes.BY_NAME["float32"], len(self.shape))
-        self.epilogue_ops = sum(aten.aten_name(o) not in (None, *aten.RESHAPES) for o in self.body_ops) - 1
+        self.products: set[ir.Value] = set()  # the products' values, and reshapes of them
 
     def _emit(self, op: Any, name: str) -> None:
-        if _is_product(op) or (name in aten.RESHAPES and self.values.get(op.operands[0]) == self.acc):
-            self.values[op.results[0]] = self.acc  # (a reshape keeps the row-major order the epilogue uses)
+        if _is_product(op):
+            i = next(i for i, part in enumerate(self.parts) if part.value == op.results[0])
+            # (the product rounded to its dtype, as eager stores it)
+            value = pointwise.convert(f"acc{i}", pointwise.FLOAT32, self.dtype)
+            expr = value if value.isidentifier() else self._let(value, "p")
+            self.values[op.results[0]] = pointwise.Value(expr, self.dtype, len(self.shape))
+            self.products.add(op.results[0])
+            return
+        if name in aten.RESHAPES and op.operands[0] in self.products:
+            self.values[op.results[0]] = self.values[op.operands[0]]
+            self.products.add(op.results[0])  # (a reshape keeps the row-major order the epilogue uses)
             return
         super()._emit(op, name)
 
@@ -171,38 +258,97 @@ class MatmulWriter(Writer):
 
     def _render(self, stores: list[tuple[int, str]]) -> str:
         p, bm, bn, bk = self.product, self.block_m, self.block_n, self.block_k
-        m_tail, n_tail, k_tail = p.m % bm != 0, p.n % bn != 0, p.k % bk != 0
         pid = "tl.program_id(0).to(tl.int64)" if self.wide else "tl.program_id(0)"
         ops = self.epilogue_ops
         epilogue = f"then an epilogue of {ops} op{'s' if ops > 1 else ''}" if ops else "no epilogue"
+        weights = " and ".join(
+            f"[{p.k}, {part.product.n}]{' plus a bias' if part.bias is not None else ''}"
+            for part in self.parts
+        )
+        dots = f"{self.precision} dots" if self.precision else f"{self.dtype.name} dots"
         lines = [
-            f"# [{p.m}, {p.k}] x [{p.k}, {p.n}]{' plus a bias' if p.bias is not None else ''}, {epilogue}: "
-            f"{self.grid} programs of {bm} x {bn}, K in steps of {bk}, {self.precision} dots",
+            f"# [{p.m}, {p.k}] x {weights}, {epilogue}: {self.grid} programs of {bm} x {bn}, K in steps of {bk}, {dots}",
             *self._dereference(),
             f"pid = {pid}",
-            f"rm = {_scaled(f'pid // {self.grid_n}' if self.grid_n > 1 else 'pid', bm)} + tl.arange(0, {bm})",
-            f"rn = {_scaled(f'pid % {self.grid_n}', bn) + ' + ' if self.grid_n > 1 else ''}tl.arange(0, {bn})",
         ]
-        row_lines, row_offset = self._row_offset()
-        lines += row_lines
-        weight_n, weight_k = self.layouts[self.weight].strides[:: -1 if p.transposed else 1]
+        row_lines, row_offset = self._row_offset(self.rows, "xrow")
+        if -(-p.m // bm) == 1:  # (one block of rows: every program's, ahead of any branch)
+            lines += [f"rm = tl.arange(0, {bm})", *row_lines]
+            row_lines = []
+        if self.epilogue_ops or len(self.parts) == 1:
+            lines += self._block(self.parts[0]) + row_lines
+            for i, part in enumerate(self.parts):
+                lines += self._dot(part, str(i), row_offset)
+            return self._epilogue(lines, stores)
+        for i, part in enumerate(self.parts):  # (no epilogue: each product's programs store its own output)
+            out_lines, out_offset = self._row_offset(part.out, "orow")
+            mask = self._mask(part.product)
+            body = [*self._block(part), *row_lines, *self._dot(part, "0", row_offset), *out_lines]
+            value = pointwise.convert("acc0", pointwise.FLOAT32, self.dtype)
+            column = term("rn[None, :]", self.layouts[part.out].strides[-1])
+            body.append(
+                f"tl.store(out{part.out - len(self.args)} + {out_offset}[:, None] + {column}, {value}"
+                f"{f', mask={mask}' if mask else ''})"
+            )
+            last = i == len(self.parts) - 1
+            lines.append(
+                "else:" if last else f"{'if' if i == 0 else 'elif'} pid < {part.first + part.programs}:"
+            )
+            lines += [f"    {line}" for line in body]
+        return "".join(f"    {line}\n" for line in lines)
+
+    def _block(self, part: _Part) -> list[str]:
+        """The lines computing `rm` (unless one block holds every row) and `rn`, the rows and columns of
+        `part`'s block in this program."""
+        local = f"pid - {part.first}" if part.first else "pid"
+        grid_n = -(-part.product.n // self.block_n)
+        columns = f"tl.arange(0, {self.block_n})"
+        if -(-part.product.m // self.block_m) == 1:
+            return [f"rn = {_scaled(local, self.block_n) + ' + ' if grid_n > 1 else ''}{columns}"]
+        local = f"({local})" if part.first else local
+        return [
+            f"rm = {_scaled(f'{local} // {grid_n}' if grid_n > 1 else local, self.block_m)} + tl.arange(0, {self.block_m})",
+            f"rn = {_scaled(f'{local} % {grid_n}', self.block_n) + ' + ' if grid_n > 1 else ''}{columns}",
+        ]
+
+    def _mask(self, product: Product) -> str:
+        """The mask of the block's elements within the product's [m, n]."""
+        return conjunction(
+            product.m % self.block_m != 0 and f"rm[:, None] < {product.m}",
+            product.n % self.block_n != 0 and f"rn[None, :] < {product.n}",
+        )
+
+    def _dot(self, part: _Part, suffix: str, row_offset: str) -> list[str]:
+        """The lines computing `part`'s block (`acc` and the suffix, float32): its dots over K, then its bias."""
+        p, bm, bn, bk = part.product, self.block_m, self.block_n, self.block_k
+        m_tail, n_tail, k_tail = p.m % bm != 0, p.n % bn != 0, p.k % bk != 0
+        weight_n, weight_k = self.layouts[part.weight].strides[:: -1 if p.transposed else 1]
         a_mask = conjunction(m_tail and f"rm[:, None] < {p.m}", k_tail and f"k[None, :] < {p.k}")
         b_mask = conjunction(k_tail and f"k[:, None] < {p.k}", n_tail and f"rn[None, :] < {p.n}")
-        lines += [
-            f"acc = tl.full([{bm}, {bn}], 0.0, tl.float32)",
+        precision = f', input_precision="{self.precision}"' if self.precision else ""
+        acc = f"acc{suffix}"
+        lines = [
+            f"{acc} = tl.full([{bm}, {bn}], 0.0, tl.float32)",
             f"for k0 in range(0, {p.k}, {bk}):",
             f"    k = k0 + tl.arange(0, {bk})",
             f"    a = tl.load(in{self.rows} + {row_offset}[:, None] + {term('k[None, :]', self.layouts[self.rows].strides[-1])}"
             f"{zero_masked(a_mask)})",
-            f"    b = tl.load(in{self.weight} + {term('k[:, None]', weight_k)} + {term('rn[None, :]', weight_n)}"
+            f"    b = tl.load(in{part.weight} + {term('k[:, None]', weight_k)} + {term('rn[None, :]', weight_n)}"
             f"{zero_masked(b_mask)})",
-            f'    acc += tl.dot(a, b, input_precision="{self.precision}")',
+            f"    {acc} = tl.dot(a, b, {acc}{precision})",
         ]
-        if self.bias is not None:
-            bias = f"in{self.bias} + {term('rn', self.layouts[self.bias].strides[-1])}"
-            lines.append(f"acc = acc + tl.load({bias}{zero_masked(n_tail and f'rn < {p.n}')})[None, :]")
+        if part.bias is not None:
+            bias = f"in{part.bias} + {term('rn', self.layouts[part.bias].strides[-1])}"
+            load = f"tl.load({bias}{zero_masked(n_tail and f'rn < {p.n}')})"
+            lines.append(f"{acc} = {acc} + {pointwise.convert(load, self.dtype, pointwise.FLOAT32)}[None, :]")
+        return lines
+
+    def _epilogue(self, lines: list[str], stores: list[tuple[int, str]]) -> str:
+        """The rest of a kernel whose programs compute one block of each product: the epilogue's loads and
+        lines at the block's elements (in the row-major order of the result), then the stores."""
+        p, bm, bn = self.product, self.block_m, self.block_n
         lines.append(f"i = rm[:, None] * {p.n} + rn[None, :]")
-        mask = conjunction(m_tail and f"rm[:, None] < {p.m}", n_tail and f"rn[None, :] < {p.n}")
+        mask = self._mask(p)
         if mask:
             lines.append(f"mask = {mask}")
         masked = ", mask=mask" if mask else ""
@@ -222,17 +368,18 @@ class MatmulWriter(Writer):
             lines.append(f"tl.store(out{a - n_in} + {offset(a)}, {value}{masked})")
         return "".join(f"    {line}\n" for line in lines)
 
-    def _row_offset(self) -> tuple[list[str], str]:
-        """Lines computing `xrow`, each row's offset in the rows operand (any leading dims, any strides)."""
-        layout = self.layouts[self.rows]
+    def _row_offset(self, buffer: int, name: str) -> tuple[list[str], str]:
+        """Lines computing `name`, each row's offset in `buffer` (the rows operand or an output: any leading
+        dims, any strides)."""
+        layout = self.layouts[buffer]
         dims, strides = merge_dims(list(layout.shape[:-1]), {"x": tuple(layout.strides[:-1])})
-        lines, offset = indices("rm", "xm", dims, strides)
+        lines, offset = indices("rm", f"{name[0]}m", dims, strides)
         row = offset("x")
-        return [*lines, f"xrow = {row if row != '0' else 'rm * 0'}"], "xrow"
+        return [*lines, f"{name} = {row if row != '0' else 'rm * 0'}"], name
 
 
 def _is_product(op: Any) -> bool:
-    return d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value == "matmul"
+    return d.CLASS in op.attributes and ir.StringAttr(op.attributes[d.CLASS]).value in ("matmul", "matvec")
 
 
 def _scaled(index: str, block: int) -> str:

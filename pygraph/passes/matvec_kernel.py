@@ -46,6 +46,11 @@ dtype as eager stores them; other inputs of those ops (a residual) are loaded at
 step of `probe_decode.py` (H200, bfloat16; `probe-decode-s28a-epilogue-h200.log`) epilogues and stored
 prologue values took 113 kernels to 89 and 398 to 377 us of GPU time per step, 0.371 to 0.354 ms; four or
 eight rows a program for kernels with a prologue (`probe_matvec_rows.py`) measured no better.
+
+Half-precision products of a few rows (up to `FEW_HALF_ROWS`: a decoding step of several sequences) are
+`matvec` ops too (`read_matvec`), grouped the same way but for the prologue (their dots loop over K, so
+no program holds a row whole); the matmul kernel computes them with tensor-core dots (`few_rows`,
+`matmul_kernel.py`).
 """
 
 from __future__ import annotations
@@ -66,6 +71,7 @@ from .reductions import REDUCTIONS, reduced_dims
 KERNEL_DTYPES = ("float32", "float16", "bfloat16")  # (half operands are multiplied and summed in float32)
 MAX_ROW_BYTES = 16384  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
 MAX_HALF_N, WIDE_K = 4096, 2048  # more half-precision weight rows than this need rows of at least WIDE_K
+FEW_HALF_ROWS = 16  # half-precision products of up to this many rows are matvec ops too (`few_rows`)
 MAX_PROLOGUE_K = 4096  # longest row a matvec kernel computes in its prologue (module docstring)
 _OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
 _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)
@@ -73,16 +79,26 @@ _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's b
 
 def read_matvec(op: Any) -> Product | None:
     """The product `op` computes if this kernel can and should (module docstring): one row
-    (`products.read_product`) of at most MAX_ROW_BYTES, in float32, float16 or bfloat16."""
+    (`products.read_product`) of at most MAX_ROW_BYTES, in float32, float16 or bfloat16; or at most
+    FEW_HALF_ROWS rows in half precision (`few_rows`: the matmul kernel's tensor-core dots compute them)."""
     product = read_product(op, KERNEL_DTYPES)
-    if product is None or product.m != 1:
+    if product is None:
         return None
     itemsize = tensor_info(op.results[0].type)[1].itemsize
+    if product.m > 1:
+        return product if product.m <= FEW_HALF_ROWS and itemsize == 2 else None
     if product.k * itemsize > MAX_ROW_BYTES or (
         itemsize == 2 and product.n > MAX_HALF_N and product.k < WIDE_K
     ):
         return None
     return product
+
+
+def few_rows(fn: Any) -> bool:
+    """Whether the fused function `fn` holds matvec ops of more than one row, which the matmul kernel's
+    dots compute (`matmul_kernel.py`), not this kernel's."""
+    body = fn.regions[0].blocks[0]
+    return any(op_class(op) == "matvec" and read_matvec(op).m > 1 for op in body)
 
 
 def matvec_blocks(k: int, products: int = 1) -> tuple[int, int]:

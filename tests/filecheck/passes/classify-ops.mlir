@@ -82,6 +82,24 @@ func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,
 
 // -----
 
+// Half-precision products of at most 16 rows are class matvec too (the matmul kernel's tensor-core dots
+// compute them: a decoding step of a few sequences), at any K; 17 rows, or float32 rows, are not.
+// CHECK-LABEL: func.func @few_rows
+// CHECK:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK:         torch.aten.linear %arg2, %arg1, %none {pygraph.class = "library"}
+// CHECK:         torch.aten.linear %arg3, %arg4, %none {pygraph.class = "library"}
+// VENDOR-LABEL: func.func @few_rows
+// VENDOR:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "library"}
+func.func @few_rows(%arg0: !torch.vtensor<[16,1,9000],bf16>, %arg1: !torch.vtensor<[8,9000],bf16>, %arg2: !torch.vtensor<[17,9000],bf16>, %arg3: !torch.vtensor<[2,16],f32>, %arg4: !torch.vtensor<[8,16],f32>) -> (!torch.vtensor<[16,1,8],bf16>, !torch.vtensor<[17,8],bf16>, !torch.vtensor<[2,8],f32>) {
+  %none = torch.constant.none
+  %0 = torch.aten.linear %arg0, %arg1, %none : !torch.vtensor<[16,1,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[16,1,8],bf16>
+  %1 = torch.aten.linear %arg2, %arg1, %none : !torch.vtensor<[17,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[17,8],bf16>
+  %2 = torch.aten.linear %arg3, %arg4, %none : !torch.vtensor<[2,16],f32>, !torch.vtensor<[8,16],f32>, !torch.none -> !torch.vtensor<[2,8],f32>
+  return %0, %1, %2 : !torch.vtensor<[16,1,8],bf16>, !torch.vtensor<[17,8],bf16>, !torch.vtensor<[2,8],f32>
+}
+
+// -----
+
 // Products of more rows are class matmul, marked with their dots' precision, where the generated matmul
 // should compute them: by default (IEEE float32 dots) none; with TF32 dots those of at most 2^30
 // multiply-adds, K <= 1024 and 2^19 weight values, or of at most 32 rows with K <= 1024 at any width (4 rows

@@ -358,11 +358,11 @@ module {
 // CHECK-SAME:    for k0 in range(0, 40, 64):\0A
 // CHECK-SAME:    a = tl.load(in0 + xrow[:, None] + k[None, :], mask=(rm[:, None] < 37) & (k[None, :] < 40), other=0.0)\0A
 // CHECK-SAME:    b = tl.load(in1 + k[:, None] + rn[None, :] * 40, mask=(k[:, None] < 40) & (rn[None, :] < 50), other=0.0)\0A
-// CHECK-SAME:    acc += tl.dot(a, b, input_precision=\22tf32\22)\0A
-// CHECK-SAME:    acc = acc + tl.load(in2 + rn, mask=rn < 50, other=0.0)[None, :]\0A
+// CHECK-SAME:    acc0 = tl.dot(a, b, acc0, input_precision=\22tf32\22)\0A
+// CHECK-SAME:    acc0 = acc0 + tl.load(in2 + rn, mask=rn < 50, other=0.0)[None, :]\0A
 // CHECK-SAME:    i = rm[:, None] * 50 + rn[None, :]\0A
 // CHECK-SAME:    mask = (rm[:, None] < 37) & (rn[None, :] < 50)\0A
-// CHECK-SAME:    v0 = acc * 0.5 * (1.0 + tl.math.erf(acc * 0.7071067811865476))\0A
+// CHECK-SAME:    v0 = acc0 * 0.5 * (1.0 + tl.math.erf(acc0 * 0.7071067811865476))\0A
 // CHECK-SAME:    tl.store(out0 + i, v0, mask=mask)\0A
 // CHECK-LABEL: func.func @main
 // CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %{{.*}}) {access = ["r", "r", "r", "w"], grid = [3, 1, 1], kernel = @k0_linear_gelu
@@ -377,6 +377,47 @@ module {
     %0 = "pygraph.alloc"() {layout = #pygraph.layout<[37, 50], [50, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
     "pygraph.kernel"(%arg0, %arg1, %arg2, %0) {kernel = @fused_0, access = ["r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
     return %0 : !pygraph.buf
+  }
+}
+
+// -----
+
+// Half-precision products of a few rows (class `matvec`, 3 rows of [3, 1, 40]: a decoding step of three
+// sequences) multiplying one row operand: one tensor-core kernel, the 3 rows padded to one block of 16 for
+// every program, each product in programs of its own (a [24, 40] weight with a bias: 2 programs of 16
+// columns; a [9, 40] one: 1), K padded to one step of 64; bfloat16 dots accumulated in float32, each
+// product stored in its output's layout (`orow`: rows 9 values apart in the second).
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    entry = "k0_linear", num_stages = 4 : i64, num_warps = 4 : i64
+// CHECK-SAME:    # [3, 40] x [40, 24] plus a bias and [40, 9], no epilogue: 3 programs of 16 x 16, K in steps of 64, bfloat16 dots\0A
+// CHECK-SAME:    rm = tl.arange(0, 16)\0A
+// CHECK-SAME:    xrow = rm * 40\0A
+// CHECK-SAME:    if pid < 2:\0A
+// CHECK-SAME:    rn = pid * 16 + tl.arange(0, 16)\0A
+// CHECK-SAME:    a = tl.load(in0 + xrow[:, None] + k[None, :], mask=(rm[:, None] < 3) & (k[None, :] < 40), other=0.0)\0A
+// CHECK-SAME:    acc0 = tl.dot(a, b, acc0)\0A
+// CHECK-SAME:    acc0 = acc0 + (tl.load(in2 + rn, mask=rn < 24, other=0.0)).to(tl.float32)[None, :]\0A
+// CHECK-SAME:    orow = rm * 24\0A
+// CHECK-SAME:    tl.store(out0 + orow[:, None] + rn[None, :], acc0.to(tl.bfloat16), mask=(rm[:, None] < 3) & (rn[None, :] < 24))\0A
+// CHECK-SAME:    else:\0A
+// CHECK-SAME:    rn = tl.arange(0, 16)\0A
+// CHECK-SAME:    b = tl.load(in3 + k[:, None] + rn[None, :] * 40, mask=(k[:, None] < 40) & (rn[None, :] < 9), other=0.0)\0A
+// CHECK-SAME:    orow = rm * 9\0A
+// CHECK-SAME:    tl.store(out1 + orow[:, None] + rn[None, :], acc0.to(tl.bfloat16), mask=(rm[:, None] < 3) & (rn[None, :] < 9))\0A
+// CHECK-LABEL: func.func @main
+// CHECK:         "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %{{.*}}, %{{.*}}) {access = ["r", "r", "r", "r", "w", "w"], grid = [3, 1, 1], kernel = @k0_linear
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[3,1,40],bf16>, %arg1: !torch.vtensor<[24,40],bf16>, %arg2: !torch.vtensor<[24],bf16>, %arg3: !torch.vtensor<[9,40],bf16>) -> (!torch.vtensor<[3,1,24],bf16>, !torch.vtensor<[3,1,9],bf16>) attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[3,1,40],bf16>, !torch.vtensor<[24,40],bf16>, !torch.vtensor<[24],bf16> -> !torch.vtensor<[3,1,24],bf16>
+    %1 = torch.aten.linear %arg0, %arg3, %none {pygraph.class = "matvec"} : !torch.vtensor<[3,1,40],bf16>, !torch.vtensor<[9,40],bf16>, !torch.none -> !torch.vtensor<[3,1,9],bf16>
+    return %0, %1 : !torch.vtensor<[3,1,24],bf16>, !torch.vtensor<[3,1,9],bf16>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[3, 1, 40], [40, 40, 1], 0 : i64, bf16>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[24, 40], [40, 1], 0 : i64, bf16>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[24], [1], 0 : i64, bf16>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[9, 40], [40, 1], 0 : i64, bf16>}) -> (!pygraph.buf, !pygraph.buf) {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[3, 1, 24], [24, 24, 1], 0 : i64, bf16>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[3, 1, 9], [9, 9, 1], 0 : i64, bf16>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %0, %1) {kernel = @fused_0, access = ["r", "r", "r", "r", "w", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 6>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
   }
 }
 

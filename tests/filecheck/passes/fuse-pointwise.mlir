@@ -633,6 +633,33 @@ func.func @long_row(%x: !torch.vtensor<[1,4097],bf16>, %w: !torch.vtensor<[8,409
 
 // -----
 
+// Half-precision products of a few rows (a decoding step of 4 sequences) share a kernel as products of
+// one row do, and take the pointwise ops that alone read them as its epilogue (`silu(g) * u`), but not
+// the group computing their rows: their dots loop over K, so no program holds a row whole.
+// CHECK-LABEL: func.func private @fused_0(
+// CHECK-NEXT:    torch.aten.silu %arg0
+// CHECK-NEXT:    return
+// CHECK-LABEL: func.func private @fused_1(
+// CHECK:         %[[G:.*]] = torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
+// CHECK:         %[[U:.*]] = torch.aten.linear %arg0, %arg2, %none {pygraph.class = "matvec"}
+// CHECK:         %[[S:.*]] = torch.aten.silu %[[G]]
+// CHECK:         %[[M:.*]] = torch.aten.mul.Tensor %[[S]], %[[U]]
+// CHECK-NEXT:    return %[[M]]
+// CHECK-LABEL: func.func @few_rows
+// CHECK-NEXT:    %[[X:.*]] = call @fused_0(%arg0)
+// CHECK-NEXT:    call @fused_1(%[[X]], %arg1, %arg2)
+func.func @few_rows(%x: !torch.vtensor<[4,1,8],bf16>, %wg: !torch.vtensor<[16,8],bf16>, %wu: !torch.vtensor<[16,8],bf16>) -> !torch.vtensor<[4,1,16],bf16> {
+  %0 = torch.aten.silu %x {pygraph.class = "pointwise"} : !torch.vtensor<[4,1,8],bf16> -> !torch.vtensor<[4,1,8],bf16>
+  %none = torch.constant.none {pygraph.class = "scalar"}
+  %g = torch.aten.linear %0, %wg, %none {pygraph.class = "matvec"} : !torch.vtensor<[4,1,8],bf16>, !torch.vtensor<[16,8],bf16>, !torch.none -> !torch.vtensor<[4,1,16],bf16>
+  %u = torch.aten.linear %0, %wu, %none {pygraph.class = "matvec"} : !torch.vtensor<[4,1,8],bf16>, !torch.vtensor<[16,8],bf16>, !torch.none -> !torch.vtensor<[4,1,16],bf16>
+  %s = torch.aten.silu %g {pygraph.class = "pointwise"} : !torch.vtensor<[4,1,16],bf16> -> !torch.vtensor<[4,1,16],bf16>
+  %m = torch.aten.mul.Tensor %s, %u {pygraph.class = "pointwise"} : !torch.vtensor<[4,1,16],bf16>, !torch.vtensor<[4,1,16],bf16> -> !torch.vtensor<[4,1,16],bf16>
+  return %m : !torch.vtensor<[4,1,16],bf16>
+}
+
+// -----
+
 // A piece of a concatenation computed by a pointwise op that only the cat reads (rotary embedding's
 // `cat([-x2, x1])`) joins the cat's group; one whose value is also returned stays a group of its own.
 // CHECK-LABEL: func.func private @fused_0(
