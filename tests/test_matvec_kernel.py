@@ -191,13 +191,13 @@ def test_half_precision_products_of_one_row_are_kernels_as_accurate_as_eager(
     _check_half(name, dtype, "cpu")
 
 
-# Models fed a few rows: a decoding step of several sequences ([B, 1, K] too); 16 rows is the most it takes.
+# Models fed a few rows: a decoding step of several sequences ([B, 1, K] too), up to FEW_HALF_ROWS (32).
 FEW_ROWS = {
     "products": (3, 37),
-    "mlp": (5, 37),
+    "mlp": (24, 37),
     "wide row": (2, 3000),
     "projections": (4, 1, 37),
-    "gated": (16, 37),
+    "gated": (32, 37),
     "gated layer": (2, 1, 37),
 }
 

@@ -6,9 +6,9 @@ tensor-core tile (`tl.dot`, the rows padded to 16) of BN weight rows with a pipe
 blocks of BK (`dotBN/BK/stages`). The first run (`probe-matvec-batch-s29a-h200.log`) had the loop with two
 weight rows a program, unrolled or not, against one tensor-core tile.
 
-On the GPU machine: `python3 bench/probes/probe_matvec_batch.py [--shapes NxK,...] [--rows 4] [--wide]`
-(output: bench/results/probe-matvec-batch-s29b-h200.log, `-s30-h100.log` with `--wide`): GPU microseconds
-per product, the best variants first.
+On the GPU machine: `python3 bench/probes/probe_matvec_batch.py [--shapes NxK,...] [--rows 4] [--wide |
+--many]` (output: bench/results/probe-matvec-batch-s29b-h200.log, `-s30-h100.log` with `--wide`,
+`-s30-many-h100.log` with `--many`): GPU microseconds per product, the best variants first.
 """
 
 import argparse
@@ -56,14 +56,15 @@ def rows_dot(
     M: tl.constexpr,
     N: tl.constexpr,
     K: tl.constexpr,
+    BM: tl.constexpr,
     BN: tl.constexpr,
     BK: tl.constexpr,
     STAGES: tl.constexpr,
 ):
     pid = tl.program_id(0)
     n = pid * BN + tl.arange(0, BN)
-    m = tl.arange(0, 16)
-    acc = tl.zeros((16, BN), tl.float32)
+    m = tl.arange(0, BM)
+    acc = tl.zeros((BM, BN), tl.float32)
     for k0 in tl.range(0, K, BK, num_stages=STAGES):
         k = k0 + tl.arange(0, BK)
         xt = tl.load(x + m[:, None] * K + k[None, :], mask=(m[:, None] < M) & (k[None, :] < K), other=0.0)
@@ -76,6 +77,8 @@ def rows_dot(
 # blocks for products of a few rows, `matmul_kernel.few_row_blocks`).
 TILES = list(itertools.product((16, 32), (256, 512), (3, 4), (4,)))
 WIDE_TILES = list(itertools.product((16, 32), (128, 256, 512), (3, 4, 5), (4, 8)))
+# `--many`: tiles for 16 to 64 rows (all in one block of rows: the weight still streams once)
+MANY_TILES = list(itertools.product((16, 32, 64), (128, 256), (3, 4), (4,)))
 
 
 def variants(
@@ -98,8 +101,9 @@ def variants(
         )
 
     def dot(block_n: int, block_k: int, stages: int, warps: int) -> None:
+        block_m = max(16, triton.next_power_of_2(m))  # (all rows in one block)
         rows_dot[(triton.cdiv(n, block_n),)](
-            x, weights[next(calls) % copies], out, m, n, k, block_n, block_k, stages, num_warps=warps
+            x, weights[next(calls) % copies], out, m, n, k, block_m, block_n, block_k, stages, num_warps=warps
         )
 
     fns = {"cuBLAS": cublas}
@@ -128,9 +132,10 @@ def main() -> None:
     parser.add_argument("--shapes", help="N x K of each weight, e.g. 2048x5632,3072x2048 (default: SHAPES)")
     parser.add_argument("--rows", default=",".join(map(str, ROWS)))
     parser.add_argument("--wide", action="store_true", help="more tiles (WIDE_TILES), no loop variants")
+    parser.add_argument("--many", action="store_true", help="tiles for many rows (MANY_TILES), no loops")
     args = parser.parse_args()
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] if args.shapes else SHAPES
-    tiles = WIDE_TILES if args.wide else TILES
+    tiles = WIDE_TILES if args.wide else MANY_TILES if args.many else TILES
     torch.manual_seed(0)
     for n, k in shapes:
         copies = max(2, COPIES_BYTES // (n * k * 2))
@@ -138,7 +143,7 @@ def main() -> None:
         for m in map(int, args.rows.split(",")):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            times = variants(x, weights, out, tiles, loops=not args.wide)
+            times = variants(x, weights, out, tiles, loops=not (args.wide or args.many))
             best = sorted(times, key=times.get)
             print(
                 f"{n:>5} x {k:<5} rows {m}: cuBLAS {times['cuBLAS']:.2f} us; best "

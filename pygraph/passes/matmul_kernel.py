@@ -48,17 +48,24 @@ decoding step of several sequences) are this kernel's too, grouped as products o
 (fuse-pointwise): the products that multiply one row operand in one launch, each in programs of its own
 (q, k and v), or, where pointwise ops alone read them, every program computing the same block of each and
 applying the ops (`silu(g) * u` after the gate and up projections, the residual add after the down
-projection). The rows are one block of 16 (`tl.dot`'s least), padded under a mask; the weight streams
-once, in blocks of BN of its rows, through a loop over K in steps of 256 with 4 pipeline stages; the
-dots take the half-precision tiles and accumulate in float32, and each product is rounded to its dtype
-before the epilogue reads it, as eager's is. Blocks (`few_row_blocks`), from `bench/probes/
-probe_matvec_batch.py` on an H100 at 4 rows, weights streamed (`probe-matvec-batch-s30-h100.log`; the H200's
-in `-s29b-h200.log`): BN = 16 up to 2048 outputs (2048 x 2048: 6.15 us against cuBLAS's 6.33), else 32
-(3072 x 2048: 7.4 against 7.4; 11264 x 2048: 19.2 against 18.5); a long K over few outputs stays slower
-than cuBLAS's split-K (2048 x 5632: 12.8 against 12.0). Alone each ties cuBLAS; grouped and with their
-epilogues they save launches and round trips: a decoding step of 4 sequences
-(`bench/probes/probe_decode.py --batch 4`, H100, `probe-decode-s30*-h100.log`) took 0.657 ms (621 us of
-GPU time in 138 kernels, 58 of them cuBLAS calls) with cuBLAS and takes 0.536 ms (527 us, 97 kernels).
+projection). Every row is in one block (16 or 32, `tl.dot`'s least and the most taken), padded under a
+mask, so the weight streams once, in blocks of BN of its rows, through a loop over K in steps of 256 with
+4 pipeline stages (shorter steps where the stages' tiles would pass `_SHARED_BYTES`); the dots take the
+half-precision tiles and accumulate in float32, and each product is rounded to its dtype before the
+epilogue reads it, as eager's is. BN (`few_row_blocks`), from `bench/probes/probe_matvec_batch.py` on an
+H100 with the weights streamed (`probe-matvec-batch-s30-h100.log` at 4 rows, `-s30-many-h100.log` at 16,
+32 and 64; the H200's in `-s29b-h200.log`), against cuBLAS at 4 / 16 / 32 rows: 16 up to 2048 outputs
+(2048 x 2048: 6.2 / 6.1 / 6.4 us against 6.3 / 6.0 / 6.4), else 32 (3072 x 2048: 7.4 / 7.3 / 7.9 against
+7.4 / 7.5 / 7.4; 11264 x 2048: 19.2 / 19.5 / 21.8 against 18.5 / 19.1 / 19.5, where steps of 128 with 3
+stages measured 0.7 to 2.6 us faster alone but slower in the decoding step's gate and up kernel); a long
+K over few outputs stays behind cuBLAS's split-K (2048 x 5632: 12.8 / 13.0 / 13.9 against 12.0 / 12.9 /
+13.1). Alone each ties cuBLAS or trails it a little; grouped and with their epilogues they save launches
+and round trips. A decoding step (`bench/probes/probe_decode.py --batch B`, H100, `probe-decode-s30*-
+h100.log`) of 4 sequences took 0.657 ms with cuBLAS's products (621 us of GPU time in 138 kernels, 58 of
+them cuBLAS calls) and takes 0.50 to 0.54 (527 us, 97 kernels); of 8, 0.682 and 0.519; of 16, 0.756 and
+0.622; of 32, 0.803 and 0.684. Blocks of 64 rows (`tl.dot` on sm_90's warp-group instructions) made an
+illegal memory access on an H100 in a gated MLP whose up projection reads a [K, N] weight
+(`gpu-tests-s30c-few-rows-64-h100.log`; Triton 3.6, not investigated), so 32 rows is the most taken.
 """
 
 from __future__ import annotations
@@ -97,7 +104,8 @@ FEW_ROWS = 32
 _MIN_DOT = 16  # the smallest block along each dim of tl.dot
 _ALIGNED_COLUMNS = 4  # float32 values in 16 bytes: rows of a multiple of this many cuBLAS writes fast
 _MIN_PROGRAMS = 90
-_FEW_ROW_STAGES = 4  # pipeline stages of the loop over K for products of few rows (module docstring)
+_SHARED_BYTES = 160 << 10  # shared memory the pipelined tiles may take (an A100's is 164 KB, an H100's 227)
+_STAGES = 4  # pipeline stages of the loop over K for products of few rows
 
 
 def read_matmul(op: Any, route: str, precision: str) -> Product | None:
@@ -151,10 +159,16 @@ class _Part:
     programs: int
 
 
-def few_row_blocks(k: int, outputs: int) -> tuple[int, int, int]:
-    """(BM, BN, BK) for half-precision products of at most FEW_HALF_ROWS rows and `outputs` columns in all
-    (module docstring): one block of 16 rows, 32 columns past 2048 outputs (else 16), K in steps of 256."""
-    return _MIN_DOT, 32 if outputs > 2048 else 16, min(256, max(_MIN_DOT, pow2(k)))
+def few_row_blocks(m: int, k: int, outputs: int, products: int) -> tuple[int, int, int, int]:
+    """(BM, BN, BK, stages) for `products` half-precision products of `m` rows (at most FEW_HALF_ROWS) and
+    `outputs` columns in all, computed together in each program when there are more than one (module
+    docstring): every row in one block, 32 columns past 2048 outputs (else 16), K in steps of 256 with 4
+    stages, shorter steps where the stages' tiles would not fit `_SHARED_BYTES`."""
+    block_m, block_n = max(_MIN_DOT, pow2(m)), 32 if outputs > 2048 else 16
+    block_k = min(256, max(_MIN_DOT, pow2(k)))
+    while _STAGES * (block_m + products * block_n) * block_k * 2 > _SHARED_BYTES and block_k > _MIN_DOT:
+        block_k //= 2
+    return block_m, block_n, block_k, _STAGES
 
 
 class MatmulWriter(Writer):
@@ -213,10 +227,13 @@ class MatmulWriter(Writer):
         elif set(self.results) != {op.results[0] for op in ops}:
             raise ValueError("a matmul kernel of several products without an epilogue returns each product")
         total_n = first.n if self.epilogue_ops else sum(p.n for p in products)
-        self.block_m, self.block_n, self.block_k = (
-            few_row_blocks(first.k, total_n) if precision == "" else matmul_blocks(first.m, first.n, first.k)
-        )
-        self.num_stages = _FEW_ROW_STAGES if precision == "" else 3
+        if precision == "":
+            together = len(ops) if self.epilogue_ops else 1
+            blocks = few_row_blocks(first.m, first.k, total_n, together)
+            self.block_m, self.block_n, self.block_k, self.num_stages = blocks
+        else:
+            self.block_m, self.block_n, self.block_k = matmul_blocks(first.m, first.n, first.k)
+            self.num_stages = 3
         self.parts, start = [], 0
         for op, product in zip(ops, products, strict=True):
             operands = list(op.operands)
