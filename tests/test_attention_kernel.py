@@ -538,11 +538,15 @@ def test_decoding_step_splits_its_keys_by_the_measured_rule() -> None:
     )
 
 
-@pytest.mark.parametrize("setting, route", [("auto", "kernel"), ("off", "aten")])
-def test_half_precision_decoding_steps_go_to_the_split_kernel(setting: str, route: str) -> None:
+@pytest.mark.parametrize(
+    "setting, route, batch", [("auto", "kernel", 1), ("off", "aten", 1), ("auto", "kernel", 32)]
+)
+def test_half_precision_decoding_steps_go_to_the_split_kernel(setting: str, route: str, batch: int) -> None:
     """A bfloat16 step of 8 query heads over 2 of 512 keys: split under `auto`
-    (bench/results/probe-split-keys-s27-h200.log: 4.6 against ATen's 12.8 us), ATen's without the split."""
-    inputs = tuple(torch.randn(1, h, n, 64, dtype=torch.bfloat16) for h, n in ((8, 1), (2, 512), (2, 512)))
+    (bench/results/probe-split-keys-s27-h200.log: 4.6 against ATen's 12.8 us), ATen's without the split;
+    also for 32 sequences, whose whole kernel would fill the GPU (`probe-decode-s30g-split-h100.log`)."""
+    shapes = ((8, 1), (2, 512), (2, 512))
+    inputs = tuple(torch.randn(batch, h, n, 64, dtype=torch.bfloat16) for h, n in shapes)
     with knobs.scope(gpu_layouts="on", split_keys=setting):
         program = export_program(Attention(enable_gqa=True), inputs)
     (call,) = [

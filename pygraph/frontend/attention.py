@@ -119,7 +119,8 @@ def _splits(query: torch.Tensor, key: torch.Tensor, enable_gqa: bool) -> bool:
     """Whether split-keys will split the call's keys across programs (`attention_kernel.split_size`)."""
     heads = math.prod(key.shape[:-2] if enable_gqa else query.shape[:-2])
     group = math.prod(query.shape[:-2]) // heads
-    return split_size(heads, group, query.shape[-2], key.shape[-2], knobs.split_keys) is not None
+    half = query.dtype in (torch.float16, torch.bfloat16)
+    return split_size(heads, group, query.shape[-2], key.shape[-2], knobs.split_keys, half) is not None
 
 
 def _routable(args: dict, devices: tuple[str, ...]) -> bool:

@@ -188,15 +188,21 @@ def attention_blocks(heads: int, queries: int, keys: int, dim: int) -> tuple[int
     return block_m, block_n, 8 if block_m == 128 else 4, 2
 
 
-def split_size(heads: int, group: int, queries: int, keys: int, setting: str = "auto") -> int | None:
+def split_size(
+    heads: int, group: int, queries: int, keys: int, setting: str = "auto", half: bool = False
+) -> int | None:
     """Keys per program where an attention of `heads` key heads (over every batch dim), each serving
     `group` query heads of `queries` queries, and `keys` keys runs split (module docstring); None where it
     runs whole. `setting` is PYGRAPH_SPLIT_KEYS: "auto" (the rule below), "off", or the keys per program
-    (a power of two, at least 16), taken wherever the rows (group times queries) fit one program.
+    (a power of two, at least 16), taken wherever the rows (group times queries) fit one program. `half`:
+    the attention is in float16 or bfloat16, where it runs whole in ATen's kernels, not this one.
 
     Where the whole kernel makes a program per multiprocessor already (at least one per query head and
-    block of 16 queries), it stays whole: the parts' traffic (a float32 row of Ev + 2 values per split
-    and query row, written and read) would then buy nothing.
+    block of 16 queries), a float32 attention stays whole: the parts' traffic (a float32 row of Ev + 2
+    values per split and query row, written and read) would then buy nothing. A half-precision one splits
+    anyway: against ATen's cuDNN kernel (and a copy it makes) the split took a decoding step of 16
+    sequences (64 key heads of 512 keys) from 0.618 to 0.556 ms and one of 32 from 0.684 to 0.626
+    (H100, `probe-decode-s30g-split-h100.log`).
 
     The rule, from `probe-split-keys-s27-h200.log` (bfloat16, 4 key heads of 16 query rows, head dim 128):
     splits of 64 keys (512 to 4096 keys: 4.6 to 7.0 us, ATen 11.5 to 12.8 us), 32 where that leaves fewer
@@ -207,7 +213,7 @@ def split_size(heads: int, group: int, queries: int, keys: int, setting: str = "
     rows = group * queries
     if setting == "auto":
         whole = heads * group * -(-queries // _MIN_DOT)
-        if rows > SPLIT_ROWS or keys < SPLIT_MIN_KEYS or whole >= _SMS:
+        if rows > SPLIT_ROWS or keys < SPLIT_MIN_KEYS or (whole >= _SMS and not half):
             return None
         size = next((n for n in (64, 32) if heads * -(-keys // n) >= _SPLIT_PROGRAMS), _MIN_DOT)
         size = max(size, pow2(-(-keys // _MAX_SPLITS)))

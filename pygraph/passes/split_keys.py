@@ -59,7 +59,7 @@ class SplitKeys(Pass):
                     errors.append((op.location, f"cannot split @{callee}: {exc}"))
                     continue
                 heads, rows = math.prod(a.batch) // a.group, a.group * a.queries
-                size = split_size(heads, a.group, a.queries, a.keys, self.keys)
+                size = split_size(heads, a.group, a.queries, a.keys, self.keys, a.dtype.itemsize == 2)
                 if size is None:
                     continue
                 parts_layout = Layout.contiguous([heads, -(-a.keys // size), rows, a.value_dim + 2], FLOAT32)

@@ -84,3 +84,46 @@ module attributes {pygraph.stage = "plan"} {
     return %0, %1 : !pygraph.buf, !pygraph.buf
   }
 }
+
+// -----
+
+// A decoding step of 32 sequences: 64 key heads of 512 keys, a group of 4 query heads each. Whole, the
+// kernel makes a program per multiprocessor already: in float32 the measured rule keeps it whole; in
+// bfloat16 (whole, ATen's kernel would run it) it splits, in 8 splits of 64 keys.
+// AUTO-LABEL: func.func @main
+// AUTO:         "pygraph.alloc"() {arena_offset = -1 : i64, layout = #pygraph.layout<[64, 8, 4, 18], [576, 72, 18, 1], 0 : i64, f32>}
+// AUTO:         "pygraph.kernel"(%arg3, %arg1, %arg2, %{{.*}}) {{.*}}kernel = @fused_0, {{.*}}pygraph.split_keys = "parts"
+// AUTO:         pygraph.split_keys = "combine"
+// AUTO:         "pygraph.kernel"(%arg0, %arg4, %arg5, %{{.*}}) {access = ["r", "r", "r", "w"], grid = [1, 1, 1], kernel = @fused_1, operandSegmentSizes = array<i32: 4>}
+// AUTO-NEXT:    return
+module attributes {pygraph.stage = "plan"} {
+  func.func private @fused_0(%arg0: !torch.vtensor<[32,8,1,16],bf16>, %arg1: !torch.vtensor<[32,2,512,16],bf16>, %arg2: !torch.vtensor<[32,2,512,16],bf16>) -> !torch.vtensor<[32,8,1,16],bf16> attributes {pygraph.fused} {
+    %float0.000000e00 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
+    %false = torch.constant.bool false {pygraph.class = "scalar"}
+    %none = torch.constant.none {pygraph.class = "scalar"}
+    %true = torch.constant.bool true {pygraph.class = "scalar"}
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %none, %float0.000000e00, %false, %none, %true {pygraph.attention_kernel = "tf32", pygraph.class = "attention"} : !torch.vtensor<[32,8,1,16],bf16>, !torch.vtensor<[32,2,512,16],bf16>, !torch.vtensor<[32,2,512,16],bf16>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[32,8,1,16],bf16>
+    return %0 : !torch.vtensor<[32,8,1,16],bf16>
+  }
+  func.func private @fused_1(%arg0: !torch.vtensor<[32,8,1,16],f32>, %arg1: !torch.vtensor<[32,2,512,16],f32>, %arg2: !torch.vtensor<[32,2,512,16],f32>) -> !torch.vtensor<[32,8,1,16],f32> attributes {pygraph.fused} {
+    %float0.000000e00 = torch.constant.float 0.000000e+00 {pygraph.class = "scalar"}
+    %false = torch.constant.bool false {pygraph.class = "scalar"}
+    %none = torch.constant.none {pygraph.class = "scalar"}
+    %true = torch.constant.bool true {pygraph.class = "scalar"}
+    %0 = torch.aten.scaled_dot_product_attention %arg0, %arg1, %arg2, %none, %float0.000000e00, %false, %none, %true {pygraph.attention_kernel = "ieee", pygraph.class = "attention"} : !torch.vtensor<[32,8,1,16],f32>, !torch.vtensor<[32,2,512,16],f32>, !torch.vtensor<[32,2,512,16],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[32,8,1,16],f32>
+    return %0 : !torch.vtensor<[32,8,1,16],f32>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 8, 1, 16], [128, 16, 16, 1], 0 : i64, f32>, pygraph.name = "q32", pygraph.role = "input"},
+                  %arg1: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 2, 512, 16], [16384, 8192, 16, 1], 0 : i64, bf16>, pygraph.name = "k", pygraph.role = "input"},
+                  %arg2: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 2, 512, 16], [16384, 8192, 16, 1], 0 : i64, bf16>, pygraph.name = "v", pygraph.role = "input"},
+                  %arg3: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 8, 1, 16], [128, 16, 16, 1], 0 : i64, bf16>, pygraph.name = "q", pygraph.role = "input"},
+                  %arg4: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 2, 512, 16], [16384, 8192, 16, 1], 0 : i64, f32>, pygraph.name = "k32", pygraph.role = "input"},
+                  %arg5: !pygraph.buf {pygraph.io = "stage", pygraph.layout = #pygraph.layout<[32, 2, 512, 16], [16384, 8192, 16, 1], 0 : i64, f32>, pygraph.name = "v32", pygraph.role = "input"})
+      -> (!pygraph.buf {pygraph.io = "patch"}, !pygraph.buf {pygraph.io = "patch"}) {
+    %0 = "pygraph.output"() {index = 0 : i64, layout = #pygraph.layout<[32, 8, 1, 16], [128, 16, 16, 1], 0 : i64, bf16>} : () -> !pygraph.buf
+    %1 = "pygraph.output"() {index = 1 : i64, layout = #pygraph.layout<[32, 8, 1, 16], [128, 16, 16, 1], 0 : i64, f32>} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg3, %arg1, %arg2, %0) {access = ["r", "r", "r", "w"], grid = [1, 1, 1], kernel = @fused_0, operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%arg0, %arg4, %arg5, %1) {access = ["r", "r", "r", "w"], grid = [1, 1, 1], kernel = @fused_1, operandSegmentSizes = array<i32: 4>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
+  }
+}
