@@ -126,6 +126,20 @@ class EmbeddedProjections(Projections):
         return x + self.o(q), k, v
 
 
+class ViewedRows(nn.Module):
+    """Products of rows read through views: a permuted [B, S, K] -> [S, B, K] (two products of it, one
+    launch) and every other row (a [K, N] weight, ReLU and an add as the epilogue)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a, self.b = nn.Linear(40, 24), nn.Linear(40, 9, bias=False)
+        self.w = nn.Parameter(torch.randn(40, 24) / 6)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        y = x.transpose(0, 1)
+        return self.a(y), self.b(y), torch.relu(x[:, ::2] @ self.w) + 1
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -139,6 +153,7 @@ MODELS = {
     "projections": (Projections, (1, 37)),
     "gated": (Gated, (1, 37)),
     "gated layer": (GatedLayer, (1, 37)),
+    "viewed rows": (ViewedRows, (1, 1, 40)),
 }
 
 
@@ -199,6 +214,7 @@ FEW_ROWS = {
     "projections": (4, 1, 37),
     "gated": (32, 37),
     "gated layer": (2, 1, 37),
+    "viewed rows": (3, 5, 40),
 }
 
 
@@ -234,8 +250,9 @@ def test_products_of_few_rows_share_a_kernel_with_their_epilogue() -> None:
 def test_few_row_kernels_compile_for_sm90() -> None:
     compiled = [_few_row_kernels(name) for name in FEW_ROWS]
     kernels = [k for c in compiled for k in c.plan.kernels.values() if "dots" in k.source]
-    # products 3 (its addmm and mm in one), mlp 4, wide row 1, projections 1, gated 2, gated layer 2
-    assert len(kernels) == 13
+    # products 3 (its addmm and mm in one), mlp 4, wide row 1, projections 1, gated 2, gated layer 2,
+    # viewed rows 2
+    assert len(kernels) == 15
     for kernel in kernels:
         compile_for_h100(kernel)
 
