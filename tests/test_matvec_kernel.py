@@ -226,7 +226,8 @@ def test_half_precision_products_of_few_rows_are_kernels_as_accurate_as_eager(
     _check_half(name, dtype, "cpu", FEW_ROWS[name])
 
 
-def _few_row_kernels(name: str) -> list[pygraph.CompiledModel]:
+def _compile_few_rows(name: str) -> pygraph.CompiledModel:
+    """`name` in bfloat16, compiled for the rows FEW_ROWS gives it."""
     torch.manual_seed(0)
     make, _ = MODELS[name]
     shape = FEW_ROWS[name]
@@ -237,18 +238,18 @@ def test_products_of_few_rows_share_a_kernel_with_their_epilogue() -> None:
     """Four rows of q, k and v are one kernel of three outputs after the norm's own (their dots loop over K:
     no prologue); a gated MLP's gate and up products compute `silu(g) * u` in theirs, and the down
     projection adds the residual."""
-    projections = _few_row_kernels("projections")
+    projections = _compile_few_rows("projections")
     assert [re.sub(r"^k\d+_", "", op) for op in ops(projections)] == ["pow_mean_add_rsqrt_mul", "linear"]
     (kernel,) = [k for k in projections.plan.kernels.values() if "linear" in k.name]
     assert "out2" in kernel.source and "tl.dot(a, b, acc0)" in kernel.source
-    assert [re.sub(r"^k\d+_", "", op) for op in ops(_few_row_kernels("gated"))] == [
+    assert [re.sub(r"^k\d+_", "", op) for op in ops(_compile_few_rows("gated"))] == [
         "linear_silu_matmul_mul",
         "linear_add",
     ]
 
 
 def test_few_row_kernels_compile_for_sm90() -> None:
-    compiled = [_few_row_kernels(name) for name in FEW_ROWS]
+    compiled = [_compile_few_rows(name) for name in FEW_ROWS]
     kernels = [k for c in compiled for k in c.plan.kernels.values() if "dots" in k.source]
     # products 3 (its addmm and mm in one), mlp 4, wide row 1, projections 1, gated 2, gated layer 2,
     # viewed rows 2

@@ -207,15 +207,15 @@ class MatmulWriter(Writer):
         first, rows = products[0], {op.operands[p.rows] for op, p in zip(ops, products, strict=True)}
         if len(rows) != 1 or any((p.m, p.k) != (first.m, first.k) for p in products):
             raise ValueError("the products of a matmul kernel multiply one row operand")
-        self.row_value = rows.pop()
+        row_value = rows.pop()
         self.precision, self.dtype = precision, tensor_info(ops[0].results[0].type)[1]
         computing = [o for o in self.body_ops if aten.aten_name(o) not in (None, *aten.RESHAPES)]
         self.epilogue_ops = len(computing) - len(ops)
         if self.epilogue_ops and len({p.n for p in products}) != 1:
             raise ValueError("the products that an epilogue reads must have one shape")
-        if not isinstance(self.row_value, ir.BlockArgument):
+        if not isinstance(row_value, ir.BlockArgument):
             raise ValueError("the rows of a matmul kernel must be its input")
-        self.rows = self.row_value.arg_number
+        self.rows = row_value.arg_number
         self.shape = tuple(tensor_info(self.results[0].type)[0])
         if self.epilogue_ops or len(ops) == 1:
             if any(tuple(tensor_info(v.type)[0]) != self.shape for v in self.results) or math.prod(
