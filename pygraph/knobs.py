@@ -105,7 +105,7 @@ class Knobs:
     matvec = _Knob(
         "PYGRAPH_MATVEC",
         "auto",
-        "how a linear, mm, addmm or matmul of one row, or of at most 32 half-precision rows, runs "
+        "how a linear, mm, addmm or matmul of one row, or of at most 64 half-precision rows, runs "
         "(passes/matvec_kernel.py): auto: the generated matrix-vector kernel (a few rows: the matmul kernel's "
         "tensor-core dots) where it can compute it; vendor: the vendor library (cuBLAS)",
     )

@@ -19,6 +19,7 @@ from torch import nn
 import pygraph
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
+from pygraph.passes.matmul_kernel import few_row_blocks
 from pygraph.passes.matvec_kernel import FEW_HALF_ROWS, MAX_HALF_N, MAX_ROW_BYTES
 
 pytestmark = pytest.mark.usefixtures("kernel_cache")
@@ -206,13 +207,15 @@ def test_half_precision_products_of_one_row_are_kernels_as_accurate_as_eager(
     _check_half(name, dtype, "cpu")
 
 
-# Models fed a few rows: a decoding step of several sequences ([B, 1, K] too), up to FEW_HALF_ROWS (32).
+# Models fed a few rows: a decoding step of several sequences ([B, 1, K] too), up to FEW_HALF_ROWS (64):
+# blocks of 16, 32 (mlp) and 64 rows (products), and two blocks of 32 for gate and up products whose
+# weights differ in layout (gated: Triton's sm_90 miscompile, matmul_kernel.py).
 FEW_ROWS = {
-    "products": (3, 37),
+    "products": (40, 37),
     "mlp": (24, 37),
     "wide row": (2, 3000),
     "projections": (4, 1, 37),
-    "gated": (32, 37),
+    "gated": (64, 37),
     "gated layer": (2, 1, 37),
     "viewed rows": (3, 5, 40),
 }
@@ -246,6 +249,17 @@ def test_products_of_few_rows_share_a_kernel_with_their_epilogue() -> None:
         "linear_silu_matmul_mul",
         "linear_add",
     ]
+
+
+def test_gate_and_up_weights_of_different_layouts_take_blocks_of_32_rows() -> None:
+    """The gated MLP's gate is a linear ([N, K] weight) and its up projection `x @ up` ([K, N]): their kernel
+    computes its 64 rows in two blocks of 32; the down projection alone takes one block of 64."""
+    gate_up, down = [k.source for k in _compile_few_rows("gated").plan.kernels.values() if "dots" in k.source]
+    assert "6 programs of 32 x 16" in gate_up and "rm = (pid // 3) * 32" in gate_up
+    assert "3 programs of 64 x 16" in down
+    assert few_row_blocks(64, 37, 45, 2, one_layout=False)[0] == 32
+    assert few_row_blocks(20, 37, 45, 2, one_layout=False)[0] == 32
+    assert few_row_blocks(33, 37, 45, 2)[0] == 64
 
 
 def test_few_row_kernels_compile_for_sm90() -> None:

@@ -6,7 +6,7 @@ fuse-pointwise puts it in a kernel or leaves it to ATen), `gather` (an embedding
 `pygraph.reason` says why), `attention` (a `scaled_dot_product_attention` the frontend routed to the
 generated attention kernel, `pygraph.attention_kernel`: checked here, so an attention the kernel cannot
 compute fails where it is), `matvec` (a linear, mm, addmm or matmul of one row that the generated
-matrix-vector kernel computes, or of at most 32 half-precision rows that the matmul kernel's tensor-core
+matrix-vector kernel computes, or of at most 64 half-precision rows that the matmul kernel's tensor-core
 dots compute, `matvec_kernel.py`; option `matvec=false` leaves them to the vendor library), `matmul` (a product of more rows that the generated matmul kernel should compute with its
 pointwise consumers, `matmul_kernel.py`: options `matmul=auto|all|off`, which products, and
 `matmul-precision=ieee|tf32`, its dots' precision, marked `pygraph.matmul_kernel` on the op; the default

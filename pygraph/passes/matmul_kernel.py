@@ -48,24 +48,31 @@ decoding step of several sequences) are this kernel's too, grouped as products o
 (fuse-pointwise): the products that multiply one row operand in one launch, each in programs of its own
 (q, k and v), or, where pointwise ops alone read them, every program computing the same block of each and
 applying the ops (`silu(g) * u` after the gate and up projections, the residual add after the down
-projection). Every row is in one block (16 or 32, `tl.dot`'s least and the most taken), padded under a
-mask, so the weight streams once, in blocks of BN of its rows, through a loop over K in steps of 256 with
-4 pipeline stages (shorter steps where the stages' tiles would pass `_SHARED_BYTES`); the dots take the
-half-precision tiles and accumulate in float32, and each product is rounded to its dtype before the
-epilogue reads it, as eager's is. BN (`few_row_blocks`), from `bench/probes/probe_matvec_batch.py` on an
-H100 with the weights streamed (`probe-matvec-batch-s30-h100.log` at 4 rows, `-s30-many-h100.log` at 16,
-32 and 64; the H200's in `-s29b-h200.log`), against cuBLAS at 4 / 16 / 32 rows: 16 up to 2048 outputs
-(2048 x 2048: 6.2 / 6.1 / 6.4 us against 6.3 / 6.0 / 6.4), else 32 (3072 x 2048: 7.4 / 7.3 / 7.9 against
-7.4 / 7.5 / 7.4; 11264 x 2048: 19.2 / 19.5 / 21.8 against 18.5 / 19.1 / 19.5, where steps of 128 with 3
-stages measured 0.7 to 2.6 us faster alone but slower in the decoding step's gate and up kernel); a long
-K over few outputs stays behind cuBLAS's split-K (2048 x 5632: 12.8 / 13.0 / 13.9 against 12.0 / 12.9 /
-13.1). Alone each ties cuBLAS or trails it a little; grouped and with their epilogues they save launches
-and round trips. A decoding step (`bench/probes/probe_decode.py --batch B`, H100, `probe-decode-s30*-
-h100.log`) of 4 sequences took 0.657 ms with cuBLAS's products (621 us of GPU time in 138 kernels, 58 of
-them cuBLAS calls) and takes 0.50 to 0.54 (527 us, 97 kernels); of 8, 0.682 and 0.519; of 16, 0.756 and
-0.622; of 32, 0.803 and 0.684. Blocks of 64 rows (`tl.dot` on sm_90's warp-group instructions) made an
-illegal memory access on an H100 in a gated MLP whose up projection reads a [K, N] weight
-(`gpu-tests-s30c-few-rows-64-h100.log`; Triton 3.6, not investigated), so 32 rows is the most taken.
+projection). Every row is in one block (16, 32 or 64, padded under a mask), so the weight streams once, in
+blocks of BN of its rows, through a loop over K in steps of 256 with 4 pipeline stages (shorter steps
+where the stages' tiles would pass `_SHARED_BYTES`); the dots take the half-precision tiles and accumulate
+in float32, and each product is rounded to its dtype before the epilogue reads it, as eager's is. BN
+(`few_row_blocks`), from `bench/probes/probe_matvec_batch.py` on an H100 with the weights streamed
+(`probe-matvec-batch-s30-h100.log` at 4 rows, `-s30-many-h100.log` at 16, 32 and 64; the H200's in
+`-s29b-h200.log`), against cuBLAS at 4 / 16 / 32 / 64 rows: 16 up to 2048 outputs (2048 x 2048: 6.2 / 6.1
+/ 6.4 / 6.3 us against 6.3 / 6.0 / 6.4 / 6.5), else 32 (3072 x 2048: 7.4 / 7.3 / 7.9 / 7.9 against 7.4 /
+7.5 / 7.4 / 7.6; 11264 x 2048: 19.2 / 19.5 / 21.8 / 22.1 against 18.5 / 19.1 / 19.5 / 19.6, where steps
+of 128 with 3 stages measured 0.7 to 2.6 us faster alone but slower in the decoding step's gate and up
+kernel); a long K over few outputs stays behind cuBLAS's split-K (2048 x 5632: 12.8 / 13.0 / 13.9 / 12.9
+against 12.0 / 12.9 / 13.1 / 13.5). Alone each ties cuBLAS or trails it a little; grouped and with their epilogues they
+save launches and round trips. A decoding step (`bench/probes/probe_decode.py --batch B`, H100,
+`probe-decode-s30*-h100.log`) of 4 sequences took 0.657 ms with cuBLAS's products (621 us of GPU time in
+138 kernels, 58 of them cuBLAS calls) and takes 0.50 to 0.54 (527 us, 97 kernels); of 8, 0.682 and 0.519;
+of 16, 0.756 and 0.622; of 32, 0.803 and 0.684; of 64, 0.914 and 0.794.
+
+Blocks of 64 rows run `tl.dot` on sm_90's warp-group (`wgmma`) instructions, where 16 and 32 rows run
+`mma.sync`, and there Triton 3.6 miscompiles a program of two half-precision dots whose weights differ in
+layout, the first [N, K] (K contiguous) and the second [K, N]: wrong values or an illegal memory access
+(`bench/probes/probe_wgmma_narrow.py`, `probe-wgmma-narrow-s31-h100.log`: 10 of 144 cases, all of that
+order; one layout, the other order, one dot, 32 rows and TF32 dots all right, `-tf32-s31-h100.log`). A
+gated MLP whose up projection is a [K, N] parameter (`x @ up`) beside a linear gate is such a program, so
+products computed together from weights of different layouts take blocks of 32 rows, two programs' rows
+where there are more.
 """
 
 from __future__ import annotations
@@ -106,6 +113,7 @@ _ALIGNED_COLUMNS = 4  # float32 values in 16 bytes: rows of a multiple of this m
 _MIN_PROGRAMS = 90
 _SHARED_BYTES = 160 << 10  # shared memory the pipelined tiles may take (an A100's is 164 KB, an H100's 227)
 _STAGES = 4  # pipeline stages of the loop over K for products of few rows
+_MIXED_LAYOUT_ROWS = 32  # rows of a block whose products' weights differ in layout (module docstring)
 
 
 def read_matmul(op: Any, route: str, precision: str) -> Product | None:
@@ -159,12 +167,17 @@ class _Part:
     programs: int
 
 
-def few_row_blocks(m: int, k: int, outputs: int, products: int) -> tuple[int, int, int, int]:
+def few_row_blocks(
+    m: int, k: int, outputs: int, products: int, one_layout: bool = True
+) -> tuple[int, int, int, int]:
     """(BM, BN, BK, stages) for `products` half-precision products of `m` rows (at most FEW_HALF_ROWS) and
     `outputs` columns in all, computed together in each program when there are more than one (module
-    docstring): every row in one block, 32 columns past 2048 outputs (else 16), K in steps of 256 with 4
-    stages, shorter steps where the stages' tiles would not fit `_SHARED_BYTES`."""
-    block_m, block_n = max(_MIN_DOT, pow2(m)), 32 if outputs > 2048 else 16
+    docstring): every row in one block, but at most 32 rows where the products computed together read
+    weights of different layouts (not `one_layout`: Triton's sm_90 miscompile); 32 columns past 2048
+    outputs (else 16); K in steps of 256 with 4 stages, shorter steps where the stages' tiles would not fit
+    `_SHARED_BYTES`."""
+    block_m = min(max(_MIN_DOT, pow2(m)), 64 if one_layout else _MIXED_LAYOUT_ROWS)
+    block_n = 32 if outputs > 2048 else 16
     block_k = min(256, max(_MIN_DOT, pow2(k)))
     while _STAGES * (block_m + products * block_n) * block_k * 2 > _SHARED_BYTES and block_k > _MIN_DOT:
         block_k //= 2
@@ -229,7 +242,13 @@ class MatmulWriter(Writer):
         total_n = first.n if self.epilogue_ops else sum(p.n for p in products)
         if precision == "":
             together = len(ops) if self.epilogue_ops else 1
-            blocks = few_row_blocks(first.m, first.k, total_n, together)
+            weight_majors = {
+                _weight_strides(layouts[op.operands[p.weight].arg_number], p)[1] == 1
+                for op, p in zip(ops, products, strict=True)
+            }
+            blocks = few_row_blocks(
+                first.m, first.k, total_n, together, together == 1 or len(weight_majors) == 1
+            )
             self.block_m, self.block_n, self.block_k, self.num_stages = blocks
         else:
             self.block_m, self.block_n, self.block_k = matmul_blocks(first.m, first.n, first.k)
@@ -339,7 +358,7 @@ class MatmulWriter(Writer):
         """The lines computing `part`'s block (`acc` and the suffix, float32): its dots over K, then its bias."""
         p, bm, bn, bk = part.product, self.block_m, self.block_n, self.block_k
         m_tail, n_tail, k_tail = p.m % bm != 0, p.n % bn != 0, p.k % bk != 0
-        weight_n, weight_k = self.layouts[part.weight].strides[:: -1 if p.transposed else 1]
+        weight_n, weight_k = _weight_strides(self.layouts[part.weight], p)
         a_mask = conjunction(m_tail and f"rm[:, None] < {p.m}", k_tail and f"k[None, :] < {p.k}")
         b_mask = conjunction(k_tail and f"k[:, None] < {p.k}", n_tail and f"rn[None, :] < {p.n}")
         precision = f', input_precision="{self.precision}"' if self.precision else ""
@@ -393,6 +412,12 @@ class MatmulWriter(Writer):
         lines, offset = indices("rm", f"{name[0]}m", dims, strides)
         row = offset("x")
         return [*lines, f"{name} = {row if row != '0' else 'rm * 0'}"], name
+
+
+def _weight_strides(layout: Layout, product: Product) -> tuple[int, int]:
+    """The strides of `product`'s weight (laid out as `layout`) along its outputs and along K."""
+    n, k = layout.strides[:: -1 if product.transposed else 1]
+    return n, k
 
 
 def _is_product(op: Any) -> bool:

@@ -71,7 +71,7 @@ from .reductions import REDUCTIONS, reduced_dims
 KERNEL_DTYPES = ("float32", "float16", "bfloat16")  # (half operands are multiplied and summed in float32)
 MAX_ROW_BYTES = 16384  # the row is loaded whole: with BN = 2 rows of the weight, 2K values per program
 MAX_HALF_N, WIDE_K = 4096, 2048  # more half-precision weight rows than this need rows of at least WIDE_K
-FEW_HALF_ROWS = 32  # half-precision products of up to this many rows are matvec ops too (`few_rows`)
+FEW_HALF_ROWS = 64  # half-precision products of up to this many rows are matvec ops too (`few_rows`)
 MAX_PROLOGUE_K = 4096  # longest row a matvec kernel computes in its prologue (module docstring)
 _OUTPUTS_PER_PROGRAM = 2  # BN: the probe's best (more rows per program leave multiprocessors idle)
 _VALUES_PER_WARP = 1024  # weight values a warp loads per program (the probe's best at K = 512: one warp)

@@ -82,20 +82,26 @@ func.func @products(%arg0: !torch.vtensor<[1,16],f32>, %arg1: !torch.vtensor<[8,
 
 // -----
 
-// Half-precision products of at most 32 rows are class matvec too (the matmul kernel's tensor-core dots
-// compute them: a decoding step of a few sequences), at any K; 33 rows, or float32 rows, are not.
+// Half-precision products of at most 64 rows are class matvec too (the matmul kernel's tensor-core dots
+// compute them: a decoding step of a few sequences), at any K; 65 rows and float32 rows are not, nor is
+// one row longer than the matrix-vector kernel loads (9000 values in either precision: the dots' loop over
+// such a K, Llama-3-8B's down projection, measured 68 us against cuBLAS's split-K 44).
 // CHECK-LABEL: func.func @few_rows
 // CHECK:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "matvec"}
 // CHECK:         torch.aten.linear %arg2, %arg1, %none {pygraph.class = "library"}
 // CHECK:         torch.aten.linear %arg3, %arg4, %none {pygraph.class = "library"}
+// CHECK:         torch.aten.linear %arg5, %arg1, %none {pygraph.class = "library"}
+// CHECK:         torch.aten.linear %arg6, %arg7, %none {pygraph.class = "library"}
 // VENDOR-LABEL: func.func @few_rows
 // VENDOR:         torch.aten.linear %arg0, %arg1, %none {pygraph.class = "library"}
-func.func @few_rows(%arg0: !torch.vtensor<[32,1,9000],bf16>, %arg1: !torch.vtensor<[8,9000],bf16>, %arg2: !torch.vtensor<[33,9000],bf16>, %arg3: !torch.vtensor<[2,16],f32>, %arg4: !torch.vtensor<[8,16],f32>) -> (!torch.vtensor<[32,1,8],bf16>, !torch.vtensor<[33,8],bf16>, !torch.vtensor<[2,8],f32>) {
+func.func @few_rows(%arg0: !torch.vtensor<[64,1,9000],bf16>, %arg1: !torch.vtensor<[8,9000],bf16>, %arg2: !torch.vtensor<[65,9000],bf16>, %arg3: !torch.vtensor<[2,16],f32>, %arg4: !torch.vtensor<[8,16],f32>, %arg5: !torch.vtensor<[1,9000],bf16>, %arg6: !torch.vtensor<[1,9000],f32>, %arg7: !torch.vtensor<[8,9000],f32>) -> (!torch.vtensor<[64,1,8],bf16>, !torch.vtensor<[65,8],bf16>, !torch.vtensor<[2,8],f32>, !torch.vtensor<[1,8],bf16>, !torch.vtensor<[1,8],f32>) {
   %none = torch.constant.none
-  %0 = torch.aten.linear %arg0, %arg1, %none : !torch.vtensor<[32,1,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[32,1,8],bf16>
-  %1 = torch.aten.linear %arg2, %arg1, %none : !torch.vtensor<[33,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[33,8],bf16>
+  %0 = torch.aten.linear %arg0, %arg1, %none : !torch.vtensor<[64,1,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[64,1,8],bf16>
+  %1 = torch.aten.linear %arg2, %arg1, %none : !torch.vtensor<[65,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[65,8],bf16>
   %2 = torch.aten.linear %arg3, %arg4, %none : !torch.vtensor<[2,16],f32>, !torch.vtensor<[8,16],f32>, !torch.none -> !torch.vtensor<[2,8],f32>
-  return %0, %1, %2 : !torch.vtensor<[32,1,8],bf16>, !torch.vtensor<[33,8],bf16>, !torch.vtensor<[2,8],f32>
+  %3 = torch.aten.linear %arg5, %arg1, %none : !torch.vtensor<[1,9000],bf16>, !torch.vtensor<[8,9000],bf16>, !torch.none -> !torch.vtensor<[1,8],bf16>
+  %4 = torch.aten.linear %arg6, %arg7, %none : !torch.vtensor<[1,9000],f32>, !torch.vtensor<[8,9000],f32>, !torch.none -> !torch.vtensor<[1,8],f32>
+  return %0, %1, %2, %3, %4 : !torch.vtensor<[64,1,8],bf16>, !torch.vtensor<[65,8],bf16>, !torch.vtensor<[2,8],f32>, !torch.vtensor<[1,8],bf16>, !torch.vtensor<[1,8],f32>
 }
 
 // -----

@@ -423,6 +423,43 @@ module {
 
 // -----
 
+// Two half-precision products of 40 rows that an epilogue reads (a gated MLP's `gate(x) * (x @ up)`): every
+// program computes the same block of both. With one weight [N, K] and the other [K, N], the rows take two
+// blocks of 32 (Triton 3.6 miscompiles such a pair of dots in blocks of 64 on sm_90); with both [N, K],
+// one block of 64.
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    # [40, 48] x [48, 24] plus a bias and [48, 24], then an epilogue of 1 op: 4 programs of 32 x 16, K in steps of 64, bfloat16 dots\0A
+// CHECK-SAME:    rm = (pid // 2) * 32 + tl.arange(0, 32)\0A
+// CHECK-SAME:    b = tl.load(in1 + k[:, None] + rn[None, :] * 48, mask=(k[:, None] < 48) & (rn[None, :] < 24), other=0.0)\0A
+// CHECK-SAME:    b = tl.load(in3 + k[:, None] * 24 + rn[None, :], mask=(k[:, None] < 48) & (rn[None, :] < 24), other=0.0)\0A
+// CHECK-LABEL: "pygraph.triton_kernel"()
+// CHECK-SAME:    # [40, 48] x [48, 24] plus a bias and [48, 24], then an epilogue of 1 op: 2 programs of 64 x 16, K in steps of 64, bfloat16 dots\0A
+// CHECK-SAME:    rm = tl.arange(0, 64)\0A
+module {
+  func.func private @fused_0(%arg0: !torch.vtensor<[40,48],bf16>, %arg1: !torch.vtensor<[24,48],bf16>, %arg2: !torch.vtensor<[24],bf16>, %arg3: !torch.vtensor<[48,24],bf16>) -> !torch.vtensor<[40,24],bf16> attributes {pygraph.fused} {
+    %0 = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[40,48],bf16>, !torch.vtensor<[24,48],bf16>, !torch.vtensor<[24],bf16> -> !torch.vtensor<[40,24],bf16>
+    %1 = torch.aten.mm %arg0, %arg3 {pygraph.class = "matvec"} : !torch.vtensor<[40,48],bf16>, !torch.vtensor<[48,24],bf16> -> !torch.vtensor<[40,24],bf16>
+    %2 = torch.aten.mul.Tensor %0, %1 {pygraph.class = "pointwise"} : !torch.vtensor<[40,24],bf16>, !torch.vtensor<[40,24],bf16> -> !torch.vtensor<[40,24],bf16>
+    return %2 : !torch.vtensor<[40,24],bf16>
+  }
+  func.func private @fused_1(%arg0: !torch.vtensor<[40,48],bf16>, %arg1: !torch.vtensor<[24,48],bf16>, %arg2: !torch.vtensor<[24],bf16>, %arg3: !torch.vtensor<[24,48],bf16>) -> !torch.vtensor<[40,24],bf16> attributes {pygraph.fused} {
+    %none = torch.constant.none
+    %0 = torch.aten.linear %arg0, %arg1, %arg2 {pygraph.class = "matvec"} : !torch.vtensor<[40,48],bf16>, !torch.vtensor<[24,48],bf16>, !torch.vtensor<[24],bf16> -> !torch.vtensor<[40,24],bf16>
+    %1 = torch.aten.linear %arg0, %arg3, %none {pygraph.class = "matvec"} : !torch.vtensor<[40,48],bf16>, !torch.vtensor<[24,48],bf16>, !torch.none -> !torch.vtensor<[40,24],bf16>
+    %2 = torch.aten.mul.Tensor %0, %1 {pygraph.class = "pointwise"} : !torch.vtensor<[40,24],bf16>, !torch.vtensor<[40,24],bf16> -> !torch.vtensor<[40,24],bf16>
+    return %2 : !torch.vtensor<[40,24],bf16>
+  }
+  func.func @main(%arg0: !pygraph.buf {pygraph.layout = #pygraph.layout<[40, 48], [48, 1], 0 : i64, bf16>}, %arg1: !pygraph.buf {pygraph.layout = #pygraph.layout<[24, 48], [48, 1], 0 : i64, bf16>}, %arg2: !pygraph.buf {pygraph.layout = #pygraph.layout<[24], [1], 0 : i64, bf16>}, %arg3: !pygraph.buf {pygraph.layout = #pygraph.layout<[48, 24], [24, 1], 0 : i64, bf16>}, %arg4: !pygraph.buf {pygraph.layout = #pygraph.layout<[24, 48], [48, 1], 0 : i64, bf16>}) -> (!pygraph.buf, !pygraph.buf) {
+    %0 = "pygraph.alloc"() {layout = #pygraph.layout<[40, 24], [24, 1], 0 : i64, bf16>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %1 = "pygraph.alloc"() {layout = #pygraph.layout<[40, 24], [24, 1], 0 : i64, bf16>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg3, %0) {kernel = @fused_0, access = ["r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%arg0, %arg1, %arg2, %arg4, %1) {kernel = @fused_1, access = ["r", "r", "r", "r", "w"], grid = [1, 1, 1], operandSegmentSizes = array<i32: 5>} : (!pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf, !pygraph.buf) -> ()
+    return %0, %1 : !pygraph.buf, !pygraph.buf
+  }
+}
+
+// -----
+
 // A product of one row with a prologue: every program computes the row, ReLU of 37 values (padded to 64
 // under `cmask`, zero beyond it), then multiplies it by its two rows of the weight. The ReLU is returned
 // too (another kernel reads it): the first program stores it (under a mask: no branch).
