@@ -4,7 +4,8 @@ object), compiled by pygraph and called at twelve positions against eager; the l
 compared after each family's run. Small random models (hidden 64, 2 layers, 4 query heads over 2 key
 heads where the family has them).
 
-`python bench/probes/probe_decoders.py [--device cuda] [--dtype bfloat16] [--cache 40] [FAMILY ...]` (output:
+`python bench/probes/probe_decoders.py [--device cuda] [--dtype bfloat16] [--cache 40] [--batch B] [FAMILY ...]`
+(`--batch`: B sequences a step, their products B rows; output:
 bench/results/probe-decoders-s25-*.log; with PYGRAPH_SPLIT_KEYS=16 and a cache of 40 positions, every
 attention split in three, probe-decoders-s27-split16-*.log). Models are built on their device and in their dtype: `.to()`
 would replace the buffers but not the cache object's tensors.
@@ -48,7 +49,7 @@ FAMILIES = {
 POSITIONS = 12  # past the sliding windows of 8
 
 
-def build(family: str, device: str, dtype: torch.dtype, cache: int = 16) -> Step:
+def build(family: str, device: str, dtype: torch.dtype, cache: int = 16, batch: int = 1) -> Step:
     cls_name, config_name, extra = FAMILIES[family]
     torch.manual_seed(0)
     config = getattr(transformers, config_name)(**{**BASE, **extra})
@@ -56,17 +57,17 @@ def build(family: str, device: str, dtype: torch.dtype, cache: int = 16) -> Step
         model = getattr(transformers, cls_name)(config).to(dtype).eval()
     model.generation_config.use_cache = True
     model.generation_config.cache_implementation = "static"
-    return Step(TorchExportableModuleWithStaticCache(model, batch_size=1, max_cache_len=cache)).eval()
+    return Step(TorchExportableModuleWithStaticCache(model, batch_size=batch, max_cache_len=cache)).eval()
 
 
-def run(family: str, device: str, dtype: torch.dtype, cache: int) -> str:
+def run(family: str, device: str, dtype: torch.dtype, cache: int, batch: int = 1) -> str:
     """PASS where every step's logits are within 1e-5 of eager's in float32, or in half precision within
     twice eager's own error against the model in float32 (as the sweep judges)."""
-    compiled_model, eager_model = (build(family, device, dtype, cache) for _ in range(2))
-    exact_model = build(family, device, torch.float32, cache) if dtype != torch.float32 else None
+    compiled_model, eager_model = (build(family, device, dtype, cache, batch) for _ in range(2))
+    exact_model = build(family, device, torch.float32, cache, batch) if dtype != torch.float32 else None
 
     def token(i: int) -> tuple[torch.Tensor, torch.Tensor]:
-        ids = torch.randint(0, 100, (1, 1), generator=torch.Generator().manual_seed(i))
+        ids = torch.randint(0, 100, (batch, 1), generator=torch.Generator().manual_seed(i))
         return ids.to(device), torch.tensor([i], device=device)
 
     try:
@@ -97,10 +98,11 @@ def main() -> None:
     parser.add_argument("--device", default="cpu")
     parser.add_argument("--dtype", default="float32")
     parser.add_argument("--cache", type=int, default=16, help="positions of the static cache")
+    parser.add_argument("--batch", type=int, default=1, help="sequences decoded at once")
     parser.add_argument("families", nargs="*", default=list(FAMILIES))
     args = parser.parse_args()
     for family in args.families:
-        print(run(family, args.device, getattr(torch, args.dtype), args.cache), flush=True)
+        print(run(family, args.device, getattr(torch, args.dtype), args.cache, args.batch), flush=True)
 
 
 if __name__ == "__main__":

@@ -71,8 +71,9 @@ layout, the first [N, K] (K contiguous) and the second [K, N]: wrong values or a
 (`bench/probes/probe_wgmma_narrow.py`, `probe-wgmma-narrow-s31-h100.log`: 10 of 144 cases, all of that
 order; one layout, the other order, one dot, 32 rows and TF32 dots all right, `-tf32-s31-h100.log`). A
 gated MLP whose up projection is a [K, N] parameter (`x @ up`) beside a linear gate is such a program, so
-products computed together from weights of different layouts take blocks of 32 rows, two programs' rows
-where there are more.
+the products of one kernel whose weights differ in layout take blocks of 32 rows, two programs' rows where
+there are more (also where each is computed in programs of its own, in branches of one kernel: not seen
+to fail, not probed either).
 """
 
 from __future__ import annotations
@@ -172,8 +173,8 @@ def few_row_blocks(
 ) -> tuple[int, int, int, int]:
     """(BM, BN, BK, stages) for `products` half-precision products of `m` rows (at most FEW_HALF_ROWS) and
     `outputs` columns in all, computed together in each program when there are more than one (module
-    docstring): every row in one block, but at most 32 rows where the products computed together read
-    weights of different layouts (not `one_layout`: Triton's sm_90 miscompile); 32 columns past 2048
+    docstring): every row in one block, but at most 32 rows where the kernel's products read weights of
+    different layouts (not `one_layout`: Triton's sm_90 miscompile); 32 columns past 2048
     outputs (else 16); K in steps of 256 with 4 stages, shorter steps where the stages' tiles would not fit
     `_SHARED_BYTES`."""
     block_m = min(max(_MIN_DOT, pow2(m)), 64 if one_layout else _MIXED_LAYOUT_ROWS)
@@ -246,9 +247,7 @@ class MatmulWriter(Writer):
                 _weight_strides(layouts[op.operands[p.weight].arg_number], p)[1] == 1
                 for op, p in zip(ops, products, strict=True)
             }
-            blocks = few_row_blocks(
-                first.m, first.k, total_n, together, together == 1 or len(weight_majors) == 1
-            )
+            blocks = few_row_blocks(first.m, first.k, total_n, together, len(weight_majors) == 1)
             self.block_m, self.block_n, self.block_k, self.num_stages = blocks
         else:
             self.block_m, self.block_n, self.block_k = matmul_blocks(first.m, first.n, first.k)
