@@ -63,7 +63,7 @@ against 12.0 / 12.9 / 13.1 / 13.5). Alone each ties cuBLAS or trails it a little
 save launches and round trips. A decoding step (`bench/probes/probe_decode.py --batch B`, H100,
 `probe-decode-s30*-h100.log`) of 4 sequences took 0.657 ms with cuBLAS's products (621 us of GPU time in
 138 kernels, 58 of them cuBLAS calls) and takes 0.50 to 0.54 (527 us, 97 kernels); of 8, 0.682 and 0.519;
-of 16, 0.756 and 0.622; of 32, 0.803 and 0.684; of 64, 0.914 and 0.794.
+of 16, 0.756 and 0.622; of 32, 0.803 and 0.684; of 64, 0.896 and 0.739 (`probe-decode-s31a-64-rows-h100.log`).
 
 Blocks of 64 rows run `tl.dot` on sm_90's warp-group (`wgmma`) instructions, where 16 and 32 rows run
 `mma.sync`, and there Triton 3.6 miscompiles a program of two half-precision dots whose weights differ in
@@ -177,7 +177,7 @@ def few_row_blocks(
     different layouts (not `one_layout`: Triton's sm_90 miscompile); 32 columns past 2048
     outputs (else 16); K in steps of 256 with 4 stages, shorter steps where the stages' tiles would not fit
     `_SHARED_BYTES`."""
-    block_m = min(max(_MIN_DOT, pow2(m)), 64 if one_layout else _MIXED_LAYOUT_ROWS)
+    block_m = max(_MIN_DOT, pow2(m)) if one_layout else min(max(_MIN_DOT, pow2(m)), _MIXED_LAYOUT_ROWS)
     block_n = 32 if outputs > 2048 else 16
     block_k = min(256, max(_MIN_DOT, pow2(k)))
     while _STAGES * (block_m + products * block_n) * block_k * 2 > _SHARED_BYTES and block_k > _MIN_DOT:
@@ -243,11 +243,11 @@ class MatmulWriter(Writer):
         total_n = first.n if self.epilogue_ops else sum(p.n for p in products)
         if precision == "":
             together = len(ops) if self.epilogue_ops else 1
-            weight_majors = {
+            k_contiguous = {
                 _weight_strides(layouts[op.operands[p.weight].arg_number], p)[1] == 1
                 for op, p in zip(ops, products, strict=True)
             }
-            blocks = few_row_blocks(first.m, first.k, total_n, together, len(weight_majors) == 1)
+            blocks = few_row_blocks(first.m, first.k, total_n, together, len(k_contiguous) == 1)
             self.block_m, self.block_n, self.block_k, self.num_stages = blocks
         else:
             self.block_m, self.block_n, self.block_k = matmul_blocks(first.m, first.n, first.k)
