@@ -7,8 +7,9 @@ blocks of BK (`dotBN/BK/stages`). The first run (`probe-matvec-batch-s29a-h200.l
 weight rows a program, unrolled or not, against one tensor-core tile.
 
 On the GPU machine: `python3 bench/probes/probe_matvec_batch.py [--shapes NxK,...] [--rows 4] [--wide |
---many]` (output: bench/results/probe-matvec-batch-s29b-h200.log, `-s30-h100.log` with `--wide`,
-`-s30-many-h100.log` with `--many`): GPU microseconds per product, the best variants first.
+--many] [--split]` (output: bench/results/probe-matvec-batch-s29b-h200.log, `-s30-h100.log` with `--wide`,
+`-s30-many-h100.log` with `--many`, `-s31-split-h100.log` with `--split`: K split across programs, float32
+parts summed by a second kernel): GPU microseconds per product, the best variants first.
 """
 
 import argparse
@@ -73,16 +74,59 @@ def rows_dot(
     tl.store(out + m[:, None] * N + n[None, :], acc.to(tl.bfloat16), mask=(m[:, None] < M) & (n[None, :] < N))
 
 
+@triton.jit
+def rows_dot_parts(
+    x,
+    w,
+    parts,
+    M: tl.constexpr,
+    N: tl.constexpr,
+    K: tl.constexpr,
+    SLICE: tl.constexpr,
+    BM: tl.constexpr,
+    BN: tl.constexpr,
+    BK: tl.constexpr,
+    STAGES: tl.constexpr,
+):
+    """`rows_dot` over the K slice `program_id(1)` (SLICE values, a multiple of BK): float32 parts [S, M, N]."""
+    n = tl.program_id(0) * BN + tl.arange(0, BN)
+    s = tl.program_id(1)
+    m = tl.arange(0, BM)
+    acc = tl.zeros((BM, BN), tl.float32)
+    for k0 in tl.range(0, SLICE, BK, num_stages=STAGES):
+        k = s * SLICE + k0 + tl.arange(0, BK)
+        xt = tl.load(x + m[:, None] * K + k[None, :], mask=(m[:, None] < M) & (k[None, :] < K), other=0.0)
+        wt = tl.load(w + n[None, :] * K + k[:, None], mask=(n[None, :] < N) & (k[:, None] < K), other=0.0)
+        acc = tl.dot(xt, wt, acc)
+    tl.store(parts + s * M * N + m[:, None] * N + n[None, :], acc, mask=(m[:, None] < M) & (n[None, :] < N))
+
+
+@triton.jit
+def combine_parts(parts, out, M: tl.constexpr, N: tl.constexpr, S: tl.constexpr, BLOCK: tl.constexpr):
+    i = tl.program_id(0) * BLOCK + tl.arange(0, BLOCK)
+    acc = tl.zeros((BLOCK,), tl.float32)
+    for s in tl.static_range(S):
+        acc += tl.load(parts + s * M * N + i, mask=i < M * N, other=0.0)
+    tl.store(out + i, acc.to(tl.bfloat16), mask=i < M * N)
+
+
 # Tensor-core tiles tried: (BN, BK, stages, warps); `--wide` tries more (thirtieth session, the kernels'
 # blocks for products of a few rows, `matmul_kernel.few_row_blocks`).
 TILES = list(itertools.product((16, 32), (256, 512), (3, 4), (4,)))
 WIDE_TILES = list(itertools.product((16, 32), (128, 256, 512), (3, 4, 5), (4, 8)))
 # `--many`: tiles for 16 to 64 rows (all in one block of rows: the weight still streams once)
 MANY_TILES = list(itertools.product((16, 32, 64), (128, 256), (3, 4), (4,)))
+# `--split`: the K slices (S) of a split-K tile, parts in float32 and a second kernel summing them
+SPLIT_TILES = list(itertools.product((2, 4, 8), (16, 32), (128, 256), (4,)))
 
 
 def variants(
-    x: torch.Tensor, weights: list[torch.Tensor], out: torch.Tensor, tiles: list[tuple[int, ...]], loops: bool
+    x: torch.Tensor,
+    weights: list[torch.Tensor],
+    out: torch.Tensor,
+    tiles: list[tuple[int, ...]],
+    loops: bool,
+    split_tiles: list[tuple[int, ...]] = (),
 ) -> dict[str, float]:
     """GPU microseconds of cuBLAS and each kernel computing `out = x @ weight.T`, each call on another copy;
     each checked against float32 on the first."""
@@ -106,7 +150,19 @@ def variants(
             x, weights[next(calls) % copies], out, m, n, k, block_m, block_n, block_k, stages, num_warps=warps
         )
 
+    def split(slices: int, block_n: int, block_k: int, stages: int) -> None:
+        block_m = max(16, triton.next_power_of_2(m))
+        size = triton.cdiv(triton.cdiv(k, slices), block_k) * block_k
+        rows_dot_parts[(triton.cdiv(n, block_n), triton.cdiv(k, size))](
+            x, weights[next(calls) % copies], parts, m, n, k, size, block_m, block_n, block_k, stages
+        )
+        combine_parts[(triton.cdiv(m * n, 1024),)](parts, out, m, n, triton.cdiv(k, size), 1024)
+
     fns = {"cuBLAS": cublas}
+    if split_tiles:
+        parts = torch.empty(max(s for s, *_ in split_tiles), m, n, device=x.device)
+        for slices, bn, bk, stages in split_tiles:
+            fns[f"split{slices}/dot{bn}/{bk}/{stages}"] = functools.partial(split, slices, bn, bk, stages)
     if loops:
         fns.update({f"loop{bn}": functools.partial(loop, bn) for bn in (2, 4, 8, 16) if bn * width <= 32768})
     for bn, bk, stages, warps in tiles:
@@ -133,6 +189,7 @@ def main() -> None:
     parser.add_argument("--rows", default=",".join(map(str, ROWS)))
     parser.add_argument("--wide", action="store_true", help="more tiles (WIDE_TILES), no loop variants")
     parser.add_argument("--many", action="store_true", help="tiles for many rows (MANY_TILES), no loops")
+    parser.add_argument("--split", action="store_true", help="also split-K tiles (SPLIT_TILES), no loops")
     args = parser.parse_args()
     shapes = [tuple(map(int, s.split("x"))) for s in args.shapes.split(",")] if args.shapes else SHAPES
     tiles = WIDE_TILES if args.wide else MANY_TILES if args.many else TILES
@@ -143,7 +200,8 @@ def main() -> None:
         for m in map(int, args.rows.split(",")):
             x = torch.randn(m, k, device="cuda", dtype=torch.bfloat16)
             out = torch.empty(m, n, device="cuda", dtype=torch.bfloat16)
-            times = variants(x, weights, out, tiles, loops=not (args.wide or args.many))
+            loops = not (args.wide or args.many or args.split)
+            times = variants(x, weights, out, tiles, loops, SPLIT_TILES if args.split else [])
             best = sorted(times, key=times.get)
             print(
                 f"{n:>5} x {k:<5} rows {m}: cuBLAS {times['cuBLAS']:.2f} us; best "
