@@ -58,8 +58,9 @@ in float32, and each product is rounded to its dtype before the epilogue reads i
 / 6.4 / 6.3 us against 6.3 / 6.0 / 6.4 / 6.5), else 32 (3072 x 2048: 7.4 / 7.3 / 7.9 / 7.9 against 7.4 /
 7.5 / 7.4 / 7.6; 11264 x 2048: 19.2 / 19.5 / 21.8 / 22.1 against 18.5 / 19.1 / 19.5 / 19.6, where steps
 of 128 with 3 stages measured 0.7 to 2.6 us faster alone but slower in the decoding step's gate and up
-kernel); a long K over few outputs stays behind cuBLAS's split-K (2048 x 5632: 12.8 / 13.0 / 13.9 / 12.9
-against 12.0 / 12.9 / 13.1 / 13.5). Alone each ties cuBLAS or trails it a little; grouped and with their epilogues they
+kernel); a long K over few outputs ties cuBLAS's split-K within a microsecond (2048 x 5632: 12.8 / 13.0 /
+13.9 / 12.9 against 12.0 / 12.9 / 13.1 / 13.5; a split of K of our own measured no better,
+`probe-matvec-batch-s31-split-h100.log`). Alone each ties cuBLAS or trails it a little; grouped and with their epilogues they
 save launches and round trips. A decoding step (`bench/probes/probe_decode.py --batch B`, H100,
 `probe-decode-s30*-h100.log`) of 4 sequences took 0.657 ms with cuBLAS's products (621 us of GPU time in
 138 kernels, 58 of them cuBLAS calls) and takes 0.50 to 0.54 (527 us, 97 kernels); of 8, 0.682 and 0.519;
@@ -177,7 +178,9 @@ def few_row_blocks(
     different layouts (not `one_layout`: Triton's sm_90 miscompile); 32 columns past 2048
     outputs (else 16); K in steps of 256 with 4 stages, shorter steps where the stages' tiles would not fit
     `_SHARED_BYTES`."""
-    block_m = max(_MIN_DOT, pow2(m)) if one_layout else min(max(_MIN_DOT, pow2(m)), _MIXED_LAYOUT_ROWS)
+    block_m = max(_MIN_DOT, pow2(m))
+    if not one_layout:
+        block_m = min(block_m, _MIXED_LAYOUT_ROWS)
     block_n = 32 if outputs > 2048 else 16
     block_k = min(256, max(_MIN_DOT, pow2(k)))
     while _STAGES * (block_m + products * block_n) * block_k * 2 > _SHARED_BYTES and block_k > _MIN_DOT:
