@@ -141,6 +141,44 @@ class ViewedRows(nn.Module):
         return self.a(y), self.b(y), torch.relu(x[:, ::2] @ self.w) + 1
 
 
+class SideValues(nn.Module):
+    """A row computed beside another value of its width that no product reads (returned): the product's
+    kernel computes both in its prologue, its first program storing the other."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(37, 9)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = x / (x.abs() + 0.5)
+        side = torch.exp(-h.abs())
+        return self.a(h), side
+
+
+class MaskedEpilogue(nn.Module):
+    """An epilogue with an operand no product computes (a mask from the row's input, over the outputs),
+    after a prologue: one kernel, the mask computed in the epilogue."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(37, 9)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = self.a(torch.tanh(x))
+        return torch.where(x[..., :9] > 0, y, -y)
+
+
+class BroadcastRow(nn.Module):
+    """Rows whose every element is one input element: broadcast to 8 values, and a row of one value."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w, self.one = nn.Parameter(torch.randn(8, 3)), nn.Linear(1, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.tanh(x.expand(1, 1, 8) + 1) @ self.w, self.one(torch.tanh(x))
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -155,6 +193,9 @@ MODELS = {
     "gated": (Gated, (1, 37)),
     "gated layer": (GatedLayer, (1, 37)),
     "viewed rows": (ViewedRows, (1, 1, 40)),
+    "side values": (SideValues, (1, 37)),
+    "masked epilogue": (MaskedEpilogue, (1, 37)),
+    "broadcast row": (BroadcastRow, (1, 1, 1)),
 }
 
 

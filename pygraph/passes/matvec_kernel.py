@@ -143,10 +143,13 @@ class MatvecWriter(RowWriter):
         if len(rows) != 1:
             raise ValueError("the products of a matvec kernel multiply one row")
         self.row_value = rows.pop()
-        self.prologue_ops = _computing(self.row_value, compute)
+        # The epilogue: the ops reading the products and those computing their other operands (over the
+        # products' outputs); the prologue: the rest (over the row: the ops computing it and those computing
+        # other values of its group, stored where others read them).
+        self.epilogue_ops = _epilogue(self.product_ops, _computing(self.row_value, compute), compute)
+        taken = {op.operation for op in self.epilogue_ops + self.product_ops}
+        self.prologue_ops = [op for op in compute if op.operation not in taken]
         self.row_values = {r for op in self.prologue_ops for r in op.results}  # (others may read them too)
-        taken = {op.operation for op in self.prologue_ops + self.product_ops}
-        self.epilogue_ops = [op for op in compute if op.operation not in taken]
         if self.epilogue_ops and len({p.n for p in products}) != 1:
             raise ValueError("the products that an epilogue reads must have one shape")
         for op in self.epilogue_ops:
@@ -234,6 +237,8 @@ class MatvecWriter(RowWriter):
                 mask = conjunction("pid == 0", self._mask_name(per_element))
                 lines.append(f"tl.store(out{a - len(self.args)} + {self._offset(a)}, {v}, mask={mask})")
             value = convert(row.expr, row.dtype, FLOAT32)
+            if row.expr not in self.per_element:  # (one value for the whole row: a broadcast input's)
+                value = f"tl.broadcast_to({value}, [1, {width}])"
             value = f"tl.where(cmask, {value}, 0.0)" if self.col_mask else value
             # The [1, width] row as a vector: a sum over its one row, since a reshape of a gather's row read
             # in several products' branches fails Triton's layout passes for sm90 ("does not dominate").
@@ -347,8 +352,27 @@ class MatvecWriter(RowWriter):
         return str(self.block_n) if self.epilogue_lines is not None else super()._block_shape()
 
 
+def _epilogue(products: list[Any], row: list[Any], ops: list[Any]) -> list[Any]:
+    """The ops among `ops` that read the `products`' results, directly or not, and those computing their
+    other operands that are neither products nor among the ops computing the `row`."""
+    reached = {op.results[0] for op in products}
+    reading = []
+    for op in ops:
+        if any(v in reached for v in op.operands):
+            reading.append(op)
+            reached.update(op.results)
+    kept = {op.operation for op in products + row}
+    needed = {v for op in reading for v in op.operands}
+    chosen = {op.operation for op in reading}
+    for op in reversed(ops):
+        if op.operation not in kept and op.operation not in chosen and any(r in needed for r in op.results):
+            chosen.add(op.operation)
+            needed.update(op.operands)
+    return [op for op in ops if op.operation in chosen]
+
+
 def _computing(value: ir.Value, ops: list[Any]) -> list[Any]:
-    """The ops among `ops` that `value` depends on (a matvec kernel's prologue: those computing its row)."""
+    """The ops among `ops` that `value` depends on (those computing a matvec kernel's row)."""
     needed, chosen = {value}, []
     for op in reversed(ops):
         if any(r in needed for r in op.results):
