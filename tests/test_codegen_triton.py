@@ -47,7 +47,18 @@ def compile_for_h100(kernel: TritonKernel) -> None:
 
 # A handful of kernels that between them use every kind of code the generator writes.
 @pytest.mark.parametrize(
-    "name", ["epilogue", "chain.f16", "_to_copy", "bitwise", "pow.Tensor_Tensor", "arange", "sliced.inputs"]
+    "name",
+    [
+        "epilogue",
+        "chain.f16",
+        "_to_copy",
+        "bitwise",
+        "pow.Tensor_Tensor",
+        "arange",
+        "sliced.inputs",
+        "round",
+        "view.dtype.float16",
+    ],
 )
 def test_kernels_compile_for_sm90(name: str) -> None:
     for kernel in case_kernels(name):

@@ -414,6 +414,19 @@ CASES: dict[str, Case] = {
         ),
         lambda: (ints(*A) * 0.5,),
     ),
+    "round.negative_zero": Case(lambda x: 1 / x.round(), lambda: (nz(*A).abs() * -0.5,)),  # -0.0: -inf
+    "view.dtype.float32": Case(  # (export follows a bit-cast with a detach: hand-written, as the others)
+        lambda x: x.view(torch.int32),
+        lambda: (nz(7, 5),),
+        mlir=_hand_written("torch.aten.view.dtype", "!torch.vtensor<[7,5],si32>", "int 3"),
+    ),
+    "view.dtype.float16": Case(
+        lambda h: h.view(torch.bfloat16),
+        lambda: (nz(7, 5, dtype=torch.float16),),
+        mlir=_hand_written(
+            "torch.aten.view.dtype", "!torch.vtensor<[7,5],bf16>", "int 15", arg="!torch.vtensor<[7,5],f16>"
+        ),
+    ),
     "sign": Case(lambda x, i, b: (x.sign(), i.sign(), b.sign()), lambda: (special(*A), ints(*A), bools(*A))),
     # activations
     "relu": Case(lambda x, i: (F.relu(x), F.relu(i), F.relu6(x * 5)), lambda: (special(*A), ints(*A))),

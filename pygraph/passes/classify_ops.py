@@ -26,7 +26,7 @@ from typing import Any
 from ..ir import aten, attrs
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.torch_types import is_tensor
+from ..ir.torch_types import is_tensor, tensor_info
 from . import gathers, matmul_kernel
 from .attention_kernel import read_attention
 from .base import Pass, PassError, main_function
@@ -37,6 +37,7 @@ from .reductions import REDUCTIONS
 _STRUCTURAL = {"func.return", "func.call", "pygraph.overwrite", "torch.bind_symbolic_shape"}
 _SCALAR_PREFIXES = ("torch.constant.", "torch.prim.", "torch.symbolic_int", "torch.derefine")
 _STRUCTURAL_LISTS = {"torch.prim.ListUnpack"}
+_BITCAST = "aten.view.dtype"
 _LITERALS = {"torch.vtensor.literal", "torch.prim.NumToTensor.Scalar"}
 
 
@@ -61,6 +62,8 @@ def classify(op: Any, matvec: bool = True, matmul: str = "off", precision: str =
         return "view"
     if aten_name in aten.HOST_OPS or d.OUTSIDE_GRAPHS in op.attributes:
         return "host"
+    if aten_name == _BITCAST:
+        _check_bitcast(op)
     if aten_name in POINTWISE:
         return "pointwise"
     if aten_name in REDUCTIONS:
@@ -77,6 +80,17 @@ def classify(op: Any, matvec: bool = True, matmul: str = "off", precision: str =
     if matmul_kernel.read_matmul(op, matmul, precision) is not None:
         return "matmul"
     return "library"
+
+
+def _check_bitcast(op: Any) -> None:
+    """`view(dtype)` is a pointwise bit-cast between dtypes of one size; other sizes change the shape and
+    a bool's bits are no Triton value, so the view would alias its input in a library call: refused."""
+    source, target = (tensor_info(v.type)[1] for v in (op.operands[0], op.results[0]))
+    if source.itemsize != target.itemsize or "bool" in (source.name, target.name):
+        raise ValueError(
+            f"aten.view.dtype from {source.name} to {target.name}: pygraph reinterprets bits only between "
+            "dtypes of one size, bool excepted"
+        )
 
 
 @dataclasses.dataclass

@@ -11,10 +11,10 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   (Inductor keeps float32 between ops; pygraph matches eager instead);
 - numbers (Python scalars, `NumToTensor`) convert straight to the compute dtype, as CUDA kernels read
   CPU scalars; comparisons compute in the promoted dtype of their operands (`result_type`);
-- tanh, expm1, log1p and rsqrt call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
+- tanh, expm1, log1p, rsqrt and rint (round) call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
   fraction of the cost of formulas built from exp and log); Triton's interpreter has no libdevice, so the
-  emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Round and pow are built from
-  floor, exp and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
+  emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Pow is built from floor, exp
+  and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
   CUDA code does (a division by a power of two is the exact multiplication by its reciprocal).
 """
 
@@ -296,9 +296,8 @@ def _tanh(k: OpEmitter, x: str) -> str:
 
 
 def _round_half_even(k: OpEmitter, x: str) -> str:
-    f = k.let(f"tl.floor({x})")
-    d = k.let(f"{x} - {f}")
-    return f"tl.where(({d} > 0.5) | (({d} == 0.5) & (tl.floor({f} * 0.5) * 2.0 != {f})), {f} + 1.0, {f})"
+    """CUDA's rint (eager's nearbyint): halves to even, and a negative rounded to zero is -0.0."""
+    return f"libdevice.rint({x})"
 
 
 def _trunc(x: str) -> str:
@@ -550,6 +549,13 @@ def _copy(
     return Pointwise(lambda k: k.x(operand), compute=_same_as_result, device=device, check=check)
 
 
+def _bitcast(k: OpEmitter) -> str:
+    """`view(dtype)` to a dtype of the same size (classify-ops refuses other sizes and bool): the bits as
+    they are, so the view's values are a kernel's."""
+    source = k.value(0)
+    return f"{_operand(k.x(0, source.dtype))}.to({tl_type(k.out)}, bitcast=True)"
+
+
 def _fill(value: Callable[[OpEmitter], str], device: int | None = None) -> Pointwise:
     return Pointwise(value, compute=_same_as_result, device=device)
 
@@ -706,6 +712,7 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.to.dtype": _copy(0),
     "aten.to.dtype_layout": _copy(0, device=3),
     "aten.copy.default": _copy(1),
+    "aten.view.dtype": Pointwise(_bitcast, compute=_same_as_result),
     "aten.dropout.default": _copy(0, check=_train_false),
     # fills
     "aten.fill.Scalar": _fill(lambda k: k.x(1)),

@@ -27,3 +27,12 @@ func.func @attention_precision(%q: !torch.vtensor<[2,4,32,16],f32>) -> !torch.vt
   %0 = torch.aten.scaled_dot_product_attention %q, %q, %q, %none, %float0, %false, %none, %false {pygraph.attention_kernel = "fp8"} : !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.vtensor<[2,4,32,16],f32>, !torch.none, !torch.float, !torch.bool, !torch.none, !torch.bool -> !torch.vtensor<[2,4,32,16],f32>
   return %0 : !torch.vtensor<[2,4,32,16],f32>
 }
+
+// -----
+
+func.func @bitcast_to_another_size(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[8],f16> {
+  %int5 = torch.constant.int 5
+  // expected-error @+1 {{aten.view.dtype from float32 to float16: pygraph reinterprets bits only between dtypes of one size, bool excepted}}
+  %0 = torch.aten.view.dtype %arg0, %int5 : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[8],f16>
+  return %0 : !torch.vtensor<[8],f16>
+}

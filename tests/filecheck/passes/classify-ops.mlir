@@ -38,6 +38,17 @@ func.func @main(%arg0: !torch.vtensor<[4,4],f32>, %w: !torch.vtensor<[4],f32>) -
 
 // -----
 
+// view(dtype) between dtypes of one size reinterprets bits in a kernel (a library call would alias its input).
+// CHECK-LABEL: func.func @bitcast
+// CHECK:         torch.aten.view.dtype {{.*}}pygraph.class = "pointwise"
+func.func @bitcast(%arg0: !torch.vtensor<[4],f32>) -> !torch.vtensor<[4],si32> {
+  %int3 = torch.constant.int 3
+  %0 = torch.aten.view.dtype %arg0, %int3 : !torch.vtensor<[4],f32>, !torch.int -> !torch.vtensor<[4],si32>
+  return %0 : !torch.vtensor<[4],si32>
+}
+
+// -----
+
 // Nothing to classify.
 // CHECK-LABEL: func.func @empty
 // CHECK-NEXT:    return %arg0
