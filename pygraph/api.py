@@ -352,6 +352,12 @@ def _modes(model: torch.nn.Module) -> tuple[bool, ...]:
     return tuple(module.training for module in model.modules())
 
 
+def _strided_as(x: Any, layout: Any) -> bool:
+    """Whether tensor `x` (of `layout`'s shape) has `layout`'s strides where they matter: dims of one
+    element may have any."""
+    return all(n == 1 or a == b for n, a, b in zip(layout.shape, x.stride(), layout.strides, strict=True))
+
+
 def _device(model: torch.nn.Module, target: str) -> torch.device:
     device = next(
         (t.device for t in itertools.chain(model.parameters(), model.buffers())), torch.device("cpu")
@@ -481,6 +487,9 @@ class CompiledModel:
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: dict[tuple[tuple[int, ...], ...], CompiledModel] = {}
+        # Programs for calls whose inputs that the model writes or whose results alias come in other strides
+        # than the example's (`_other_strides`), by those inputs' strides.
+        self._stride_variants: dict[tuple[tuple[int, ...], ...], CompiledModel] = {}
         # The programs for these shapes that calls whose data (or Python attributes) decide their way ran
         # (`_another_way`), in the order a call tries them (`_took`): None stands for the traced one, the
         # others were traced from a call that took another way. None in such a program itself.
@@ -530,6 +539,14 @@ class CompiledModel:
         ]
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
+        # Inputs whose strides decide what eager computes (`_other_strides`): those the model writes and
+        # those its results alias, with the example's strides.
+        aliased = {r.source[1] for r in self._regenerated if r.source is not None and r.source[0] == "input"}
+        self._stride_keyed = [
+            (i, plan.buffers[a.buffer].layout)
+            for i, a in enumerate(self._inputs)
+            if i in aliased or i in self._mutated_inputs
+        ]
         # The state the graphs write (bound by `_bind_state`): their version counters move each call.
         self._written_state_mask = [
             a.buffer in written for a in plan.arguments if a.role not in ("input", "rng")
@@ -673,6 +690,8 @@ class CompiledModel:
                 and (x.get_device() == index if index >= 0 else x.is_cpu)
             ):
                 return self._other_shapes(args, inputs)
+        if self._stride_keyed and not all(_strided_as(inputs[i], layout) for i, layout in self._stride_keyed):
+            return self._other_strides(args, inputs)
         if self._mutated_inputs and len(inputs) > 1:
             self._refuse_aliased_inputs(inputs)
         generators = generator_states(self._device) if self._draws else None
@@ -991,6 +1010,34 @@ class CompiledModel:
             variant = self._new_variant(args, inputs, key)
         return variant(*args) if variant is not None else self._eagerly(args, None, self._too_many_shapes())
 
+    def _other_strides(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
+        """A call whose inputs that the model writes or that its results alias come in other strides than
+        the example's. Eager's `reshape`, `flatten` and `contiguous()` return a view of a tensor or a copy
+        by the strides they find, so where the model writes an input, or returns one (`x.contiguous()` is
+        `x` itself only where `x` is contiguous), what a call computes depends on them: such calls run the
+        program traced from inputs of their strides (compiled once, as a shape variant, with a warning)."""
+        key = tuple(inputs[i].stride() for i, _ in self._stride_keyed)
+        variant = self._stride_variants.get(key)
+        if variant is None:
+            if len(self._stride_variants) >= knobs.max_variants:
+                return self._eagerly(
+                    args,
+                    None,
+                    f"inputs the model writes or returns come in more than PYGRAPH_MAX_VARIANTS="
+                    f"{knobs.max_variants} strides besides the example's",
+                )
+            variant = _compile(self.model, args, self._variant_options, self._outside, variant=True)
+            variant._dynamic = self._dynamic
+            self._stride_variants[key] = variant
+            names = ", ".join(f"'{self._inputs[i].name}'" for i, _ in self._stride_keyed)
+            warnings.warn(
+                f"{type(self.model).__name__}: this call's inputs {names}, which the model writes or returns "
+                f"views of, come with other strides than the example's ({key}); eager's reshapes alias or "
+                "copy by strides, so pygraph traced and compiled the model again for these",
+                stacklevel=4,
+            )
+        return variant(*args)
+
     def _too_many_shapes(self) -> str:
         return (
             f"calls come with more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} input shapes besides the "
@@ -1146,7 +1193,7 @@ class CompiledModel:
 
     def _as_after_an_event(self) -> None:
         self._epoch = -1  # (`_StateWatch.epoch` never is: the next call checks and rebinds, `_run`)
-        for program in [*self._variants.values(), *(self._ways or ())]:
+        for program in [*self._variants.values(), *self._stride_variants.values(), *(self._ways or ())]:
             if program is not None:
                 program._as_after_an_event()
 

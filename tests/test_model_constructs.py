@@ -756,6 +756,49 @@ def test_gpu_results_aliasing_inputs_state_or_each_other(no_tf32):
     _check_aliases("cuda")
 
 
+class StridesDecide(nn.Module):
+    """What eager computes depends on the strides of its inputs: `flatten` is a view of a contiguous `x`,
+    which the write after it reaches, and a copy of a transposed one, which it does not; `contiguous()`
+    returns a contiguous `y` itself, else a copy."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        flat = x.flatten()
+        x.mul_(0.5)
+        return flat + 1, y.contiguous()
+
+
+def _check_strides_deciding(device: str) -> None:
+    """Calls with inputs the model writes or returns in other strides than the example's run a program
+    traced from such inputs (compiled once, with a warning), so they compute and alias what eager does."""
+    model, target = StridesDecide(), "cuda" if device == "cuda" else "emulator"
+
+    def inputs(transposed: bool) -> tuple[torch.Tensor, torch.Tensor]:
+        x, y = torch.randn(4, 6, device=device), torch.randn(5, 3, device=device)
+        return tuple(t.t().contiguous().t() if transposed else t for t in (x, y))
+
+    compiled = pygraph.export_and_compile(model, inputs(False), target=target)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for transposed in (False, True, True, False, True):  # (on the GPU, the native replay's too)
+            x, y = inputs(transposed)
+            eager_x, eager_y = x.clone(), y.clone()  # (clones keep the strides)
+            got, ref = compiled(x, y), model(eager_x, eager_y)
+            assert relative_error(got, ref) <= 1e-6 and torch.equal(x, eager_x)
+            assert got[1].is_contiguous() and (got[1] is y) == (ref[1] is eager_y) == (not transposed)
+    again = [w for w in caught if "other strides than the example's" in str(w.message)]
+    assert len(again) == 1 and "'x', 'y'" in str(again[0].message)
+
+
+def test_inputs_written_or_returned_in_other_strides_compute_what_eager_does():
+    _check_strides_deciding("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_inputs_written_or_returned_in_other_strides(no_tf32):
+    _check_strides_deciding("cuda")
+
+
 def _check_mode_switches(device: str) -> None:
     """A model compiled in eval mode, then switched with `.train()` and back with `.eval()`: each call
     computes what eager computes in the mode the model is in (batch statistics, updated running ones)."""
