@@ -1,4 +1,4 @@
-"""`pygraph`: the command line (example, check, bench, explain)."""
+"""`pygraph`: the command line (example, check, bench, fuzz, explain)."""
 
 from __future__ import annotations
 
@@ -44,11 +44,22 @@ def main(argv: list[str] | None = None) -> int:
         choices=["float32", "float16", "bfloat16"],
         help="cast each model and its floating inputs to this dtype (write to another --out)",
     )
+    sub.add_parser(
+        "fuzz",
+        help="compile random programs and compare them with eager (`pygraph fuzz --help`)",
+        add_help=False,
+    )
     explain = sub.add_parser(
         "explain", help="report coverage, I/O mechanisms, segments from a .plan.mlir or a dump directory"
     )
     explain.add_argument("path", type=Path)
-    args = parser.parse_args(argv)
+    args, rest = parser.parse_known_args(argv)
+    if args.command == "fuzz":
+        from .fuzz import cli as run_fuzz
+
+        return run_fuzz(rest)
+    if rest:
+        parser.error(f"unrecognized arguments: {' '.join(rest)}")
     if args.command == "example":
         from .example import main as run_example
 

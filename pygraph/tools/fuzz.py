@@ -1,0 +1,744 @@
+"""`pygraph fuzz`: random programs of tensor ops, compiled and compared with eager.
+
+Why: fusion, view folding, layouts and memory planning rewrite index arithmetic and buffer lifetimes;
+hand-written tests cover the patterns someone thought of, random programs the ones nobody did. Each seed
+is one program, written out as a self-contained Python module (`Fuzzed` and `inputs(seed)`) that
+reproduces it: a failure is a file to read, not a seed to regenerate.
+
+A program is a chain of lines `tN = <op>(...)` over the model's inputs, parameters and earlier values.
+Every candidate line is run eagerly while the program is built and kept only if it runs and its values
+stay tame (finite, |x| <= 1e3, not all one value, at most `MAX_NUMEL` elements), so the shapes need no
+rules of their own: whatever eager accepts is fair game, and what pygraph then gets wrong is its bug.
+"""
+
+from __future__ import annotations
+
+import argparse
+import copy
+import random
+import sys
+import time
+import traceback
+import warnings
+from collections.abc import Callable, Iterable
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import torch
+import torch.utils._pytree as pytree
+
+from ..metrics import relative_error
+
+MAX_NUMEL = 2048  # the emulator interprets generated kernels: small tensors keep a seed under seconds
+TOLERANCE = {torch.float64: 1e-9, torch.float32: 1e-4, torch.float16: 1e-2, torch.bfloat16: 2e-2}
+DIMS = (1, 2, 3, 4, 5, 7, 8, 12, 16, 17, 32)
+
+# (template, arity): {a} and {b} are tensors of the program, {d} a dim of {a}
+UNARY = [
+    "torch.tanh({a})",
+    "torch.sigmoid({a})",
+    "torch.relu({a})",
+    "F.gelu({a})",
+    "F.gelu({a}, approximate='tanh')",
+    "F.silu({a})",
+    "F.softplus({a})",
+    "F.leaky_relu({a}, 0.1)",
+    "F.hardswish({a})",
+    "F.elu({a})",
+    "{a}.abs()",
+    "-{a}",
+    "torch.sin({a})",
+    "torch.cos({a})",
+    "torch.exp(-{a}.abs())",
+    "torch.sqrt({a}.abs() + 1)",
+    "torch.log1p({a}.abs())",
+    "torch.rsqrt({a} * {a} + 1)",
+    "torch.erf({a})",
+    "{a}.clamp(-0.5, 0.5)",
+    "{a}.clamp(min=0.25)",
+    "{a} * {a}",
+    "{a} * 0.5 + 1.0",
+    "2.0 - {a}",
+    "1.0 / ({a}.abs() + 1)",
+    "{a}.sign() * {a}",
+    "torch.where({a} > 0, {a}, 0.1 * {a})",
+    "{a}.pow(3)",
+    "torch.floor({a} * 4)",
+    "torch.ceil({a} * 4)",
+    "torch.trunc({a} * 4)",
+    "torch.round({a} * 4)",
+    "torch.round(torch.floor({a} * 4) / 2)",  # exact halves: rounds to even, as eager
+    "torch.fmod({a}, 0.7)",
+    "torch.remainder({a}, 0.7)",
+    "{a} % -0.7",
+    "torch.fmod({a} * 4, -1.5)",
+    "{a}.masked_fill({a} > 0.5, 0.25)",
+    "({a} > 0).float()",
+    "({a} > 0).to({a}.dtype) * {a}",
+    "({a} * 8).long().to({a}.dtype)",
+    "torch.div(({a} * 8).long(), 3, rounding_mode='floor').to({a}.dtype)",
+    "torch.div(({a} * 8).long(), 3, rounding_mode='trunc').to({a}.dtype)",
+    "(({a} * 8).long() % 3).to({a}.dtype)",
+    "(({a} * 8).long() // -3).to({a}.dtype)",
+    "(({a} > 0) & ({a} < 0.5)).to({a}.dtype)",
+    "(({a} > 0.5) | ~({a} > -0.5)).to({a}.dtype)",
+    "{a}.to(torch.float16).to({a}.dtype)",
+    "{a}.to(torch.bfloat16).to({a}.dtype)",
+    "torch.nan_to_num(torch.log({a}), nan=0.5, neginf=-3.0)",
+]
+BINARY = [
+    "{a} + {b}",
+    "{a} - {b}",
+    "{a} * {b}",
+    "{a} / ({b}.abs() + 0.5)",
+    "torch.maximum({a}, {b})",
+    "torch.minimum({a}, {b})",
+    "torch.where({a} > {b}, {a}, {b})",
+    "torch.where({b} > 0, {a}, -{a})",
+    "torch.atan2({a}, {b})",
+    "{a}.clamp(min={b})",
+    "torch.lerp({a}, {b}, 0.3)",
+    "torch.addcmul({a}, {a}, {b}, value=0.5)",
+    "({a} > {b}).to({a}.dtype)",
+    "torch.hypot({a}, {b})",
+]
+REDUCTION = [
+    "{a}.sum({d})",
+    "{a}.sum({d}, keepdim=True)",
+    "{a}.mean({d})",
+    "{a}.mean({d}, keepdim=True)",
+    "{a}.amax({d})",
+    "{a}.amin({d}, keepdim=True)",
+    "{a}.max({d}).values",
+    "{a}.sum()",
+    "{a}.mean()",
+    "{a}.var({d})",
+    "{a}.var({d}, correction=0, keepdim=True)",
+    "{a}.std({d})",
+    "torch.logsumexp({a}, {d})",
+    "torch.softmax({a}, {d})",
+    "torch.log_softmax({a}, {d})",
+    "F.normalize({a}, dim={d})",
+    "torch.linalg.vector_norm({a}, dim={d})",
+    "torch.cumsum({a}, {d})",
+    "{a} - {a}.mean({d}, keepdim=True)",
+    "{a} / {a}.abs().amax({d}, keepdim=True).clamp(min=1e-3)",
+    "F.layer_norm({a}, {a}.shape[-1:])",
+    "F.rms_norm({a}, {a}.shape[-1:], eps=1e-6)",
+    "{a}.argmax({d}).to({a}.dtype)",
+    "{a}.prod({d}).clamp(-10, 10)",
+]
+VIEW = [
+    "{a}.transpose({d}, {e})",
+    "{a}.permute({perm})",
+    "{a}.unsqueeze({d})",
+    "{a}.unsqueeze(-1)",
+    "{a}.squeeze({d})",
+    "{a}.flatten()",
+    "{a}.reshape({merged})",
+    "{a}.reshape({split})",
+    "{a}.narrow({d}, {start}, {length})",
+    "{a}.select({d}, {start})",
+    "{a}[{slices}]",
+    "{a}.flip({d})",
+    "{a}.roll({shift}, {d})",
+    "{a}.chunk(2, {d})[-1]",
+    "{a}.unbind({d})[{start}]",
+    "{a}.expand({expanded})",
+    "{a}.contiguous()",
+    "{a}.clone()",
+    "{a}.mT",
+    "{a}.repeat({repeats})",
+    "{a}.diagonal(0, {d}, {e})",
+    "{a}.unfold({d}, 2, 1)",
+    "{a}.view(INT[{a}.element_size()]).view({a}.dtype)",  # a bit-cast both ways is the identity
+    "({a}.view(INT[{a}.element_size()]) ^ 5).view({a}.dtype)",
+]
+COMBINE = [
+    "torch.cat([{a}, {b}], {d})",
+    "torch.cat([{a}, {f}], {d})",
+    "torch.stack([{a}, {f}], {d})",
+    "{a} @ {b}",
+    "{a} @ {a}.mT",
+    "F.linear({a}, {w})",
+    "F.linear({a}, {w}, {bias})",
+    "{a} @ {m}",
+]
+INDEX = [
+    "torch.gather({a}, {d}, {i})",
+    "{a}.index_select({d}, {i1})",
+    "{a}[{i1}]",
+    "F.embedding({i}, {table})",
+    "torch.zeros_like({a}).scatter_add({d}, {i}, {g})",
+    "{a}.index_add({d}, {i1}, {g1})",
+]
+IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
+    "F.conv2d({a}, {cw}, {cb}, padding={pad}, stride={stride}, groups={groups})",
+    "F.conv2d({a}, {cw}, padding='same', dilation=2)",
+    "F.max_pool2d({a}, 2)",
+    "F.max_pool2d({a}, 3, stride=2, padding=1)",
+    "F.avg_pool2d({a}, 2, ceil_mode=True)",
+    "F.adaptive_avg_pool2d({a}, 1)",
+    "F.adaptive_avg_pool2d({a}, (2, 3))",
+    "{a}.mean((2, 3), keepdim=True) * {a}",
+    "F.interpolate({a}, scale_factor=2, mode='nearest')",
+    "F.interpolate({a}, scale_factor=2, mode='bilinear', align_corners=False)",
+    "F.pad({a}, (1, 2, 0, 1))",
+    "F.pad({a}, (1, 1, 1, 1), mode='reflect')",
+    "F.batch_norm({a}, {bn_mean}, {bn_var}, {bn_w}, {bn_b})",
+    "F.group_norm({a}, 1)",
+    "F.pixel_shuffle({a}, 2)",
+    "F.scaled_dot_product_attention({a}, {a}, {a})",
+    "F.scaled_dot_product_attention({a}, {a}.flip(-2), {a}, is_causal=True)",
+]
+SORT = [
+    "torch.topk({a}, {k}, {d}).values",
+    "torch.sort({a}, {d}, descending=True).values",
+    "torch.tril({a})",
+    "torch.triu({a}, 1)",
+    "torch.einsum('...ij,...kj->...ik', {a}, {a})",
+]
+MUTATE = [  # an intermediate written in place (functionalized by export into *_scatter and copies)
+    "{a}.clone(); {n}[{slices}] = {s}",
+    "{a}.clone(); {n}.add_(1.5)",
+    "{a}.clone(); {n}.mul_({b})",
+    "{a}.clone(); {n}.select({d}, 0).fill_(0.5)",
+    "{a}.clone(); {n}.masked_fill_({n} < 0, -0.5)",
+    "{a}.clone(); {n}[{i1}] = 0.75",
+    "{x}.mul_(0.5)",  # the caller's input, written
+    "{x}.narrow(0, 0, 1).fill_(0.5)",
+    "{p}.add_(0.125)",  # the model's parameter, written in every call
+]
+FAMILIES = [
+    (UNARY, 6),
+    (BINARY, 5),
+    (REDUCTION, 4),
+    (VIEW, 5),
+    (COMBINE, 3),
+    (INDEX, 2),
+    (MUTATE, 2),
+    (IMAGE, 3),
+    (SORT, 1),
+]
+# knobs a program is compiled under (reproduce with the environment variables `pygraph fuzz` prints)
+SETTINGS = [{}, {"gpu_layouts": "on"}, {"gpu_layouts": "on", "matmul": "all"}]
+INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
+DTYPES = [torch.float32] * 8 + [torch.float16, torch.bfloat16]
+
+
+@dataclass(frozen=True)
+class Program:
+    """One program: a module's source defining `Fuzzed`, `inputs(seed)` (seed 0: the example it was built
+    on) and `SETTINGS` (the knobs it compiles under), and a name for it (`seed N` or a file's path)."""
+
+    name: str
+    source: str
+
+    def build(self) -> tuple[torch.nn.Module, Callable[[int], tuple[torch.Tensor, ...]], dict[str, str]]:
+        namespace: dict[str, Any] = {}
+        exec(compile(self.source, f"<pygraph-fuzz {self.name}>", "exec"), namespace)
+        return namespace["Fuzzed"](), namespace["inputs"], namespace["SETTINGS"]
+
+    @property
+    def lines(self) -> int:
+        """The lines of forward, its return left out."""
+        body = self.source.split("    def forward(")[1].split("\n")[1:]
+        return next(i for i, line in enumerate(body) if line.startswith("        return "))
+
+
+@dataclass
+class _Builder:
+    seed: int
+    rng: random.Random = field(init=False)
+    values: dict[str, torch.Tensor] = field(default_factory=dict)  # every name a line may read
+    floats: list[str] = field(default_factory=list)  # floating names, in the order they were made
+    inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, expression drawing it)
+    params: list[tuple[str, str]] = field(default_factory=list)
+    body: list[str] = field(default_factory=list)
+
+    def __post_init__(self) -> None:
+        self.rng = random.Random(self.seed)
+        self.dtype = self.rng.choice(DTYPES)
+        self.settings = self.rng.choice(SETTINGS)
+        self.param_gen = torch.Generator().manual_seed(self.seed)
+        self.input_gen = torch.Generator().manual_seed(self.seed)
+
+    # -------------------------------------------------------------- leaves
+    def _shape(self) -> list[int]:
+        rank = self.rng.choice((1, 2, 2, 3, 3, 3, 4, 4, 4))
+        while True:
+            shape = [self.rng.choice(DIMS) for _ in range(rank)]
+            if _numel(shape) <= MAX_NUMEL // 2:
+                return shape
+
+    def new_input(self, shape: list[int]) -> str:
+        name = f"x{len(self.inputs)}"
+        self._leaf(name, f"torch.randn({shape}, generator=g){self._cast}", self.input_gen, self.inputs)
+        self.floats.append(name)
+        return name
+
+    def new_index(self, shape: list[int], high: int) -> str:
+        name = f"i{len(self.inputs)}"
+        self._leaf(name, f"torch.randint(0, {high}, {shape}, generator=g)", self.input_gen, self.inputs)
+        return name
+
+    def new_param(self, shape: list[int]) -> str:
+        name = f"self.p{len(self.params)}"
+        self._leaf(
+            name, f"nn.Parameter(torch.randn({shape}, generator=g){self._cast})", self.param_gen, self.params
+        )
+        self.floats.append(name)
+        return name
+
+    @property
+    def _cast(self) -> str:
+        return "" if self.dtype == torch.float32 else f".to({self.dtype})"
+
+    def _leaf(self, name: str, expression: str, gen: torch.Generator, into: list[tuple[str, str]]) -> None:
+        self.values[name] = eval(expression, {"torch": torch, "nn": torch.nn, "g": gen})
+        into.append((name, expression))
+
+    # -------------------------------------------------------------- lines
+    def pick(self) -> str:
+        """A floating value, the recent ones likelier (chains), any of them possible (fan-out)."""
+        recent = self.floats[-3:]
+        return self.rng.choice(recent if self.rng.random() < 0.7 else self.floats)
+
+    def step(self) -> bool:
+        families, weights = zip(*FAMILIES, strict=True)
+        family = self.rng.choices(families, weights)[0]
+        a = self.pick()
+        template = self.rng.choice(family)
+        name = f"t{len(self.body)}"
+        try:
+            line = self._fill(template, a, name)
+        except (IndexError, ValueError):  # a hole `a`'s shape cannot fill (a 0-d operand of a product)
+            return False
+        if line is None:
+            return False
+        return self._try(name, line)
+
+    def _try(self, name: str, line: str) -> bool:
+        scope = {"torch": torch, "F": torch.nn.functional, "INT": INT, **_dotted(self.values)}
+        first, _, rest = line.partition("; ")
+        try:
+            exec(f"{name} = {first}" + (f"\n{rest}" if rest else ""), scope)
+        except Exception:
+            return False
+        value = scope[name]
+        if not isinstance(value, torch.Tensor) or not _tame(value):
+            return False
+        self.values[name] = value
+        if value.is_floating_point():
+            self.floats.append(name)
+        self.body.append(f"{name} = {first}" + "".join(f"\n        {s}" for s in rest.split("; ") if s))
+        return True
+
+    def _fill(self, template: str, a: str, name: str) -> str | None:
+        """The template with its holes filled from `a`'s shape; None where a hole has no sensible value."""
+        shape = list(self.values[a].shape)
+        rank = len(shape)
+        holes: dict[str, Any] = {"a": a, "n": name}
+        if rank == 0 and any(h in template for h in ("{d}", "{e}", "{i", "{slices}", "{w}", "{m}", "{g")):
+            return None
+        if rank:
+            d, e = self.rng.randrange(rank), self.rng.randrange(rank)
+            holes.update(d=d - rank if self.rng.random() < 0.3 else d, e=e)
+            size = shape[d]
+            start = self.rng.randrange(size)
+            holes.update(start=start, length=self.rng.randint(1, size - start), shift=self.rng.randint(-3, 3))
+            holes["perm"] = ", ".join(map(str, self.rng.sample(range(rank), rank)))
+            holes["slices"] = self._slices(shape)
+            holes["merged"] = _merged(shape, self.rng)
+            holes["split"] = _split(shape, self.rng)
+            holes["expanded"] = [self.rng.choice((2, 3)) if s == 1 else s for s in shape]
+            holes["repeats"] = [self.rng.choice((1, 1, 2)) for _ in shape]
+        if "{x}" in template:
+            holes["x"] = self.rng.choice([n for n in self.floats if n.startswith("x")])
+        if "{p}" in template:
+            params = [n for n in self.floats if n.startswith("self.")]
+            if not params:
+                return None
+            holes["p"] = self.rng.choice(params)
+        if "{b}" in template:
+            holes["b"] = self._operand(shape, a, template)
+        if "{f}" in template:  # a second piece of a's shape, computed from a (cat's pieces of one source)
+            holes["f"] = f"torch.tanh({a}) * 0.5"
+        if "{s}" in template:  # a value assigned into a slice: a scalar or a broadcast tensor
+            holes["s"] = self.rng.choice(
+                ("0.5", f"{a}[{holes['slices']}] * 2", "torch.tanh(" + a + ")[" + holes["slices"] + "]")
+            )
+        if "{w}" in template or "{bias}" in template:
+            out = self.rng.choice(DIMS)
+            holes["w"] = self.new_param([out, shape[-1]])
+            holes["bias"] = self.new_param([out])
+        if "{cw}" in template and rank == 4:
+            channels = shape[1]
+            groups = self.rng.choice([g for g in (1, 2, channels) if channels % g == 0])
+            out = groups * self.rng.choice((1, 2, 3))
+            size = self.rng.choice((1, 3))
+            holes.update(pad=self.rng.randint(0, size // 2), stride=self.rng.choice((1, 1, 2)), groups=groups)
+            holes["cw"] = self.new_param([out, channels // groups, size, size])
+            holes["cb"] = self.new_param([out]) if self.rng.random() < 0.7 else "None"
+        if "{bn_mean}" in template and rank >= 2:
+            for part in ("mean", "w", "b"):
+                holes[f"bn_{part}"] = self.new_param([shape[1]])
+            holes["bn_var"] = f"{self.new_param([shape[1]])}.abs() + 0.5"
+        if "{k}" in template and rank:
+            holes["k"] = self.rng.randint(1, shape[holes["d"]])
+        if "{m}" in template:
+            holes["m"] = self.new_param([shape[-1], self.rng.choice(DIMS)])
+        if "{table}" in template:
+            holes["i"] = self.new_index(shape[:2], self.rng.choice(DIMS[1:]))
+            holes["table"] = self.new_param([max(DIMS), self.rng.choice(DIMS)])
+        elif "{i}" in template or "{g}" in template:
+            dim = holes["d"] % rank
+            index_shape = [self.rng.randint(1, s) for s in shape]
+            holes["i"] = self.new_index(index_shape, shape[dim])
+            holes["g"] = f"torch.tanh({a})[{', '.join(f':{s}' for s in index_shape)}]"
+        if "{i1}" in template or "{g1}" in template:
+            dim = holes["d"] % rank if "{d}" in template else 0
+            count = self.rng.randint(1, 2 * shape[dim])
+            holes["i1"] = self.new_index([count], shape[dim])
+            g1 = list(shape)
+            g1[dim] = count
+            holes["g1"] = f"{a}.new_ones({g1}) * 0.5"
+        try:
+            return template.format(**holes)
+        except KeyError:  # a hole only tensors of some rank have
+            return None
+
+    def _operand(self, shape: list[int], a: str, template: str) -> str:
+        """A second operand broadcasting against `a`: an earlier value, a new input or parameter, a number."""
+        if "@" in template:  # a product: a value or parameter whose rows are a's columns
+            k = shape[-1]
+            matching = [n for n in self.floats if self.values[n].dim() >= 2 and self.values[n].shape[-2] == k]
+            if matching and self.rng.random() < 0.5:
+                return self.rng.choice(matching)
+            return self.new_param([k, self.rng.choice(DIMS)])
+        choice = self.rng.random()
+        if choice < 0.15:
+            return self.rng.choice(("0.5", "-1.25", "3.0"))
+        fits = [n for n in self.floats if n != a and _broadcasts(self.values[n].shape, shape)]
+        if choice < 0.55 and fits:
+            return self.rng.choice(fits)
+        broadcast = [1 if self.rng.random() < 0.4 else s for s in shape]
+        broadcast = broadcast[self.rng.randrange(len(broadcast) + 1) :] if broadcast else []
+        if self.rng.random() < 0.5:
+            return self.new_param(broadcast)
+        return self.new_input(broadcast)
+
+    def _slices(self, shape: list[int]) -> str:
+        parts = []
+        for size in shape:
+            start = self.rng.randrange(size)
+            stop = self.rng.randint(start + 1, size)
+            step = self.rng.choice((1, 1, 2, 3))
+            parts.append(
+                self.rng.choice((":", f"{start}:{stop}", f"{start}::{step}", f"{start}:{stop}:{step}"))
+            )
+        return ", ".join(parts)
+
+    # -------------------------------------------------------------- the program
+    def program(self) -> Program:
+        for _ in range(self.rng.randint(1, 2)):
+            self.new_input(self._shape())
+        target = self.rng.randint(4, 14)
+        tries = 0
+        while len(self.body) < target and tries < 40 * target:
+            tries += 1
+            self.step()
+        made = [n for n in self.values if n.startswith("t") and self.values[n].is_floating_point()]
+        made = made or [self.floats[-1]]
+        outputs = [made[-1]] + self.rng.sample(made[:-1], min(len(made) - 1, self.rng.randint(0, 2)))
+        return Program(f"seed {self.seed}", self._source(outputs))
+
+    def _source(self, outputs: list[str]) -> str:
+        args = ", ".join(["self"] + [n for n, _ in self.inputs])
+        draws = "".join(f"{e}, " for _, e in self.inputs)
+        return "\n".join(
+            [
+                f'"""pygraph fuzz, seed {self.seed}: `Fuzzed()(*inputs(0))`, compiled with {_environment(self.settings)}."""',
+                "import torch",
+                "import torch.nn.functional as F",
+                "from torch import nn",
+                "",
+                "INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}  # (bit-casts: the integer of a size)",
+                f"SETTINGS = {self.settings!r}",
+                "",
+                "",
+                "class Fuzzed(nn.Module):",
+                "    def __init__(self):",
+                "        super().__init__()",
+                f"        g = torch.Generator().manual_seed({self.seed})",
+                *[f"        {n} = {e}" for n, e in self.params],
+                "",
+                f"    def forward({args}):",
+                *[f"        {line}" for line in self.body],
+                f"        return {', '.join(outputs)}{',' if len(outputs) == 1 else ''}",
+                "",
+                "",
+                "def inputs(seed):",
+                '    """The example inputs (seed 0, as the program was built on) or fresh ones."""',
+                f"    g = torch.Generator().manual_seed({self.seed} + seed)",
+                f"    return ({draws})",
+                "",
+            ]
+        )
+
+
+def _environment(settings: dict[str, str]) -> str:
+    from ..knobs import knobs
+
+    return " ".join(f"{getattr(type(knobs), k).env}={v}" for k, v in settings.items()) or "the defaults"
+
+
+def _numel(shape: list[int]) -> int:
+    count = 1
+    for s in shape:
+        count *= s
+    return count
+
+
+def _merged(shape: list[int], rng: random.Random) -> list[int]:
+    if len(shape) < 2:
+        return [*shape, 1]
+    at = rng.randrange(len(shape) - 1)
+    return [*shape[:at], shape[at] * shape[at + 1], *shape[at + 2 :]]
+
+
+def _split(shape: list[int], rng: random.Random) -> list[int]:
+    at = rng.randrange(len(shape))
+    size = shape[at]
+    factors = [f for f in range(2, size) if size % f == 0]
+    if not factors:
+        return [*shape[:at], 1, size, *shape[at + 1 :]]
+    f = rng.choice(factors)
+    return [*shape[:at], f, size // f, *shape[at + 1 :]]
+
+
+def _broadcasts(small: torch.Size, big: list[int]) -> bool:
+    if len(small) > len(big):
+        return False
+    return all(s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
+
+
+def _tame(value: torch.Tensor) -> bool:
+    if value.numel() == 0 or value.numel() > MAX_NUMEL or value.dim() > 5:
+        return False
+    if not value.is_floating_point():
+        return True
+    flat = value.detach().double()
+    return bool(flat.isfinite().all() and flat.abs().max() <= 1e3 and (flat.numel() < 4 or flat.std() > 0))
+
+
+def _dotted(values: dict[str, torch.Tensor]) -> dict[str, Any]:
+    """`self.pN` names resolve through an object holding the parameters."""
+    holder = type("Params", (), {})()
+    plain = {}
+    for name, value in values.items():
+        if name.startswith("self."):
+            setattr(holder, name[5:], value)
+        else:
+            plain[name] = value
+    return {"self": holder, **plain}
+
+
+def generate(seed: int) -> Program:
+    """The program of `seed`: the same source on every machine and run."""
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (eager's about the candidate lines it then drops)
+        return _Builder(seed).program()
+
+
+@dataclass
+class Outcome:
+    status: str  # pass; wrong (answers differ); unstable (differ where eager's rounding decides, see check);
+    # refused (CompileError); crash (anything else); invalid (eager fails on fresh inputs: the generator's)
+
+    detail: str = ""
+    error: float | None = None
+
+    @property
+    def signature(self) -> tuple[str, str]:
+        """What a reduced program must still show: the status and, for an error, its first line."""
+        return self.status, "" if self.status in ("wrong", "unstable") else self.detail.split("\n")[0]
+
+
+def check(program: Program, device: torch.device, calls: int = 3) -> Outcome:
+    """Compiles `program` on its example inputs and calls it on those and fresh ones, beside eager calls of
+    a copy of the model (a program may write its inputs and parameters); the last call's inputs are laid
+    out transposed in memory. After the calls it compares the results (earlier calls' must survive later
+    ones), the inputs as each call left them and the parameters."""
+    import pygraph
+
+    from ..knobs import knobs
+
+    model, draw, settings = program.build()
+    model = model.to(device)
+    pristine = copy.deepcopy(model)
+    reference = copy.deepcopy(model)
+
+    def inputs(call: int) -> tuple[torch.Tensor, ...]:
+        args = tuple(x.to(device) for x in draw(call))
+        return args if call < calls - 1 else tuple(_transposed(x) for x in args)
+
+    try:
+        with torch.no_grad(), knobs.scope(**settings):
+            compiled = pygraph.export_and_compile(model, inputs(0))
+            got, ref = [], []
+            for call in range(calls):
+                args, eager_args = inputs(call), inputs(call)
+                try:
+                    ref.append((reference(*eager_args), eager_args))
+                except Exception as exc:  # (the generator's: eager accepted the example, not these)
+                    return Outcome("invalid", f"eager: {type(exc).__name__}: {exc}")
+                got.append((compiled(*args), args))
+            errors = [relative_error(g, r) for g, r in zip(got, ref, strict=True)]
+            errors.append(relative_error(_state(model), _state(reference)))
+    except pygraph.CompileError as exc:
+        return Outcome("refused", " ".join(str(exc).split()))
+    except Exception as exc:
+        return Outcome("crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}")
+    dtypes = {t.dtype for t in pytree.tree_leaves(ref) if t.is_floating_point()}
+    bound = max((TOLERANCE.get(d, 1e-2) for d in dtypes), default=0.0)
+    if max(errors) <= bound:
+        return Outcome("pass", error=max(errors))
+    # Near a discontinuity (a remainder of a value that cancels to about 0, a tie) eager's own rounding
+    # decides: where eager is that far from the program computed in float64, no answer is the right one.
+    try:
+        off = _against_float64(pristine, reference, ref, inputs, calls)
+    except Exception as exc:  # (a bit-cast to a 4-byte integer has no float64 form)
+        detail = f"relative errors per call and of the parameters: {errors}; no float64 run ({exc})"
+        return Outcome("wrong", detail, max(errors))
+    detail = f"relative errors per call and of the parameters: against eager {errors}, eager's against float64 {off}"
+    worst = max(range(len(errors)), key=errors.__getitem__)
+    status = "unstable" if off[worst] > bound / 10 else "wrong"
+    return Outcome(status, detail, max(errors))
+
+
+def _against_float64(
+    pristine: torch.nn.Module,
+    reference: torch.nn.Module,
+    ref: list[Any],
+    inputs: Callable[[int], Any],
+    calls: int,
+) -> list[float]:
+    """How far eager's results (`ref`, then the parameters `reference` holds) are from the same calls of
+    the program in float64, from `pristine` (both ways: where the exact result is 0, eager's rounding
+    error is all there is)."""
+    exact = pristine.double()
+    pairs = []
+    with torch.no_grad():
+        for call in range(calls):  # (in order: a call may write the parameters the next one reads)
+            args = _double(inputs(call))
+            pairs.append((_double(ref[call]), (exact(*args), args)))
+    pairs.append((_double(_state(reference)), _state(exact)))
+    return [max(relative_error(e, x), relative_error(x, e)) for e, x in pairs]
+
+
+def _state(model: torch.nn.Module) -> list[torch.Tensor]:
+    return [t.detach() for t in model.state_dict().values()]
+
+
+def _transposed(x: torch.Tensor) -> torch.Tensor:
+    """`x` with its dims in memory in reverse order (a 1-d tensor: every other element)."""
+    if x.dim() == 0:
+        return x
+    if x.dim() == 1:
+        return torch.stack([x, x], -1)[:, 0]
+    return x.transpose(0, -1).contiguous().transpose(0, -1)
+
+
+def _double(value: Any) -> Any:
+    return pytree.tree_map(
+        lambda t: t.double() if isinstance(t, torch.Tensor) and t.is_floating_point() else t, value
+    )
+
+
+def reduce(program: Program, outcome: Outcome, device: torch.device) -> Program:
+    """`program` with every line of forward and every result it can lose while `check` still shows the
+    same signature: a delta-debugging pass over lines, repeated until nothing more goes."""
+    lines = program.source.split("\n")
+    body = range(lines.index(next(x for x in lines if x.startswith("    def forward"))) + 1, len(lines))
+    ret = next(i for i in body if lines[i].startswith("        return "))
+
+    def candidates(current: list[str]) -> list[list[str]]:
+        out = []
+        results = current[ret].removeprefix("        return ").rstrip(",").split(", ")
+        for j in range(len(results)) if len(results) > 1 else ():
+            kept = results[:j] + results[j + 1 :]
+            out.append([*current[:ret], f"        return {', '.join(kept)},", *current[ret + 1 :]])
+        for i in reversed(range(body.start, ret)):
+            if current[i]:
+                out.append([*current[:i], "", *current[i + 1 :]])
+        return out
+
+    current = lines
+    changed = True
+    while changed:
+        changed = False
+        for attempt in candidates(current):
+            trial = Program(program.name, "\n".join(attempt))
+            if check(trial, device).signature == outcome.signature:
+                current, changed = attempt, True
+                break
+    source = "\n".join(x for i, x in enumerate(current) if x or i not in range(body.start, ret))
+    return Program(program.name, source)
+
+
+def seeds(spec: str) -> range:
+    first, _, last = spec.partition(":")
+    return range(int(first), int(last)) if last else range(int(first), int(first) + 1)
+
+
+def main(programs: Iterable[Program], keep: Path | None, shrink: bool) -> int:
+    device = torch.device("cuda" if torch.cuda.is_available() else "cpu")
+    if device.type == "cuda":
+        torch.backends.cuda.matmul.allow_tf32 = False
+        torch.backends.cudnn.allow_tf32 = False
+    warnings.filterwarnings("ignore", category=RuntimeWarning)  # the interpreter's, on masked-off lanes
+    counts: dict[str, int] = {}
+    for program in programs:
+        start = time.perf_counter()
+        outcome = check(program, device)
+        counts[outcome.status] = counts.get(outcome.status, 0) + 1
+        took = time.perf_counter() - start
+        error = "" if outcome.error is None else f" {outcome.error:.1e}"
+        print(f"{program.name}: {outcome.status}{error} ({program.lines} lines, {took:.1f} s)", flush=True)
+        if outcome.status != "pass":
+            print("   " + outcome.detail.replace("\n", "\n   "), flush=True)
+            if shrink and outcome.status not in ("unstable", "invalid"):
+                program = reduce(program, outcome, device)
+                print(f"   reduced to {program.lines} lines", flush=True)
+            if keep is not None:
+                keep.mkdir(parents=True, exist_ok=True)
+                (keep / f"{Path(program.name).stem.replace(' ', '_')}.py").write_text(program.source)
+    print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
+    return 0 if set(counts) <= {"pass", "refused", "unstable", "invalid"} else 1
+
+
+def cli(argv: list[str]) -> int:
+    parser = argparse.ArgumentParser(
+        prog="pygraph fuzz",
+        description="Compile random programs (or programs kept by an earlier run) and compare them with eager.",
+    )
+    parser.add_argument("files", nargs="*", type=Path, help="programs to check instead of generated ones")
+    parser.add_argument("--seeds", default="0:100", help="FIRST:END or one seed")
+    parser.add_argument(
+        "--keep", type=Path, help="write each failing program here (seed_N.py; a file checked: its own name)"
+    )
+    parser.add_argument(
+        "--reduce", action="store_true", help="drop the lines a failure does not need before keeping it"
+    )
+    args = parser.parse_args(argv)
+    if args.files:
+        programs: Iterable[Program] = [Program(str(f), f.read_text()) for f in args.files]
+    else:
+        programs = (generate(seed) for seed in seeds(args.seeds))
+    return main(programs, args.keep, args.reduce)
+
+
+if __name__ == "__main__":
+    sys.exit(cli(sys.argv[1:]))

@@ -1,0 +1,127 @@
+"""`pygraph fuzz` (pygraph/tools/fuzz.py): random programs compiled and compared with eager.
+
+Fixed seeds run on the emulator here and on the GPU on the GPU machine; the checker itself is tested
+against compiled models that are wrong on purpose (a result off, an input left unwritten), and the
+reducer on a program with one line pygraph refuses.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+import torch
+from gpu_marks import needs_gpu
+
+import pygraph
+from pygraph.tools import fuzz
+
+pytestmark = [
+    pytest.mark.usefixtures("kernel_cache"),
+    pytest.mark.filterwarnings("ignore::RuntimeWarning"),  # the interpreter's, on masked-off lanes
+]
+
+CPU, CUDA = torch.device("cpu"), torch.device("cuda")
+
+
+def program(body: str) -> fuzz.Program:
+    """A hand-written program of the generator's form: `body` is forward's, over x0 [4, 8] and p0 [8]."""
+    lines = "\n".join(f"        {line}" for line in body.strip().split("\n"))
+    return fuzz.Program(
+        "hand-written",
+        f"""import torch
+import torch.nn.functional as F
+from torch import nn
+SETTINGS = {{}}
+
+
+class Fuzzed(nn.Module):
+    def __init__(self):
+        super().__init__()
+        g = torch.Generator().manual_seed(0)
+        self.p0 = nn.Parameter(torch.randn([8], generator=g))
+
+    def forward(self, x0):
+{lines}
+
+
+def inputs(seed):
+    g = torch.Generator().manual_seed(seed)
+    return (torch.randn([4, 8], generator=g), )
+""",
+    )
+
+
+def test_a_seed_is_one_program() -> None:
+    first, again, other = fuzz.generate(3), fuzz.generate(3), fuzz.generate(4)
+    assert first.source == again.source != other.source
+    model, inputs, settings = first.build()
+    assert settings in fuzz.SETTINGS
+    with torch.no_grad():
+        model(*inputs(0))  # (a program runs eagerly on its example: the generator ran each line on it)
+    assert first.lines >= 1
+
+
+@pytest.mark.parametrize("seed", range(64))
+def test_random_programs_match_eager(seed: int) -> None:
+    outcome = fuzz.check(fuzz.generate(seed), CPU)
+    assert outcome.status in ("pass", "unstable"), outcome.detail
+
+
+@pytest.fixture
+def compiled_as(monkeypatch: pytest.MonkeyPatch) -> Callable[[Callable[..., Any]], None]:
+    """Makes `export_and_compile` return `wrap(model)` instead: a compiled model wrong on purpose."""
+
+    def install(wrap: Callable[..., Any]) -> None:
+        monkeypatch.setattr(pygraph, "export_and_compile", lambda model, example: wrap(model))
+
+    return install
+
+
+def test_a_result_off_by_more_than_the_tolerance_is_wrong(compiled_as: Callable[..., None]) -> None:
+    compiled_as(lambda model: lambda x: tuple(t * (1 + 1e-3) for t in model(x)))
+    outcome = fuzz.check(program("return torch.tanh(x0) + self.p0,"), CPU)
+    assert outcome.status == "wrong" and outcome.error == pytest.approx(1e-3, rel=1e-2)
+
+
+def test_an_input_the_program_writes_is_compared_after_the_call(compiled_as: Callable[..., None]) -> None:
+    compiled_as(lambda model: lambda x: model(x.clone()))  # (computes right, writes nothing)
+    assert fuzz.check(program("t0 = x0.mul_(0.5)\nreturn t0 + 1,"), CPU).status == "wrong"
+
+
+def test_a_parameter_the_program_writes_is_compared_after_the_calls(compiled_as: Callable[..., None]) -> None:
+    compiled_as(lambda model: lambda x: (x + model.p0 + 0.125,))  # (right results, the parameter unwritten)
+    outcome = fuzz.check(program("t0 = self.p0.add_(0.125)\nreturn x0 + t0,"), CPU)
+    assert outcome.status == "wrong"
+
+
+def test_where_eager_is_as_far_from_exact_the_difference_is_unstable(
+    compiled_as: Callable[..., None],
+) -> None:
+    compiled_as(lambda model: lambda x: (x.clone(),))  # (the exact answer, which float32 eager loses)
+    outcome = fuzz.check(program("return (x0 + 1e8) - 1e8,"), CPU)
+    assert outcome.status == "unstable", outcome.detail
+
+
+def test_the_reducer_keeps_only_the_lines_a_failure_needs() -> None:
+    body = """
+t0 = torch.tanh(x0)
+t1 = t0 * self.p0
+t2 = t1.view(torch.float16)
+t3 = t1.sum(-1)
+return t3, t2"""
+    failing = program(body)
+    outcome = fuzz.check(failing, CPU)
+    assert outcome.status == "refused" and "aten.view.dtype from float32 to float16" in outcome.detail
+    reduced = fuzz.reduce(failing, outcome, CPU)
+    assert reduced.lines == 3 and "t3" not in reduced.source  # (t2 and the lines it reads)
+    assert fuzz.check(reduced, CPU).signature == outcome.signature
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("seed", range(48))
+def test_gpu_random_programs_match_eager(seed: int, no_tf32: None) -> None:
+    outcome = fuzz.check(fuzz.generate(seed), CUDA)
+    assert outcome.status in ("pass", "unstable"), outcome.detail
