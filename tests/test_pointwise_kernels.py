@@ -427,7 +427,10 @@ CASES: dict[str, Case] = {
             "torch.aten.view.dtype", "!torch.vtensor<[7,5],bf16>", "int 15", arg="!torch.vtensor<[7,5],f16>"
         ),
     ),
-    "sign": Case(lambda x, i, b: (x.sign(), i.sign(), b.sign()), lambda: (special(*A), ints(*A), bools(*A))),
+    "sign": Case(
+        lambda x, i, b, h: (x.sign(), i.sign(), b.sign(), h.sign() * h),  # (bfloat16: computed in float32)
+        lambda: (special(*A), ints(*A), bools(*A), nz(*A, dtype=torch.bfloat16)),
+    ),
     # activations
     "relu": Case(lambda x, i: (F.relu(x), F.relu(i), F.relu6(x * 5)), lambda: (special(*A), ints(*A))),
     "gelu": Case(lambda x: (F.gelu(x * 3), F.gelu(x * 3, approximate="tanh")), lambda: (nz(*A),)),

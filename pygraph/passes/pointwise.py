@@ -647,7 +647,7 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.round.default": _unary(_round_half_even),
     "aten.round.decimals": Pointwise(_round_decimals),
     "aten.trunc.default": _unary(lambda k, x: _trunc(x)),
-    "aten.sign.default": Pointwise(_sign, compute=_same_as_result),
+    "aten.sign.default": Pointwise(_sign),
     # activations
     "aten.relu.default": Pointwise(lambda k: _max(k, k.x(0), k.lit(0))),
     "aten.relu6.default": Pointwise(lambda k: _min(k, _max(k, k.x(0), k.lit(0)), k.lit(6))),
