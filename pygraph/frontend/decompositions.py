@@ -33,6 +33,11 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.nansum.default: "becomes isnan, where and sum",
     aten.std_mean.correction: "becomes var_mean and sqrt",
     aten.addr.default: "becomes outer, mul and add",
+    aten.linalg_vector_norm.default: (
+        "becomes abs or pow, sum or amax, and pow (in float32 for half inputs): a reduction kernel with its "
+        "neighbours (F.normalize: one kernel) where ATen's is a library call; torch 2.11's own shape for a "
+        "norm over a dim of one element is [1] where eager's is []"
+    ),
     aten._native_batch_norm_legit_functional.default: "training-mode batch norm: var_mean and pointwise ops",
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
     aten.native_dropout.default: "training-mode dropout: rand_like and pointwise ops (seed-random draws per call)",

@@ -122,6 +122,7 @@ class UsesDecomposedOps(nn.Module):
             torch.take(x, i),
             torch.rsub(x, x[0]) + torch.sinc(x) + torch.addr(x, x[:, 0], x[0]),
             torch.nansum(x) + torch.std_mean(x, dim=0)[0],
+            F.normalize(x, dim=-1) + torch.linalg.vector_norm(x[:, :1], dim=-1)[:, None],
             F.batch_norm(b, None, None, training=True),
             b[:1, :, :1].squeeze((0, 2)),
         )
@@ -131,7 +132,17 @@ def test_decomposed_ops_import_as_named_torch_ops():
     ep = export_program(UsesDecomposedOps(), (torch.randn(4, 4), torch.tensor([0, 2]), torch.randn(2, 3, 4)))
     text = print_module(import_program(ep, make_context()).module)
     assert "torch.operator" not in text
-    decomposed = ["diff", "multiply", "greater", "concat", "index_copy", "index_add", "index_fill", "take"]
+    decomposed = [
+        "diff",
+        "multiply",
+        "greater",
+        "concat",
+        "index_copy",
+        "index_add",
+        "index_fill",
+        "take",
+        "linalg_vector_norm",
+    ]
     assert not [name for name in decomposed if f"torch.aten.{name}" in text]
     assert "torch.aten.index_put" in text and "torch.aten.squeeze.dim " in text
 
