@@ -944,6 +944,26 @@ def test_ops_that_return_their_input_are_no_library_calls():
         assert relative_error(compiled(h), model(h)) <= 1e-5
 
 
+class BitCasts(nn.Module):
+    """`view(dtype)` of an expanded and of a transposed tensor, read by kernels and returned: eager's alias
+    their inputs (stride 0 for the expanded one), pygraph's compute fresh tensors of the same bits."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            x[:, None].expand(3, 4, 5).view(torch.int32) ^ 3,
+            x.t().view(torch.int32),
+            (x * 2).view(torch.int32),
+        )
+
+
+def test_bit_casts_of_views_compute_eagers_bits():
+    model, x = BitCasts(), torch.randn(3, 5)
+    compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+    for _ in range(2):
+        x = torch.randn(3, 5)
+        assert all(torch.equal(g, r) for g, r in zip(compiled(x), model(x), strict=True))
+
+
 def test_diagonal_and_unfold_are_views():
     """Both returned a view of their input as library calls (the emulator refuses that now)."""
     model = Fn(

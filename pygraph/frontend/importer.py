@@ -400,6 +400,12 @@ def _layout(tensor: torch.Tensor) -> Layout:
     )
 
 
+def _fresh(layout: Layout) -> Layout:
+    """The layout of a new tensor holding the values of one of `layout`: its strides where they cover it
+    once, from offset 0, else contiguous (an expanded tensor's stride 0, a slice's gaps)."""
+    return layout.with_offset(0) if layout.is_dense() else Layout.contiguous(layout.shape, layout.dtype)
+
+
 def _argument_attrs(spec: ArgumentSpec, tensor: torch.Tensor) -> ir.DictAttr:
     if tensor.device.type not in ("cpu", "cuda"):
         raise UnsupportedError(f"{spec.role} '{spec.name}' is on device {tensor.device}, not cpu or cuda")
@@ -420,6 +426,9 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
     under the node's name: only an op whose results agree in number, sizes and dtypes with the
     node's value is annotated. `prim.ListUnpack` (the getitems of a split) gets the list's layouts.
     """
+    relaid: set[torch.fx.Node] = (
+        set()
+    )  # bit-casts (eager's alias their input, pygraph's compute) and views of them
     for op in block.operations:
         results = list(op.results)
         if not results or not all(torch_types.is_tensor(r.type) for r in results):
@@ -429,11 +438,18 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
             continue
         if op.operation.name == "torch.prim.ListUnpack" and node.target is operator.getitem:
             node = node.args[0]
+        if str(node.target) in aten.VIEW_OPS and node.args and node.args[0] in relaid:
+            relaid.add(node)  # (laid out by pygraph's view algebra from the bit-cast's own layout)
+            continue
         value = node.meta.get("val")
         fakes = list(value) if isinstance(value, (list, tuple)) else [value]
         try:
             if _agree(results, fakes):
-                op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([_layout(f).to_attr() for f in fakes])
+                layouts = [_layout(f) for f in fakes]
+                if node.target is torch.ops.aten.view.dtype:
+                    layouts = [_fresh(layout) for layout in layouts]
+                    relaid.add(node)
+                op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([layout.to_attr() for layout in layouts])
                 if KERNEL_META in node.meta:  # routed to the generated attention kernel
                     op.attributes[dialect.ATTENTION_KERNEL] = string(node.meta[KERNEL_META])
                 dense = _dense_mask_results(node)
