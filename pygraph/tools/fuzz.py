@@ -118,6 +118,7 @@ REDUCTION = [
     "{a}.std({d})",
     "torch.logsumexp({a}, {d})",
     "torch.softmax({a}, {d})",
+    "torch.softmax({a}.masked_fill({a} > 1, float('-inf')), -1)",  # (rows all -inf: NaN, as eager)
     "torch.log_softmax({a}, {d})",
     "F.normalize({a}, dim={d})",
     "torch.linalg.vector_norm({a}, dim={d})",
@@ -191,6 +192,8 @@ IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.pixel_shuffle({a}, 2)",
     "F.scaled_dot_product_attention({a}, {a}, {a})",
     "F.scaled_dot_product_attention({a}, {a}.flip(-2), {a}, is_causal=True)",
+    "F.scaled_dot_product_attention({a}, {a}, {a}.tanh(), attn_mask={a}.sum(-1, keepdim=True).mT > 0)",
+    "F.scaled_dot_product_attention({a}, {a}, {a}, attn_mask={a}[..., :1] * {a}[..., :1].mT)",
 ]
 SORT = [
     "torch.topk({a}, {k}, {d}).values",
