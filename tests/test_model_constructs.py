@@ -3,6 +3,7 @@ hand-written module compiled for the emulator and compared with eager."""
 
 import copy
 import dataclasses
+import math
 import types
 import warnings
 from collections.abc import Callable
@@ -10,6 +11,7 @@ from typing import Any
 
 import pytest
 import torch
+import torch.nn.functional as F
 from gpu_marks import needs_gpu
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook
@@ -962,6 +964,46 @@ def test_bit_casts_of_views_compute_eagers_bits():
     for _ in range(2):
         x = torch.randn(3, 5)
         assert all(torch.equal(g, r) for g, r in zip(compiled(x), model(x), strict=True))
+
+
+class Norms(nn.Module):
+    """Vector norms of every order pygraph writes apart, over one dim, several, all, and a dim of one
+    element (torch 2.11's own decomposition kept that dim)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        norm = torch.linalg.vector_norm
+        return (
+            F.normalize(x, dim=-1),
+            norm(x, 1, 0, keepdim=True),
+            norm(x, math.inf, (0, 1)),
+            norm(x, -math.inf, -1),
+            norm(x, 0, -1),
+            norm(x, 3),
+            norm(x[:, :1], dim=-1),
+        )
+
+
+def _check_norms(device: str, dtype: torch.dtype) -> None:
+    model, target = Norms(), "cuda" if device == "cuda" else "emulator"
+    x = torch.randn(4, 6, device=device, dtype=dtype)
+    compiled = pygraph.export_and_compile(model, (x,), target=target)
+    assert not [n.op for seg in compiled.plan.segments for n in seg.nodes if n.kind == "library"]
+    x[0, 0] = 0
+    got, ref = compiled(x), model(x)
+    assert [t.shape for t in got] == [t.shape for t in ref]
+    assert relative_error(got, ref) <= (1e-6 if dtype == torch.float32 else 1e-2)
+
+
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+def test_vector_norms_are_reductions(dtype):
+    _check_norms("cpu", dtype)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16], ids=["float32", "bfloat16"])
+def test_gpu_vector_norms_are_reductions(dtype, no_tf32):
+    _check_norms("cuda", dtype)
 
 
 def test_diagonal_and_unfold_are_views():

@@ -10,6 +10,7 @@ functional ops, and their effect on inputs and buffers becomes mutation outputs 
 
 from __future__ import annotations
 
+import math
 from collections.abc import Callable
 
 import torch
@@ -34,9 +35,9 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.std_mean.correction: "becomes var_mean and sqrt",
     aten.addr.default: "becomes outer, mul and add",
     aten.linalg_vector_norm.default: (
-        "becomes abs or pow, sum or amax, and pow (in float32 for half inputs): a reduction kernel with its "
-        "neighbours (F.normalize: one kernel) where ATen's is a library call; torch 2.11's own shape for a "
-        "norm over a dim of one element is [1] where eager's is []"
+        "becomes abs or a square, sum or amax, and sqrt or pow (in float32 for half inputs): a reduction "
+        "kernel with its neighbours (F.normalize: one kernel) where ATen's is a library call (pygraph's "
+        "own: torch 2.11's keeps a norm's dims of one element)"
     ),
     aten._native_batch_norm_legit_functional.default: "training-mode batch norm: var_mean and pointwise ops",
     aten._native_batch_norm_legit.no_stats: "batch norm without running statistics: var_mean and pointwise ops",
@@ -81,6 +82,41 @@ def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
     """As ATen's: a 0-d input counts as 1-d."""
     indices = aten.nonzero.default(x.unsqueeze(0) if x.dim() == 0 else x)
     return [aten.select.int(indices, 1, dim) for dim in range(indices.shape[1])]
+
+
+def _vector_norm(
+    x: torch.Tensor,
+    ord: float = 2,
+    dim: int | list[int] | None = None,
+    keepdim: bool = False,
+    *,
+    dtype: torch.dtype | None = None,
+) -> torch.Tensor:
+    """ATen's norm of real tensors as reductions, in float32 for half inputs (as eager's kernel). torch's
+    own decomposition gives the abs of a norm over dims of one element without removing them in torch
+    2.11 (its meta shape too: [1] where eager's result is [])."""
+    if x.is_complex():
+        return NotImplemented
+    x = x.to(dtype) if dtype is not None else x
+    result_dtype = x.dtype
+    if x.dtype in (torch.float16, torch.bfloat16):
+        x = x.float()
+    dims = list(range(x.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
+    if not dims:
+        dims = list(range(x.dim()))
+    if ord == math.inf:
+        norm = x.abs().amax(dims, keepdim)
+    elif ord == -math.inf:
+        norm = x.abs().amin(dims, keepdim)
+    elif ord == 0:
+        norm = (x != 0).to(x.dtype).sum(dims, keepdim)
+    elif ord == 1:
+        norm = x.abs().sum(dims, keepdim)
+    elif ord == 2:
+        norm = (x * x).sum(dims, keepdim).sqrt()
+    else:
+        norm = x.abs().pow(ord).sum(dims, keepdim).pow(1.0 / ord)
+    return norm.to(result_dtype)
 
 
 def _index_put_by_mask(
@@ -165,6 +201,7 @@ _OWN = {
     aten._native_batch_norm_legit_no_training.default: _batch_norm_inference,
     aten.einsum.default: _einsum,
     aten.index_put.default: _index_put_by_mask,
+    aten.linalg_vector_norm.default: _vector_norm,
 }  # ops decomposed by pygraph's own function, not torch._decomp's
 
 
