@@ -230,7 +230,9 @@ SETTINGS = [
     {"gpu_layouts": "on"},
     {"gpu_layouts": "on", "matmul": "all"},
     {"graphs": "all"},  # (on a GPU: every segment a graph, however small the program)
+    {"freeze": True},  # (export_and_compile's option: the parameters are constants of the program)
 ]
+OPTIONS = ("freeze",)  # the keys of SETTINGS that are `export_and_compile`'s options, not knobs
 INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}
 DTYPES = [torch.float32] * 8 + [torch.float16, torch.bfloat16]
 
@@ -243,7 +245,7 @@ class Program:
     name: str
     source: str
 
-    def build(self) -> tuple[torch.nn.Module, Callable[[int], tuple[torch.Tensor, ...]], dict[str, str]]:
+    def build(self) -> tuple[torch.nn.Module, Callable[[int], tuple[torch.Tensor, ...]], dict[str, Any]]:
         namespace: dict[str, Any] = {}
         exec(compile(self.source, f"<pygraph-fuzz {self.name}>", "exec"), namespace)
         return namespace["Fuzzed"](), namespace["inputs"], namespace["SETTINGS"]
@@ -496,10 +498,13 @@ class _Builder:
         )
 
 
-def _environment(settings: dict[str, str]) -> str:
+def _environment(settings: dict[str, Any]) -> str:
     from ..knobs import knobs
 
-    return " ".join(f"{getattr(type(knobs), k).env}={v}" for k, v in settings.items()) or "the defaults"
+    described = [
+        f"{k}={v}" if k in OPTIONS else f"{getattr(type(knobs), k).env}={v}" for k, v in settings.items()
+    ]
+    return " ".join(described) or "the defaults"
 
 
 def _numel(shape: list[int]) -> int:
@@ -594,8 +599,9 @@ def check(program: Program, device: torch.device, calls: int = 3) -> Outcome:
         return args if call < calls - 1 else tuple(_transposed(x) for x in args)
 
     try:
-        with torch.no_grad(), knobs.scope(**settings):
-            compiled = pygraph.export_and_compile(model, inputs(0))
+        options = {k: v for k, v in settings.items() if k in OPTIONS}
+        with torch.no_grad(), knobs.scope(**{k: v for k, v in settings.items() if k not in OPTIONS}):
+            compiled = pygraph.export_and_compile(model, inputs(0), **options)
             got, ref = [], []
             for call in range(calls):
                 args, eager_args = inputs(call), inputs(call)
