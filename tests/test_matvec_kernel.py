@@ -179,6 +179,19 @@ class BroadcastRow(nn.Module):
         return torch.tanh(x.expand(1, 1, 8) + 1) @ self.w, self.one(torch.tanh(x))
 
 
+class StoredRowOfOne(nn.Module):
+    """A layer norm over one element (zeros), read by a product and returned: the first program stores a
+    value of one element, its address made a block."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(1, 3)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        h = nn.functional.layer_norm(x * 2, [1]) + x
+        return self.a(h), h
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -196,6 +209,7 @@ MODELS = {
     "side values": (SideValues, (1, 37)),
     "masked epilogue": (MaskedEpilogue, (1, 37)),
     "broadcast row": (BroadcastRow, (1, 1, 1)),
+    "stored row of one": (StoredRowOfOne, (1,)),
 }
 
 

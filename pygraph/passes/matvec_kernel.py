@@ -235,7 +235,10 @@ class MatvecWriter(RowWriter):
                 # store in an `if` beside a gather's checked index fails Triton's layout passes for sm90)
                 per_element = self.layouts[a].shape == self.shape
                 mask = conjunction("pid == 0", self._mask_name(per_element))
-                lines.append(f"tl.store(out{a - len(self.args)} + {self._offset(a)}, {v}, mask={mask})")
+                pointer = f"out{a - len(self.args)} + {self._offset(a)}"
+                if width == 1:  # (no column in the offset: the address of a row of one, made a block)
+                    pointer = f"tl.broadcast_to({pointer}, [1, 1])"
+                lines.append(f"tl.store({pointer}, {v}, mask={mask})")
             value = convert(row.expr, row.dtype, FLOAT32)
             if row.expr not in self.per_element:  # (one value for the whole row: a broadcast input's)
                 value = f"tl.broadcast_to({value}, [1, {width}])"
