@@ -192,6 +192,18 @@ class StoredRowOfOne(nn.Module):
         return self.a(h), h
 
 
+class StoredRowStatistic(nn.Module):
+    """A row's mean, read by the prologue and returned: the first program stores one value for the row."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.a = nn.Linear(37, 5)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        mean = x.mean(-1, keepdim=True)
+        return self.a(x - mean), mean
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -210,6 +222,7 @@ MODELS = {
     "masked epilogue": (MaskedEpilogue, (1, 37)),
     "broadcast row": (BroadcastRow, (1, 1, 1)),
     "stored row of one": (StoredRowOfOne, (1,)),
+    "stored row statistic": (StoredRowStatistic, (1, 37)),
 }
 
 

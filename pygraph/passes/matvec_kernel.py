@@ -236,8 +236,8 @@ class MatvecWriter(RowWriter):
                 per_element = self.layouts[a].shape == self.shape
                 mask = conjunction("pid == 0", self._mask_name(per_element))
                 pointer = f"out{a - len(self.args)} + {self._offset(a)}"
-                if width == 1:  # (no column in the offset: the address of a row of one, made a block)
-                    pointer = f"tl.broadcast_to({pointer}, [1, 1])"
+                if width == 1 or not per_element:  # (no column in the offset: the row's one address, as
+                    pointer = f"tl.broadcast_to({pointer}, [1, 1])"  # a block for the [1, 1] it stores)
                 lines.append(f"tl.store({pointer}, {v}, mask={mask})")
             value = convert(row.expr, row.dtype, FLOAT32)
             if row.expr not in self.per_element:  # (one value for the whole row: a broadcast input's)
