@@ -52,11 +52,32 @@ def pooling_as_views(ep: torch.export.ExportedProgram) -> int:
                 continue
         if result is None:
             continue
+        with graph.inserting_before(node):
+            result = _in_memory_format_of(graph, result, value, out)
+        if result is None:
+            continue
         replace_node(ep, node, result)
         changed += 1
     if changed:
         propagate_fake_tensors(ep)
     return changed
+
+
+def _in_memory_format_of(
+    graph: torch.fx.Graph, result: torch.fx.Node, value: torch.Tensor, out: torch.Tensor
+) -> torch.fx.Node | None:
+    """`result` (pointwise ops of views of `value`, laid out as `value` is) in the memory format of the
+    pooling's own output `out`, which later views in the trace assume (a reshape that was a view of
+    ATen's contiguous output of a transposed input is no view of the maximum's): a copy in the same
+    kernel where the two differ; None where `out` is in neither format."""
+    for memory_format in (torch.contiguous_format, torch.channels_last):
+        if out.dim() == 3 and memory_format is torch.channels_last:
+            continue
+        if out.is_contiguous(memory_format=memory_format):
+            if value.is_contiguous(memory_format=memory_format):
+                return result
+            return graph.call_function(aten.clone.default, (result,), {"memory_format": memory_format})
+    return None
 
 
 def _max_pool(

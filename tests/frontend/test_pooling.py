@@ -63,3 +63,20 @@ def test_other_poolings_are_left_to_aten():
     x = torch.randn(2, 4, 9, 9)
     assert len(pools(export_program(Unchanged(), (x,)))) == 4
     assert relative_error(pygraph.export_and_compile(Unchanged(), (x,))(x), Unchanged()(x)) <= 1e-4
+
+
+class FlattensPools(nn.Module):
+    """Poolings of a transposed input whose results a reshape views as ATen lays them out (contiguous):
+    the rewrite's maxima and sums follow the input's layout, so they are copied into that one."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        x = x.transpose(0, 2)
+        return F.max_pool2d(x, 2).flatten(), F.avg_pool2d(x, 2).view(-1), F.adaptive_avg_pool2d(x, 1).view(-1)
+
+
+def test_poolings_of_transposed_inputs_are_laid_out_as_atens():
+    x = torch.randn(7, 7, 12)
+    assert pools(export_program(FlattensPools(), (x,))) == []
+    compiled = pygraph.export_and_compile(FlattensPools(), (x,))
+    x = torch.randn(7, 7, 12)
+    assert relative_error(compiled(x), FlattensPools()(x)) <= 1e-6
