@@ -101,9 +101,7 @@ def _vector_norm(
     result_dtype = x.dtype
     if x.dtype in (torch.float16, torch.bfloat16):
         x = x.float()
-    dims = list(range(x.dim())) if dim is None else [dim] if isinstance(dim, int) else list(dim)
-    if not dims:
-        dims = list(range(x.dim()))
+    dims = [dim] if isinstance(dim, int) else list(dim or range(x.dim()))  # (None and [] are all dims)
     if ord == math.inf:
         norm = x.abs().amax(dims, keepdim)
     elif ord == -math.inf:

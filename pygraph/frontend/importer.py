@@ -426,9 +426,8 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
     under the node's name: only an op whose results agree in number, sizes and dtypes with the
     node's value is annotated. `prim.ListUnpack` (the getitems of a split) gets the list's layouts.
     """
-    relaid: set[torch.fx.Node] = (
-        set()
-    )  # bit-casts (eager's alias their input, pygraph's compute) and views of them
+    # Bit-casts (eager's alias their input, pygraph's compute a new tensor) and the views of them.
+    relaid: set[torch.fx.Node] = set()
     for op in block.operations:
         results = list(op.results)
         if not results or not all(torch_types.is_tensor(r.type) for r in results):
