@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import math
 import warnings
 from pathlib import Path
 
@@ -424,6 +425,59 @@ def test_a_failing_torch_check_raises_as_in_eager_without_keeping_a_way():
         warnings.simplefilter("always")
         compiled(x, torch.tensor(-1))
     assert not _ways_compiled(caught) and compiled._ways == [None]
+
+
+# Python's arithmetic on numbers read from the data, each with a sign or value where another semantics
+# differs: `%` floors where ATen's fmod truncates, `int ** int` and `round` are ints, `max` of an int.
+NUMBER_ARITHMETIC = {
+    "int % int": lambda n, s: (n - 9) % 4,
+    "float % float": lambda n, s: s % 0.7,
+    "float % int": lambda n, s: s % 2,
+    "int ** int": lambda n, s: (n - 9) ** 2,
+    "float ** float": lambda n, s: abs(s) ** 0.5,
+    "int ** -int": lambda n, s: (n + 1) ** -1,
+    "abs(int)": lambda n, s: abs(n - 9),
+    "abs(float)": lambda n, s: abs(s),
+    "max(int, int)": lambda n, s: max(n, 7),
+    "min(float, float)": lambda n, s: min(s, 0.25),
+    "max(int, float)": lambda n, s: max(n, 7.5),
+    "math.floor": lambda n, s: math.floor(s),
+    "math.ceil": lambda n, s: math.ceil(s),
+    "math.trunc": lambda n, s: math.trunc(s),
+    "round(float)": lambda n, s: round(s * 2),
+    "round(int)": lambda n, s: round(n),
+    "int // int": lambda n, s: (n - 9) // 4,
+}
+
+
+@pytest.mark.parametrize("name", NUMBER_ARITHMETIC)
+def test_python_arithmetic_on_numbers_read_from_the_data_computes_what_python_computes(name):
+    arithmetic = NUMBER_ARITHMETIC[name]
+
+    class Numbers(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            n, s = x.argmax().item(), x.sum().item()  # (an int in [0, 16), a float of either sign)
+            return x * arithmetic(n, s)
+
+    model = Numbers()
+    generator = torch.Generator().manual_seed(7)
+    draws = [torch.randn(16, generator=generator) * 2 for _ in range(8)]
+    compiled = pygraph.export_and_compile(model, (draws[0],), target="emulator")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (calls whose numbers take another way through a check)
+        for x in draws:
+            assert relative_error(compiled(x), model(x)) <= 1e-4, name  # (the sum in another order)
+
+
+def test_a_python_builtin_on_a_number_with_no_scalar_op_is_an_error_naming_the_line():
+    class RoundedTo(nn.Module):
+        def forward(self, x: torch.Tensor) -> torch.Tensor:
+            return x * round(x.sum().item(), 2)  # line ROUNDED
+
+    with pytest.raises(
+        pygraph.frontend.UnsupportedError, match=_line("ROUNDED") + r".*round with 2 operands"
+    ):
+        pygraph.export_and_compile(RoundedTo(), (torch.randn(16),), target="emulator")
 
 
 def test_a_branching_model_with_a_dynamic_batch_takes_both_ways_at_every_size():

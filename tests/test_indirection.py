@@ -153,6 +153,31 @@ def test_host_scalars_travel_in_the_table():
         torch.testing.assert_close(compiled(x, t), model(x, t), rtol=1e-5, atol=1e-6)
 
 
+def test_python_numbers_promote_as_numbers_beside_0_d_tensors():
+    """A Python number promotes below any tensor (`s * y` of a 0-d bfloat16 `s` is bfloat16), where the
+    0-d tensor it travels as would promote as an equal (float32); likewise an int beside a 0-d int32."""
+
+    class Scaled(torch.nn.Module):
+        def __init__(self) -> None:
+            super().__init__()
+            self.s = torch.nn.Parameter(torch.tensor(1.5, dtype=torch.bfloat16))
+
+        def forward(self, x: torch.Tensor, y: float, n: int) -> tuple[torch.Tensor, ...]:
+            a = self.s * y
+            return x * a, self.s.to(torch.int32) + n, a.clamp(max=y)
+
+    model = Scaled()
+    x = torch.randn(4).to(torch.bfloat16)
+    compiled = pygraph.export_and_compile(model, (x, 0.3, 2))
+    for y, n in ((0.3, 2), (0.7, 5), (-1.9, -3)):
+        got, want = compiled(x, y, n), model(x, y, n)
+        assert (
+            [t.dtype for t in got] == [t.dtype for t in want] == [torch.bfloat16, torch.int32, torch.bfloat16]
+        )
+        for g, w in zip(got, want, strict=True):
+            torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
 def test_static_outputs_return_the_graphs_buffers():
     model = Block()
     compiled = pygraph.export_and_compile(

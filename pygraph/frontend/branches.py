@@ -71,6 +71,7 @@ def draft_export(
     if other:
         raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
     _check_conditions(program.graph, _example_reads(program, inputs))
+    _check_float_bounds(program.graph)
     for node in program.graph.find_nodes(op="placeholder"):  # decomposing traces again: with fakes only
         if isinstance(node.meta.get("val"), FakeTensor):
             node.meta["val"].fake_mode.propagate_real_tensors = False
@@ -128,6 +129,41 @@ def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
         fixed = expression.is_number or expression in (sympy.true, sympy.false)
         if fixed or isinstance(value, torch.SymBool):  # a number the trace left free is a size or a value
             _check_read(graph, read, example[read.name])
+
+
+def _check_float_bounds(graph: torch.fx.Graph) -> None:
+    """Adds the checks torch (2.13) drops for a number read as a float (`s = x.sum().item()`) that a
+    condition bounded by a constant (`min(s, 0.25)` for an example where s <= 0.25, `if s <= 1:`): its
+    `insert_deferred_runtime_asserts` leaves such single-symbol bounds to the symbol's value range, and
+    refines that range for ints only, so the trace's way went unchecked and other calls got its result."""
+    present = {str(check.args[1]) for check in graph.find_nodes(op="call_function", target=_CHECK)}
+    for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default)):
+        value = read.meta.get("val")
+        if not isinstance(value, torch.SymFloat) or not isinstance(value.node.expr, sympy.Symbol):
+            continue
+        symbol, anchor = value.node.expr, read
+        for assertion in value.node.shape_env.deferred_runtime_asserts.get(symbol, []):
+            expression = assertion.expr
+            compare = _BOUNDS.get(expression.func)
+            if compare is None or expression.free_symbols != {symbol} or len(expression.args) != 2:
+                continue
+            if any(f"expression {expression} on node" in message for message in present):
+                continue
+            operands = [read if a == symbol else float(a) for a in expression.args]
+            with graph.inserting_after(anchor):
+                holds = graph.call_function(compare, tuple(operands))
+            with graph.inserting_after(holds):
+                check = graph.call_function(
+                    _CHECK,
+                    (holds, f"Runtime assertion failed for expression {expression} on node '{holds.name}'"),
+                )
+            values = [value if a is read else a for a in operands]
+            holds.meta = {"val": compare(*values), "stack_trace": read.meta.get("stack_trace")}
+            check.meta = {"stack_trace": read.meta.get("stack_trace")}
+            anchor = check
+
+
+_BOUNDS = {sympy.LessThan: operator.le, sympy.GreaterThan: operator.ge}
 
 
 def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
@@ -227,12 +263,15 @@ def _read_integer(
 
 
 def _taken_or_torchs_own(failure: Any) -> bool:
-    """A draft export failure that leaves the program sound: a branch taken the example's way, or a fake
+    """A draft export failure that leaves the program sound: a branch taken the example's way (a check of it
+    in the program), or a fake
     kernel of torch's own whose result disagrees with the real one in metadata the program does not use
     (torch 2.11's CUDA efficient attention: its random seed on the CPU, where the real one is on the GPU)."""
     kind = failure.failure_type
     if kind == FailureType.DATA_DEPENDENT_ERROR:
         return True
+    if kind == FailureType.GUARD_ADDED and failure.data.get("prefix") == "runtime_assert":
+        return True  # (the same, reported so where dims are declared dynamic: checked in the program)
     return kind == FailureType.MISMATCHED_FAKE_KERNEL and str(failure.data.get("op", "")).startswith("aten.")
 
 

@@ -27,9 +27,9 @@ from .common_subexpressions import merge_common_subexpressions
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
-from .numbers import lift_numbers
+from .numbers import lift_numbers, promote_as_numbers
 from .pooling import pooling_as_views
-from .rewrite import keep_output_layouts, output_layouts
+from .rewrite import keep_output_layouts, output_layouts, propagate_fake_tensors
 from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
@@ -69,6 +69,8 @@ def export_program(
     """
     with _exporting(model, example_inputs) as inputs:
         program = _export(model, inputs, dynamic_shapes, warn)
+        if promote_as_numbers(program, example_inputs):
+            propagate_fake_tensors(program)
         constants_as_state(program)
         if freeze:
             fold_batch_norms(program)

@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import contextlib
 import operator
-import re
 from collections.abc import Collection, Iterator
 from dataclasses import dataclass
 from typing import Any
@@ -36,13 +35,10 @@ from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
 from .outputs import Regenerated, describe_results, drop_regenerated_outputs
-from .rewrite import MUTATIONS
+from .python_arithmetic import python_arithmetic_as_ops
+from .rewrite import MUTATIONS, UnsupportedError, describe_node
 
 _ROLES = {InputKind.PARAMETER: "parameter", InputKind.BUFFER: "buffer"}
-
-
-class UnsupportedError(NotImplementedError):
-    """The program holds something pygraph cannot import; the message names the node and its source line."""
 
 
 @dataclass(frozen=True)
@@ -74,6 +70,7 @@ def import_program(
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
     regenerated = drop_regenerated_outputs(ep)
     _check_supported(ep)
+    python_arithmetic_as_ops(ep)  # (last: fake tensor propagation cannot run the scalar ops it makes)
     cache = _ContextCache(context)
     hooks = _Hooks(ep, cache, frozenset(derived))
     importer = FxImporter(context=context, hooks=hooks, graph_node_importer_cls=_NodeImporter)
@@ -327,7 +324,9 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
         if not isinstance(spec.arg, TensorArgument):
             node = nodes.get(getattr(spec.arg, "name", ""))
             what = (
-                _describe(node) if node is not None else f"the constant {getattr(spec.arg, 'value', None)!r}"
+                describe_node(node)
+                if node is not None
+                else f"the constant {getattr(spec.arg, 'value', None)!r}"
             )
             raise UnsupportedError(
                 f"output {i} of the model, {what}, is neither a tensor nor a constant: pygraph returns "
@@ -335,7 +334,7 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
             )
     for node in ep.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
-            raise UnsupportedError(f"{_describe(node)} is the higher-order operator {node.target.name()}")
+            raise UnsupportedError(f"{describe_node(node)} is the higher-order operator {node.target.name()}")
 
 
 def _check_in_place(nodes: dict[str, torch.fx.Node], spec: Any, target: torch.fx.Node) -> None:
@@ -347,7 +346,7 @@ def _check_in_place(nodes: dict[str, torch.fx.Node], spec: Any, target: torch.fx
         return
     if new.dtype != old.dtype or new.shape != old.shape:
         raise UnsupportedError(
-            f"{_describe(node)} replaces '{spec.target}' ({_typed(old)}) with a {_typed(new)} tensor: pygraph "
+            f"{describe_node(node)} replaces '{spec.target}' ({_typed(old)}) with a {_typed(new)} tensor: pygraph "
             "writes buffers and inputs in place, keeping their dtype and shape"
         )
 
@@ -362,13 +361,6 @@ def _check_mutations(ep: torch.export.ExportedProgram, block: ir.Block) -> None:
     found = sum(op.operation.name == dialect.OverwriteOp.OPERATION_NAME for op in block.operations)
     if found != len(expected):
         raise UnsupportedError(f"mutations of {expected} became {found} pygraph.overwrite ops")
-
-
-def _describe(node: torch.fx.Node) -> str:
-    """`node 'name' (file.py:12)`: the FX node and the innermost frame of the user's code that made it."""
-    frames = re.findall(r'File "([^<"][^"]*)", line (\d+)', node.stack_trace or "")  # not <eval_with_key>
-    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "unknown location"
-    return f"node '{node.name}' ({where})"
 
 
 # ------------------------------------------------------------------------------------------ layouts
@@ -457,7 +449,7 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
                         [_layout(f).to_attr() for f in dense]
                     )
         except ValueError as e:  # a dtype pygraph does not support
-            raise UnsupportedError(f"{_describe(node)}: {e}") from e
+            raise UnsupportedError(f"{describe_node(node)}: {e}") from e
 
 
 def _unsafe_in_graphs(nodes: Collection[torch.fx.Node]) -> dict[str, str]:

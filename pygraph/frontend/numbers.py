@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
+from torch.export.graph_signature import InputKind
 
 from .structure import CONSTANT_LEAVES
 
@@ -48,3 +49,48 @@ def lift_numbers(
             leaves.append(leaf)
         converted.append(pytree.tree_unflatten(leaves, spec))
     return tuple(converted), lifted
+
+
+def promote_as_numbers(ep: torch.export.ExportedProgram, example_inputs: tuple[Any, ...]) -> int:
+    """Gives ops that read a lifted number the dtype eager gives them with the Python number; returns how
+    many it changed. A Python number promotes below any tensor: `t.clamp(max=y)` of a 0-d bfloat16 `t` is
+    bfloat16, but with `y` a 0-d float32 tensor it is float32 (two 0-d tensors promote as equals). Only ops
+    whose other tensor operands are all 0-d can differ; each such op's dtype is computed again with the
+    example's number on meta tensors, and where it differs the op's result is cast to it (the op computes
+    in the wider dtype and rounds once, as eager's op computes in its opmath type and rounds once)."""
+    specs = zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs, strict=True)
+    placeholders = [node for node, spec in specs if spec.kind == InputKind.USER_INPUT]
+    leaves = pytree.tree_leaves(example_inputs)  # (as torch.export flattens them: one input each)
+    numbers = {
+        node: leaf
+        for node, leaf in zip(placeholders, leaves, strict=True)
+        if isinstance(leaf, (bool, int, float))
+    }
+    changed = 0
+    for node in list(ep.graph.nodes):
+        value = node.meta.get("val")
+        if not isinstance(node.target, torch._ops.OpOverload) or not isinstance(value, torch.Tensor):
+            continue
+        read = [a for a in node.args if isinstance(a, torch.fx.Node)]
+        if not any(a in numbers for a in read) or any(a.meta["val"].dim() for a in read if a not in numbers):
+            continue
+        args = [
+            numbers[a]
+            if a in numbers
+            else torch.empty((), dtype=a.meta["val"].dtype, device="meta")
+            if isinstance(a, torch.fx.Node)
+            else a
+            for a in node.args
+        ]
+        try:
+            expected = node.target.overloadpacket(*args, **node.kwargs).dtype
+        except Exception:  # (no overload takes the number: the op's own dtype rules stand)
+            continue
+        if expected == value.dtype:
+            continue
+        with ep.graph.inserting_after(node):
+            cast = ep.graph.call_function(torch.ops.aten._to_copy.default, (node,), {"dtype": expected})
+        cast.meta = {**node.meta, "val": value.to(expected)}
+        node.replace_all_uses_with(cast, delete_user_cb=lambda user, cast=cast: user is not cast)
+        changed += 1
+    return changed

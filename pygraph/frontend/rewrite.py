@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import re
 
 import torch
 from torch.export.graph_signature import InputKind, InputSpec, OutputKind, TensorArgument
@@ -12,6 +13,17 @@ from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
 # the outputs of an exported program that write its state or inputs in place
 MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
+
+
+class UnsupportedError(NotImplementedError):
+    """The program holds something pygraph cannot import; the message names the node and its source line."""
+
+
+def describe_node(node: torch.fx.Node) -> str:
+    """`node 'name' (file.py:12)`: the FX node and the innermost frame of the user's code that made it."""
+    frames = re.findall(r'File "([^<"][^"]*)", line (\d+)', node.stack_trace or "")  # not <eval_with_key>
+    where = f"{frames[-1][0]}:{frames[-1][1]}" if frames else "unknown location"
+    return f"node '{node.name}' ({where})"
 
 
 def replace_node(ep: torch.export.ExportedProgram, old: torch.fx.Node, new: torch.fx.Node) -> None:

@@ -77,8 +77,13 @@ HOST_OPS = frozenset(
 )
 
 
+# TorchScript's prim ops of numbers that `frontend/python_arithmetic.py` computes Python's builtins with
+PRIM_NUMBER_OPS = frozenset({"max", "min", "abs"})
+
+
 def aten_name(op: Any) -> str | None:
-    """`aten.<name>.<overload>` for a torch-dialect op (named, or `torch.operator "torch.aten..."`), else None.
+    """`aten.<name>.<overload>` for a torch-dialect op (named, or `torch.operator "torch.aten..."`), else None
+    (`prims.` and, for `PRIM_NUMBER_OPS`, `prim.` likewise).
     An op of another namespace of torch's dispatcher (a custom op of the user's, `torch.library`) arrives as
     `torch.operator "torch.NS.name.overload"` and is `NS.name.overload`: pygraph calls it like an ATen op."""
     name = op.operation.name
@@ -87,10 +92,12 @@ def aten_name(op: Any) -> str | None:
         parts = name.split(".")
         if len(parts) in (3, 4) and parts[0] == "torch" and parts[1] not in ("aten", "prims"):
             return ".".join([*parts[1:], "default"][:3])
-    for namespace in ("aten", "prims"):
+    for namespace in ("aten", "prims", "prim"):
         prefix = f"torch.{namespace}."
         if name.startswith(prefix):
             parts = name[len(prefix) :].split(".")
+            if namespace == "prim" and parts[0] not in PRIM_NUMBER_OPS:
+                return None  # (the importer's lists, tuples and conversions)
             overload = parts[1] if len(parts) > 1 else "default"
             return f"{namespace}.{parts[0]}.{overload}"
     return None

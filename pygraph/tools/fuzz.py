@@ -9,12 +9,20 @@ A program is a chain of lines `tN = <op>(...)` over the model's inputs, paramete
 Every candidate line is run eagerly while the program is built and kept only if it runs and its values
 stay tame (finite, |x| <= 1e3, not all one value, at most `MAX_NUMEL` elements), so the shapes need no
 rules of their own: whatever eager accepts is fair game, and what pygraph then gets wrong is its bug.
+
+Besides the ops, a program draws how it is called, as a user's model is: Python numbers among its
+arguments, buffers it reads and updates (running statistics), plain attributes it reads that the caller
+changes between calls (`between`), branches on values of its data or its numbers, results in lists and
+dicts that may be its inputs or views of them, and a dim declared dynamic whose size one call changes
+(`DYNAMIC`, `SIZES`).
 """
 
 from __future__ import annotations
 
 import argparse
 import copy
+import inspect
+import linecache
 import random
 import sys
 import time
@@ -188,6 +196,7 @@ IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.pad({a}, (1, 2, 0, 1))",
     "F.pad({a}, (1, 1, 1, 1), mode='reflect')",
     "F.batch_norm({a}, {bn_mean}, {bn_var}, {bn_w}, {bn_b})",
+    "F.batch_norm({a}, {rm}, {rv}, training=True, momentum=0.25)",
     "F.group_norm({a}, 1)",
     "F.pixel_shuffle({a}, 2)",
     "F.scaled_dot_product_attention({a}, {a}, {a})",
@@ -202,6 +211,23 @@ SORT = [
     "torch.triu({a}, 1)",
     "torch.einsum('...ij,...kj->...ik', {a}, {a})",
 ]
+NUMBER = [  # {y} a float argument of forward, {yi} an int one, {attr} a plain attribute of the model
+    "{a} * {y}",
+    "{a} + {y}",
+    "{a}.clamp(max={y})",
+    "torch.where({a} > {y}, {a}, {a} * {y})",
+    "{a} * {yi}",
+    "{a} / ({y} * {y} + 1)",
+    "{a} if {y} > 0 else -{a}",
+    "{a} * {attr}",
+    "{a} + {attr} * {y}",
+]
+CONTROL = [  # decisions on values of the data
+    "{a} * 2 if {a}.sum() > 0 else {a}.tanh()",
+    "{a}.relu() if {a}.amax() > 1 else {a} - 1",
+    "{a} * {a}.abs().amax().item()",
+    "{a}[{a}.argmax().item() % {a}.shape[0]]",
+]
 MUTATE = [  # an intermediate written in place (functionalized by export into *_scatter and copies)
     "{a}.clone(); {n}[{slices}] = {s}",
     "{a}.clone(); {n}.add_(1.5)",
@@ -212,6 +238,8 @@ MUTATE = [  # an intermediate written in place (functionalized by export into *_
     "{x}.mul_(0.5)",  # the caller's input, written
     "{x}.narrow(0, 0, 1).fill_(0.5)",
     "{p}.add_(0.125)",  # the model's parameter, written in every call
+    "{q}.mul_(0.75).add_({a}.mean() * 0.25)",  # a buffer, as running statistics are
+    "{a} * {attr}; {attr} = -{attr}",  # a plain attribute forward changes
 ]
 FAMILIES = [
     (UNARY, 6),
@@ -223,7 +251,10 @@ FAMILIES = [
     (MUTATE, 2),
     (IMAGE, 3),
     (SORT, 1),
+    (NUMBER, 2),
+    (CONTROL, 1),
 ]
+DYNAMIC_SHARE = 0.35  # of programs that declare a dim dynamic and call it with another size once
 # knobs a program is compiled under (reproduce with the environment variables `pygraph fuzz` prints)
 SETTINGS = [
     {},
@@ -240,15 +271,27 @@ DTYPES = [torch.float32] * 8 + [torch.float16, torch.bfloat16]
 @dataclass(frozen=True)
 class Program:
     """One program: a module's source defining `Fuzzed`, `inputs(seed)` (seed 0: the example it was built
-    on) and `SETTINGS` (the knobs it compiles under), and a name for it (`seed N` or a file's path)."""
+    on), `SETTINGS` (the knobs it compiles under), `DYNAMIC` and `SIZES` (dims declared dynamic, and the
+    size one call gives them), maybe `between(model, call)` (what the caller changes before each call),
+    and a name for it (`seed N` or a file's path)."""
 
     name: str
     source: str
 
-    def build(self) -> tuple[torch.nn.Module, Callable[[int], tuple[torch.Tensor, ...]], dict[str, Any]]:
+    def build(self) -> Built:
         namespace: dict[str, Any] = {}
-        exec(compile(self.source, f"<pygraph-fuzz {self.name}>", "exec"), namespace)
-        return namespace["Fuzzed"](), namespace["inputs"], namespace["SETTINGS"]
+        filename = f"<pygraph-fuzz {self.name}>"
+        # (torch.export reads forward's source: draft export's report, a branch's line)
+        linecache.cache[filename] = (len(self.source), None, self.source.splitlines(True), filename)
+        exec(compile(self.source, filename, "exec"), namespace)
+        return Built(
+            namespace["Fuzzed"](),
+            namespace["inputs"],
+            namespace["SETTINGS"],
+            namespace.get("DYNAMIC", {}),
+            namespace.get("SIZES", ()),
+            namespace.get("between"),
+        )
 
     @property
     def lines(self) -> int:
@@ -257,14 +300,45 @@ class Program:
         return next(i for i, line in enumerate(body) if line.startswith("        return "))
 
 
+@dataclass(frozen=True)
+class Built:
+    """A program's module executed: the model and what calls it."""
+
+    model: torch.nn.Module
+    inputs: Callable[..., tuple[Any, ...]]
+    settings: dict[str, Any]
+    dynamic: dict[str, tuple[int, ...]]
+    sizes: tuple[int, ...]
+    between: Callable[[torch.nn.Module, int], None] | None
+
+    def calls(self) -> list[tuple[int, dict[str, int], bool]]:
+        """(inputs' seed, their keyword arguments, transposed in memory) of each call: three of the
+        example's shapes, the last transposed, then, where a dim is dynamic, one of the other size and one
+        of the example's again."""
+        calls = [(0, {}, False), (1, {}, False), (2, {}, True)]
+        if self.dynamic:
+            calls += [(3, {"n": self.sizes[1]}, False), (4, {}, False)]
+        return calls
+
+    def dynamic_shapes(self) -> dict[str, Any] | None:
+        if not self.dynamic:
+            return None
+        dim = torch.export.Dim("n", min=min(self.sizes), max=max(self.sizes))
+        names = list(inspect.signature(self.model.forward).parameters)
+        return {n: {d: dim for d in self.dynamic[n]} if n in self.dynamic else None for n in names}
+
+
 @dataclass
 class _Builder:
     seed: int
     rng: random.Random = field(init=False)
-    values: dict[str, torch.Tensor] = field(default_factory=dict)  # every name a line may read
+    values: dict[str, torch.Tensor] = field(default_factory=dict)  # every tensor a line may read
     floats: list[str] = field(default_factory=list)  # floating names, in the order they were made
-    inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, expression drawing it)
-    params: list[tuple[str, str]] = field(default_factory=list)
+    inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, expression drawing it from `g`)
+    shapes: dict[str, list[int]] = field(default_factory=dict)  # the tensor inputs' ({shape} in the above)
+    numbers: dict[str, float | int] = field(default_factory=dict)  # forward's number arguments, as drawn
+    attrs: dict[str, float] = field(default_factory=dict)  # the model's plain attributes
+    init: list[str] = field(default_factory=list)  # __init__'s lines, in the order they draw from `g`
     body: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
@@ -284,30 +358,68 @@ class _Builder:
 
     def new_input(self, shape: list[int]) -> str:
         name = f"x{len(self.inputs)}"
-        self._leaf(name, f"torch.randn({shape}, generator=g){self._cast}", self.input_gen, self.inputs)
+        self._draw(name, f"torch.randn({{shape}}, generator=g){self._cast}", shape)
         self.floats.append(name)
         return name
 
     def new_index(self, shape: list[int], high: int) -> str:
         name = f"i{len(self.inputs)}"
-        self._leaf(name, f"torch.randint(0, {high}, {shape}, generator=g)", self.input_gen, self.inputs)
+        self._draw(name, f"torch.randint(0, {high}, {{shape}}, generator=g)", shape)
+        return name
+
+    def _draw(self, name: str, template: str, shape: list[int]) -> None:
+        self.shapes[name] = shape
+        self.values[name] = _eval(template.format(shape=shape), self.input_gen)
+        self.inputs.append((name, template))
+
+    def new_number(self, integer: bool) -> str:
+        """A number argument of forward (a new one, or one that an earlier line reads)."""
+        drawn = [n for n, v in self.numbers.items() if isinstance(v, int) == integer]
+        if drawn and self.rng.random() < 0.5:
+            return self.rng.choice(drawn)
+        name = f"y{len(self.inputs)}"
+        if integer:
+            template = "int(torch.randint(1, 4, (), generator=g))"
+        else:
+            template = "round(float(torch.randn((), generator=g)), 3)"
+        self.numbers[name] = _eval(template, self.input_gen)
+        self.inputs.append((name, template))
         return name
 
     def new_param(self, shape: list[int]) -> str:
-        name = f"self.p{len(self.params)}"
-        self._leaf(
-            name, f"nn.Parameter(torch.randn({shape}, generator=g){self._cast})", self.param_gen, self.params
+        name = f"self.p{sum(n.startswith('self.p') for n in self.floats)}"
+        self._state(name, f"{name} = nn.Parameter(torch.randn({shape}, generator=g){self._cast})")
+        return name
+
+    def new_buffer(self, shape: list[int], positive: bool = False) -> str:
+        """A buffer (persistent in the state dict or not), of positive values for a running variance."""
+        name = f"self.b{sum(n.startswith('self.b') for n in self.floats)}"
+        draw = (
+            f"torch.rand({shape}, generator=g){self._cast} + 0.5"
+            if positive
+            else f"torch.randn({shape}, generator=g){self._cast}"
         )
+        persistent = self.rng.random() < 0.5
+        self._state(name, f'self.register_buffer("{name[5:]}", {draw}, persistent={persistent})', draw)
+        return name
+
+    def _state(self, name: str, line: str, draw: str | None = None) -> None:
+        expression = draw or line.split(" = ", 1)[1]
+        self.values[name] = _eval(expression, self.param_gen)
+        self.init.append(line)
         self.floats.append(name)
+
+    def new_attr(self) -> str:
+        if self.attrs and self.rng.random() < 0.5:
+            return self.rng.choice(list(self.attrs))
+        name = f"self.k{len(self.attrs)}"
+        self.attrs[name] = self.rng.choice((0.5, 1.5, -0.75))
+        self.init.append(f"{name} = {self.attrs[name]}")
         return name
 
     @property
     def _cast(self) -> str:
         return "" if self.dtype == torch.float32 else f".to({self.dtype})"
-
-    def _leaf(self, name: str, expression: str, gen: torch.Generator, into: list[tuple[str, str]]) -> None:
-        self.values[name] = eval(expression, {"torch": torch, "nn": torch.nn, "g": gen})
-        into.append((name, expression))
 
     # -------------------------------------------------------------- lines
     def pick(self) -> str:
@@ -330,7 +442,8 @@ class _Builder:
         return self._try(name, line)
 
     def _try(self, name: str, line: str) -> bool:
-        scope = {"torch": torch, "F": torch.nn.functional, "INT": INT, **_dotted(self.values)}
+        scope = {"torch": torch, "F": torch.nn.functional, "INT": INT, **self.numbers}
+        scope.update(_dotted({**self.values, **self.attrs}))
         first, _, rest = line.partition("; ")
         try:
             exec(f"{name} = {first}" + (f"\n{rest}" if rest else ""), scope)
@@ -395,6 +508,19 @@ class _Builder:
             for part in ("mean", "w", "b"):
                 holes[f"bn_{part}"] = self.new_param([shape[1]])
             holes["bn_var"] = f"{self.new_param([shape[1]])}.abs() + 0.5"
+        if "{y}" in template:
+            holes["y"] = self.new_number(integer=False)
+        if "{yi}" in template:
+            holes["yi"] = self.new_number(integer=True)
+        if "{attr}" in template:
+            holes["attr"] = self.new_attr()
+        if "{q}" in template:
+            buffers = [n for n in self.floats if n.startswith("self.b")]
+            holes["q"] = (
+                self.rng.choice(buffers) if buffers and self.rng.random() < 0.5 else self.new_buffer(shape)
+            )
+        if "{rm}" in template and rank >= 2:
+            holes["rm"], holes["rv"] = self.new_buffer([shape[1]]), self.new_buffer([shape[1]], positive=True)
         if "{k}" in template and rank:
             holes["k"] = self.rng.randint(1, shape[holes["d"]])
         if "{m}" in template:
@@ -462,11 +588,76 @@ class _Builder:
         made = [n for n in self.values if n.startswith("t") and self.values[n].is_floating_point()]
         made = made or [self.floats[-1]]
         outputs = [made[-1]] + self.rng.sample(made[:-1], min(len(made) - 1, self.rng.randint(0, 2)))
-        return Program(f"seed {self.seed}", self._source(outputs))
+        returned = self._returned(outputs)
+        between = bool(self.attrs) and self.rng.random() < 0.5
+        program = Program(f"seed {self.seed}", self._source(returned, between, None))
+        if self.rng.random() < DYNAMIC_SHARE:
+            program = self._with_a_dynamic_dim(returned, between) or program
+        return program
 
-    def _source(self, outputs: list[str]) -> str:
+    def _returned(self, outputs: list[str]) -> str:
+        """forward's return: a tuple, a lone tensor, a dict or a nested list, maybe with an input (or a view
+        of one) or a result twice among them: results aliasing inputs and each other."""
+        tensors = [n for n in self.shapes if n.startswith("x")]
+        if self.rng.random() < 0.2:
+            outputs.append(self.rng.choice([outputs[0], *tensors, *(f"{n}.unsqueeze(0)" for n in tensors)]))
+        form = self.rng.random()
+        if form < 0.1 and len(outputs) == 1:
+            return outputs[0]
+        if form < 0.25:
+            return "{" + ", ".join(f'"r{j}": {n}' for j, n in enumerate(outputs)) + "}"
+        if form < 0.35 and len(outputs) > 1:
+            return f"({outputs[0]}, [{', '.join(outputs[1:])}])"
+        return ", ".join(outputs) + ","
+
+    def _with_a_dynamic_dim(self, returned: str, between: bool) -> Program | None:
+        """The program with the inputs' dims of one size declared dynamic, where eager also runs it at
+        another size (`SIZES`): a literal shape in a line (a reshape) ties a size, which eager then shows."""
+        sizes = sorted({s for shape in self.shapes.values() for s in shape if s >= 2})
+        self.rng.shuffle(sizes)
+        for size in sizes[:3]:
+            other = self.rng.choice([n for n in (size - 1, size + 1, size + 3, 2 * size) if n >= 2])
+            resized = [[other if s == size else s for s in shape] for shape in self.shapes.values()]
+            if any(_numel(shape) > MAX_NUMEL for shape in resized):
+                continue
+            program = Program(f"seed {self.seed}", self._source(returned, between, (size, other)))
+            built = program.build()
+            try:
+                results = built.model(*built.inputs(built.calls()[3][0], n=other))
+            except Exception:
+                continue
+            leaves = pytree.tree_leaves(results)
+            if all(
+                t.isfinite().all() for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()
+            ):
+                return program
+        return None
+
+    def _source(self, returned: str, between: bool, sizes: tuple[int, int] | None) -> str:
         args = ", ".join(["self"] + [n for n, _ in self.inputs])
-        draws = "".join(f"{e}, " for _, e in self.inputs)
+        dynamic = {}
+        if sizes is not None:
+            dynamic = {
+                n: tuple(d for d, s in enumerate(shape) if s == sizes[0]) for n, shape in self.shapes.items()
+            }
+            dynamic = {n: dims for n, dims in dynamic.items() if dims}
+
+        def shape(name: str) -> str:
+            dims = dynamic.get(name, ())
+            return (
+                "[" + ", ".join("n" if d in dims else str(s) for d, s in enumerate(self.shapes[name])) + "]"
+            )
+
+        draws = "".join(f"{e.format(shape=shape(n)) if n in self.shapes else e}, " for n, e in self.inputs)
+        changed = []
+        if between:
+            changed = [
+                "",
+                "",
+                "def between(model, call):",
+                '    """What the caller changes before each call."""',
+                *[f"    model.{n[5:]} = {v} * (1 + call % 2)" for n, v in self.attrs.items()],
+            ]
         return "\n".join(
             [
                 f'"""pygraph fuzz, seed {self.seed}: `Fuzzed()(*inputs(0))`, compiled with {_environment(self.settings)}."""',
@@ -476,23 +667,26 @@ class _Builder:
                 "",
                 "INT = {2: torch.int16, 4: torch.int32, 8: torch.int64}  # (bit-casts: the integer of a size)",
                 f"SETTINGS = {self.settings!r}",
+                f"DYNAMIC = {dynamic!r}  # the inputs' dims of size n, declared dynamic",
+                f"SIZES = {sizes or ()!r}  # n in the example, and in the one call that changes it",
                 "",
                 "",
                 "class Fuzzed(nn.Module):",
                 "    def __init__(self):",
                 "        super().__init__()",
                 f"        g = torch.Generator().manual_seed({self.seed})",
-                *[f"        {n} = {e}" for n, e in self.params],
+                *[f"        {line}" for line in self.init],
                 "",
                 f"    def forward({args}):",
                 *[f"        {line}" for line in self.body],
-                f"        return {', '.join(outputs)}{',' if len(outputs) == 1 else ''}",
+                f"        return {returned}",
                 "",
                 "",
-                "def inputs(seed):",
+                f"def inputs(seed{f', n={sizes[0]}' if sizes else ''}):",
                 '    """The example inputs (seed 0, as the program was built on) or fresh ones."""',
                 f"    g = torch.Generator().manual_seed({self.seed} + seed)",
                 f"    return ({draws})",
+                *changed,
                 "",
             ]
         )
@@ -546,8 +740,12 @@ def _tame(value: torch.Tensor) -> bool:
     return bool(flat.isfinite().all() and flat.abs().max() <= 1e3 and (flat.numel() < 4 or flat.std() > 0))
 
 
-def _dotted(values: dict[str, torch.Tensor]) -> dict[str, Any]:
-    """`self.pN` names resolve through an object holding the parameters."""
+def _eval(expression: str, gen: torch.Generator) -> Any:
+    return eval(expression, {"torch": torch, "nn": torch.nn, "g": gen})
+
+
+def _dotted(values: dict[str, Any]) -> dict[str, Any]:
+    """`self.pN` names resolve through an object holding the parameters, buffers and attributes."""
     holder = type("Params", (), {})()
     plain = {}
     for name, value in values.items():
@@ -567,7 +765,9 @@ def generate(seed: int) -> Program:
 
 @dataclass
 class Outcome:
-    status: str  # pass; wrong (answers differ); unstable (differ where eager's rounding decides, see check);
+    status: str  # pass; wrong (answers differ, or results share memory eager's do not); unstable (differ
+    # where eager's rounding decides, see check); copied (right, but a result eager returns as a view of an
+    # input, the state or another result is a copy: a view whose offset the data decides, `x[i.item()]`);
     # refused (CompileError, ExportError); crash (anything else); invalid (eager fails on fresh inputs)
 
     detail: str = ""
@@ -575,63 +775,86 @@ class Outcome:
 
     @property
     def signature(self) -> tuple[str, str]:
-        """What a reduced program must still show: the status and, for an error, its first line."""
-        return self.status, "" if self.status in ("wrong", "unstable") else self.detail.split("\n")[0]
+        """What a reduced program must still show: the status and, for an error, its first line, for a wrong
+        answer whether the values or the memory results share differ."""
+        if self.status in ("wrong", "unstable"):
+            return self.status, "memory" if "memory" in self.detail else ""
+        return self.status, self.detail.split("\n")[0]
 
 
-def check(program: Program, device: torch.device, calls: int = 3) -> Outcome:
-    """Compiles `program` on its example inputs and calls it on those and fresh ones, beside eager calls of
-    a copy of the model (a program may write its inputs and parameters); the last call's inputs are laid
-    out transposed in memory. After the calls it compares the results (earlier calls' must survive later
-    ones), the inputs as each call left them and the parameters."""
+def check(program: Program, device: torch.device) -> Outcome:
+    """Compiles `program` on its example inputs and calls it on those and fresh ones (`Built.calls`),
+    beside eager calls of a copy of the model (a program may write its inputs and state). Each call's
+    results must alias what eager's alias (an input, the state, each other); after the calls it compares
+    the results (earlier calls' must survive later ones), the inputs as each call left them and the state."""
     import pygraph
 
     from ..frontend.export import ExportError
     from ..knobs import knobs
 
-    model, draw, settings = program.build()
-    model = model.to(device)
+    built = program.build()
+    model = built.model.to(device)
     pristine = copy.deepcopy(model)
     reference = copy.deepcopy(model)
+    plan = built.calls()
+    copied = ""  # (the first call whose results are copies where eager returns views)
 
-    def inputs(call: int) -> tuple[torch.Tensor, ...]:
-        args = tuple(x.to(device) for x in draw(call))
-        return args if call < calls - 1 else tuple(_transposed(x) for x in args)
+    def call(run: Callable[..., Any], holder: torch.nn.Module, index: int, exact: bool = False) -> Any:
+        """`run` (the holder or what compiled it) on call `index`'s inputs, after the caller's changes."""
+        if built.between is not None:
+            built.between(holder, index)
+        seed, sizes, transposed = plan[index]
+        args = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in built.inputs(seed, **sizes))
+        args = tuple(_transposed(x) for x in args) if transposed else args
+        args = _double(args) if exact else args
+        return run(*args), args
 
+    settings = built.settings
     try:
         options = {k: v for k, v in settings.items() if k in OPTIONS}
+        if built.dynamic:
+            options["dynamic_shapes"] = built.dynamic_shapes()
         with torch.no_grad(), knobs.scope(**{k: v for k, v in settings.items() if k not in OPTIONS}):
-            compiled = pygraph.export_and_compile(model, inputs(0), **options)
+            compiled = pygraph.export_and_compile(model, call(lambda *a: a, model, 0)[0], **options)
             got, ref = [], []
-            for call in range(calls):
-                args, eager_args = inputs(call), inputs(call)
+            for index in range(len(plan)):
                 try:
-                    ref.append((reference(*eager_args), eager_args))
+                    ref.append(call(reference, reference, index))
                 except Exception as exc:  # (the generator's: eager accepted the example, not these)
                     return Outcome("invalid", f"eager: {type(exc).__name__}: {exc}")
-                got.append((compiled(*args), args))
+                got.append(call(compiled, model, index))
+                (mine, _), (eagers, views) = _memory(*got[-1], model), _memory(*ref[-1], reference)
+                if mine - eagers:  # (a later write to one would change the other, as eager's would not)
+                    return Outcome(
+                        "wrong", f"call {index}: results share memory eager's do not: {mine - eagers}"
+                    )
+                if views - mine:
+                    copied = f"call {index}: results are copies where eager's are views: {views - mine}"
             errors = [relative_error(g, r) for g, r in zip(got, ref, strict=True)]
             errors.append(relative_error(_state(model), _state(reference)))
     except (pygraph.CompileError, ExportError) as exc:  # (named refusals, pygraph's or torch.export's)
         return Outcome("refused", " ".join(str(exc).split()))
     except Exception as exc:
         return Outcome("crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}")
-    dtypes = {t.dtype for t in pytree.tree_leaves(ref) if t.is_floating_point()}
-    bound = max((TOLERANCE.get(d, 1e-2) for d in dtypes), default=0.0)
+    tensors = [t for t in pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
+    bound = max((TOLERANCE.get(t.dtype, 1e-2) for t in tensors if t.is_floating_point()), default=0.0)
     if max(errors) <= bound:
-        return Outcome("pass", error=max(errors))
+        return Outcome("copied", copied, max(errors)) if copied else Outcome("pass", error=max(errors))
     # Near a discontinuity (a remainder of a value that cancels to about 0, a tie) eager's own rounding
     # decides: where eager is that far from the program computed in float64 and pygraph no farther, or
     # eager is 10% off, no answer is the right one.
     try:
-        exact = _in_float64(pristine, inputs, calls)
+        exact = pristine.double()
+        with torch.no_grad():  # (in order: a call may write the state the next one reads)
+            exact_calls = [call(exact, exact, index, exact=True) for index in range(len(plan))]
+        exact_calls.append(_state(exact))
     except Exception as exc:  # (a program whose float64 form eager refuses)
-        detail = f"relative errors per call and of the parameters: {errors}; no float64 run ({exc})"
+        detail = f"relative errors per call and of the state: {errors}; no float64 run ({exc})"
         return Outcome("wrong", detail, max(errors))
-    eager_off = _distances([*ref, _state(reference)], exact)
-    own_off = _distances([*got, _state(model)], exact)
+    eager_off = _distances([*ref, _state(reference)], exact_calls)
+    own_off = _distances([*got, _state(model)], exact_calls)
     detail = (
-        f"relative errors per call and of the parameters: against eager {errors}; against float64, "
+        f"relative errors per call and of the state: against eager {errors}; against float64, "
         f"eager's {eager_off} and pygraph's {own_off}"
     )
     worst = max(range(len(errors)), key=errors.__getitem__)
@@ -642,15 +865,22 @@ def check(program: Program, device: torch.device, calls: int = 3) -> Outcome:
     return Outcome("unstable" if unstable else "wrong", detail, max(errors))
 
 
-def _in_float64(pristine: torch.nn.Module, inputs: Callable[[int], Any], calls: int) -> list[Any]:
-    """The calls' (results, inputs after the call), then the parameters, of the program in float64."""
-    exact = pristine.double()
-    out: list[Any] = []
-    with torch.no_grad():
-        for call in range(calls):  # (in order: a call may write the parameters the next one reads)
-            args = _double(inputs(call))
-            out.append((exact(*args), args))
-    return [*out, _state(exact)]
+def _memory(results: Any, args: tuple[Any, ...], model: torch.nn.Module) -> tuple[set[Any], set[Any]]:
+    """Which results share memory with which inputs, parameters and buffers (by name) and earlier results
+    ((result, owner) pairs), and of those, which results are the owner or a view of it (`_base`; a view
+    of what an input or the state is a view of, since the caller's tensors may be views themselves)."""
+    owners = [(f"input {i}", x) for i, x in enumerate(args) if isinstance(x, torch.Tensor)]
+    owners += [*model.named_parameters(), *model.named_buffers()]
+    shared, viewed = set(), set()
+    for j, r in enumerate(t for t in pytree.tree_leaves(results) if isinstance(t, torch.Tensor)):
+        base = r if r._base is None else r._base
+        for name, owner in owners:
+            if r.untyped_storage().data_ptr() == owner.untyped_storage().data_ptr():
+                shared.add((j, name))
+                if base is owner or (not name.startswith("result") and base is owner._base):
+                    viewed.add((j, name))
+        owners.append((f"result {j}", r))
+    return shared, viewed
 
 
 def _distances(values: list[Any], exact: list[Any]) -> list[float]:
@@ -661,12 +891,13 @@ def _distances(values: list[Any], exact: list[Any]) -> list[float]:
 
 
 def _state(model: torch.nn.Module) -> list[torch.Tensor]:
-    return [t.detach() for t in model.state_dict().values()]
+    """The parameters and buffers, persistent or not."""
+    return [t.detach() for t in [*model.parameters(), *model.buffers()]]
 
 
 def _transposed(x: torch.Tensor) -> torch.Tensor:
     """`x` with its dims in memory in reverse order (a 1-d tensor: every other element)."""
-    if x.dim() == 0:
+    if not isinstance(x, torch.Tensor) or x.dim() == 0:
         return x
     if x.dim() == 1:
         return torch.stack([x, x], -1)[:, 0]
@@ -688,8 +919,10 @@ def reduce(program: Program, outcome: Outcome, device: torch.device) -> Program:
 
     def candidates(current: list[str]) -> list[list[str]]:
         out = []
-        results = current[ret].removeprefix("        return ").rstrip(",").split(", ")
-        for j in range(len(results)) if len(results) > 1 else ():
+        returned = current[ret].removeprefix("        return ")
+        plain = returned[0] not in "{(" and "[" not in returned  # (a tuple: its results may go)
+        results = returned.rstrip(",").split(", ")
+        for j in range(len(results)) if plain and len(results) > 1 else ():
             kept = results[:j] + results[j + 1 :]
             out.append([*current[:ret], f"        return {', '.join(kept)},", *current[ret + 1 :]])
         for i in reversed(range(body.start, ret)):
@@ -731,14 +964,14 @@ def main(programs: Iterable[Program], keep: Path | None, shrink: bool) -> int:
         print(f"{program.name}: {outcome.status}{error} ({program.lines} lines, {took:.1f} s)", flush=True)
         if outcome.status != "pass":
             print("   " + outcome.detail.replace("\n", "\n   "), flush=True)
-            if shrink and outcome.status not in ("unstable", "invalid"):
+            if shrink and outcome.status not in ("unstable", "invalid", "copied"):
                 program = reduce(program, outcome, device)
                 print(f"   reduced to {program.lines} lines", flush=True)
             if keep is not None:
                 keep.mkdir(parents=True, exist_ok=True)
                 (keep / f"{Path(program.name).stem.replace(' ', '_')}.py").write_text(program.source)
     print(", ".join(f"{n} {s}" for s, n in sorted(counts.items())))
-    return 0 if set(counts) <= {"pass", "refused", "unstable", "invalid"} else 1
+    return 0 if set(counts) <= {"pass", "copied", "refused", "unstable", "invalid"} else 1
 
 
 def cli(argv: list[str]) -> int:
