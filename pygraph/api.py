@@ -540,12 +540,19 @@ class CompiledModel:
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # Inputs whose strides decide what eager computes (`_other_strides`): those the model writes and
-        # those its results alias, with the example's strides.
+        # those its results alias, with the example's strides; all of them where a result is a reshape of
+        # another, a view or a copy by the other's strides, which follow the inputs' in eager.
         aliased = {r.source[1] for r in self._regenerated if r.source is not None and r.source[0] == "input"}
+        reshaped = any(
+            r.source is not None
+            and r.source[0] == "result"
+            and any(v[0] is torch.ops.aten.reshape.default for v in r.views)
+            for r in self._regenerated
+        )
         self._stride_keyed = [
             (i, plan.buffers[a.buffer].layout)
             for i, a in enumerate(self._inputs)
-            if i in aliased or i in self._mutated_inputs
+            if reshaped or i in aliased or i in self._mutated_inputs
         ]
         # The state the graphs write (bound by `_bind_state`): their version counters move each call.
         self._written_state_mask = [
@@ -1031,9 +1038,10 @@ class CompiledModel:
             self._stride_variants[key] = variant
             names = ", ".join(f"'{self._inputs[i].name}'" for i, _ in self._stride_keyed)
             warnings.warn(
-                f"{type(self.model).__name__}: this call's inputs {names}, which the model writes or returns "
-                f"views of, come with other strides than the example's ({key}); eager's reshapes alias or "
-                "copy by strides, so pygraph traced and compiled the model again for these",
+                f"{type(self.model).__name__}: this call's inputs {names}, which the model writes, returns "
+                f"views of or computes results it reshapes from, come with other strides than the example's "
+                f"({key}); eager's reshapes alias or copy by strides, so pygraph traced and compiled the "
+                "model again for these",
                 stacklevel=4,
             )
         return variant(*args)

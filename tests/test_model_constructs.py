@@ -801,6 +801,28 @@ def test_gpu_inputs_written_or_returned_in_other_strides(no_tf32):
     _check_strides_deciding("cuda")
 
 
+def test_a_result_reshaped_from_another_shares_its_memory_where_eager_s_does():
+    """`r = x.exp()[0]` follows `x`'s strides in eager, so `r.reshape(-1)` is a view of `r` for a contiguous
+    `x` and a copy for a transposed one: calls with other strides run a program traced from them."""
+
+    class Reshaped(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+            row = x.exp()[0]
+            return row.reshape(-1), row
+
+    model = Reshaped()
+    compiled = pygraph.export_and_compile(model, (torch.randn(3, 4, 5),), target="emulator")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the warning of the program compiled for the transposed call)
+        for transposed in (False, True, False):
+            x = torch.randn(3, 4, 5)
+            x = x.transpose(0, -1).contiguous().transpose(0, -1) if transposed else x
+            got, ref = compiled(x), model(x)
+            assert relative_error(got, ref) <= 1e-6
+            shared = got[0].data_ptr() == got[1].data_ptr()
+            assert shared == (ref[0].data_ptr() == ref[1].data_ptr()) == (not transposed)
+
+
 def _check_mode_switches(device: str) -> None:
     """A model compiled in eval mode, then switched with `.train()` and back with `.eval()`: each call
     computes what eager computes in the mode the model is in (batch statistics, updated running ones)."""

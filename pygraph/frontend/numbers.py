@@ -55,9 +55,11 @@ def promote_as_numbers(ep: torch.export.ExportedProgram, example_inputs: tuple[A
     """Gives ops that read a lifted number the dtype eager gives them with the Python number; returns how
     many it changed. A Python number promotes below any tensor: `t.clamp(max=y)` of a 0-d bfloat16 `t` is
     bfloat16, but with `y` a 0-d float32 tensor it is float32 (two 0-d tensors promote as equals). Only ops
-    whose other tensor operands are all 0-d can differ; each such op's dtype is computed again with the
-    example's number on meta tensors, and where it differs the op's result is cast to it (the op computes
-    in the wider dtype and rounds once, as eager's op computes in its opmath type and rounds once)."""
+    whose other tensor operands are all 0-d can differ. Arithmetic on numbers alone (`y * y + 1`) is a
+    number too, as in eager's Python. Each op mixing numbers with 0-d tensors has its dtype computed again
+    with Python numbers of the same kinds on meta tensors, and where it differs the op's result is cast to
+    it (the op computes in the wider dtype and rounds once, as eager's op computes in its opmath type and
+    rounds once)."""
     specs = zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs, strict=True)
     placeholders = [node for node, spec in specs if spec.kind == InputKind.USER_INPUT]
     leaves = pytree.tree_leaves(example_inputs)  # (as torch.export flattens them: one input each)
@@ -73,6 +75,9 @@ def promote_as_numbers(ep: torch.export.ExportedProgram, example_inputs: tuple[A
             continue
         read = [a for a in node.args if isinstance(a, torch.fx.Node)]
         if not any(a in numbers for a in read) or any(a.meta["val"].dim() for a in read if a not in numbers):
+            continue
+        if value.dim() == 0 and all(a in numbers for a in read):
+            numbers[node] = _PYTHON_KIND[_kind(value.dtype)]  # (Python arithmetic in eager)
             continue
         args = [
             numbers[a]
@@ -94,3 +99,12 @@ def promote_as_numbers(ep: torch.export.ExportedProgram, example_inputs: tuple[A
         node.replace_all_uses_with(cast, delete_user_cb=lambda user, cast=cast: user is not cast)
         changed += 1
     return changed
+
+
+_PYTHON_KIND = {"bool": True, "int": 1, "float": 0.5}  # a number of each kind, for its promotion
+
+
+def _kind(dtype: torch.dtype) -> str:
+    if dtype == torch.bool:
+        return "bool"
+    return "float" if dtype.is_floating_point else "int"
