@@ -43,21 +43,6 @@ _UNARY = {
     torch.sym_float: (aten.Float.int, None),
     torch.sym_int: (None, aten.Int.float),
 }
-# builtins torch-mlir's importer computes as Python does (`PY_BUILTIN_TO_TORCH_OP` less `mod`)
-_IMPORTED = {
-    operator.add,
-    operator.sub,
-    operator.mul,
-    operator.truediv,
-    operator.floordiv,
-    operator.neg,
-    operator.eq,
-    operator.ne,
-    operator.lt,
-    operator.le,
-    operator.gt,
-    operator.ge,
-}
 
 
 def python_arithmetic_as_ops(ep: torch.export.ExportedProgram) -> int:
@@ -66,16 +51,11 @@ def python_arithmetic_as_ops(ep: torch.export.ExportedProgram) -> int:
     graph = ep.graph
     changed = 0
     for node in list(graph.nodes):
-        if node.op != "call_function" or isinstance(node.target, torch._ops.OpOverload):
+        # (other builtins, `+` to `>=` and `//`, torch-mlir's importer computes as Python does)
+        rewritten = node.op == "call_function" and (node.target in _BINARY or node.target in _UNARY)
+        if not rewritten or not any(isinstance(a, torch.fx.Node) for a in node.args):
             continue
-        if node.target in _IMPORTED or not any(isinstance(a, torch.fx.Node) for a in node.args):
-            continue
-        if node.target in _BINARY:
-            ops = _binary(node)
-        elif node.target in _UNARY:
-            ops = _unary(node)
-        else:
-            continue  # (getitem, torch's own sym_* helpers: the importer's)
+        ops = _binary(node) if node.target in _BINARY else _unary(node)
         with graph.inserting_before(node):
             value: Any = node.args[0]
             for op, args in ops:
@@ -103,7 +83,10 @@ def _binary(node: torch.fx.Node) -> list[tuple[Any, Any]]:
     """The ops computing a two-operand builtin: `int ** int` as ATen's float power made an int again
     (exact below 2**53, as a float holds every such int)."""
     if len(node.args) != 2 or node.kwargs:
-        raise UnsupportedError(f"{describe_node(node)}: {node.target.__name__} with a modulus")
+        raise UnsupportedError(
+            f"{describe_node(node)}: Python's {node.target.__name__} with {len(node.args)} operands on a number "
+            "read from the data has no scalar op in pygraph; compute it with tensor ops"
+        )
     a, b = node.args
     kinds = (_kind(a), _kind(b))
     overload = kinds[0] if kinds[0] == kinds[1] else f"{kinds[0]}_{kinds[1]}"

@@ -388,7 +388,8 @@ class _Builder:
 
     def new_param(self, shape: list[int]) -> str:
         name = f"self.p{sum(n.startswith('self.p') for n in self.floats)}"
-        self._state(name, f"{name} = nn.Parameter(torch.randn({shape}, generator=g){self._cast})")
+        draw = f"nn.Parameter(torch.randn({shape}, generator=g){self._cast})"
+        self._state(name, f"{name} = {draw}", draw)
         return name
 
     def new_buffer(self, shape: list[int], positive: bool = False) -> str:
@@ -403,9 +404,9 @@ class _Builder:
         self._state(name, f'self.register_buffer("{name[5:]}", {draw}, persistent={persistent})', draw)
         return name
 
-    def _state(self, name: str, line: str, draw: str | None = None) -> None:
-        expression = draw or line.split(" = ", 1)[1]
-        self.values[name] = _eval(expression, self.param_gen)
+    def _state(self, name: str, line: str, draw: str) -> None:
+        """A parameter or buffer: `line` of __init__ makes it from `draw`."""
+        self.values[name] = _eval(draw, self.param_gen)
         self.init.append(line)
         self.floats.append(name)
 
