@@ -21,6 +21,7 @@ from torch.export import Dim
 
 import pygraph
 from pygraph.frontend.branches import _checks_on_data
+from pygraph.frontend.export import export_program
 from pygraph.ir.plan import HostStep, writes_before_a_check
 from pygraph.knobs import knobs
 from pygraph.metrics import relative_error
@@ -517,6 +518,11 @@ def test_conditions_draft_export_leaves_unchecked_are_checked(monkeypatch):
     monkeypatch.setattr(torch.export, "draft_export", lambda *a, **k: _without_torchs_checks(draft(*a, **k)))
     torch.manual_seed(4)
     model = Branchy()
+    program = export_program(model, _taken(), warn=False)
+    placeholder = next(iter(program.graph.find_nodes(op="placeholder")))
+    assert not placeholder.meta[
+        "val"
+    ].fake_mode.shape_env.pending_fresh_unbacked_symbols  # (rewrites propagate)
     compiled = _compile(model, _taken())
     with warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
@@ -570,3 +576,29 @@ def test_gpu_a_model_branching_on_its_data(no_tf32):
     assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 4
     _check_counting("cuda")
     _check_caching("cuda")
+
+
+class ClampsByANumber(nn.Module):
+    """A Python number as a bound (`clamp.Tensor` once lifted into a 0-d tensor) and a branch on data."""
+
+    def forward(self, x: torch.Tensor, top: float) -> torch.Tensor:
+        bounded = x.clamp(max=top) * top
+        if bounded.sum() > 0:
+            return bounded.relu() + top
+        return bounded - top
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_branching_model_bounding_by_a_python_number(no_tf32):
+    # draft export runs real CUDA kernels beside the fake ones, and CUDA's clamp.Tensor rejects a CPU 0-d bound
+    torch.manual_seed(7)
+    model = ClampsByANumber()
+    x = torch.randn(8, 32, device="cuda")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the branch's warning, checked above)
+        compiled = pygraph.export_and_compile(model, (x.abs(), 0.5), target="cuda")
+        for top in (0.5, 0.25, -0.75, 2.0):
+            for sign in (1, -1):
+                x = torch.randn(8, 32, device="cuda").abs() * sign
+                _assert_close(compiled(x, top), model(x, top))

@@ -25,8 +25,9 @@ pytestmark = [
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
 
 
-def program(body: str) -> fuzz.Program:
-    """A hand-written program of the generator's form: `body` is forward's, over x0 [4, 8] and p0 [8]."""
+def program(body: str, dynamic: bool = False) -> fuzz.Program:
+    """A hand-written program of the generator's form: `body` is forward's, over x0 [4, 8] and p0 [8];
+    `dynamic`: x0's first dim declared dynamic, called at 5 as well."""
     lines = "\n".join(f"        {line}" for line in body.strip().split("\n"))
     return fuzz.Program(
         "hand-written",
@@ -34,6 +35,8 @@ def program(body: str) -> fuzz.Program:
 import torch.nn.functional as F
 from torch import nn
 SETTINGS = {{}}
+DYNAMIC = {{"x0": (0,)}} if {dynamic} else {{}}
+SIZES = (4, 5)
 
 
 class Fuzzed(nn.Module):
@@ -46,9 +49,9 @@ class Fuzzed(nn.Module):
 {lines}
 
 
-def inputs(seed):
+def inputs(seed, n=4):
     g = torch.Generator().manual_seed(seed)
-    return (torch.randn([4, 8], generator=g), )
+    return (torch.randn([n, 8], generator=g), )
 """,
     )
 
@@ -118,6 +121,12 @@ def test_where_eager_is_as_far_from_exact_the_difference_is_unstable(
     compiled_as(lambda model: lambda x: (x.clone(),))  # (the exact answer, which float32 eager loses)
     outcome = fuzz.check(program("return (x0 + 1e8) - 1e8,"), CPU)
     assert outcome.status == "unstable", outcome.detail
+
+
+def test_a_line_fixing_a_dim_declared_dynamic_is_the_generator_s_fault() -> None:
+    outcome = fuzz.check(program("return x0.reshape(32) + 1,", dynamic=True), CPU)
+    assert outcome.status == "invalid" and "Constraints violated" in outcome.detail
+    assert fuzz.check(program("return x0.reshape(-1) + 1,", dynamic=True), CPU).status == "pass"
 
 
 def test_the_reducer_keeps_only_the_lines_a_failure_needs() -> None:

@@ -156,7 +156,8 @@ def test_host_scalars_travel_in_the_table():
 def test_python_numbers_promote_as_numbers_beside_0_d_tensors():
     """A Python number promotes below any tensor (`s * y` of a 0-d bfloat16 `s` is bfloat16), where the
     0-d tensor it travels as would promote as an equal (float32); likewise an int beside a 0-d int32, and
-    arithmetic on numbers alone (`y * y + 1`), a Python float in eager."""
+    arithmetic on numbers alone (`y * y + 1`), a Python float in eager. So while tracing, so that a dtype
+    the model reads is eager's too."""
 
     class Scaled(torch.nn.Module):
         def __init__(self) -> None:
@@ -165,14 +166,25 @@ def test_python_numbers_promote_as_numbers_beside_0_d_tensors():
 
         def forward(self, x: torch.Tensor, y: float, n: int) -> tuple[torch.Tensor, ...]:
             a = self.s * y
-            return x * a, self.s.to(torch.int32) + n, a.clamp(max=y), self.s / (y * y + 1)
+            i = self.s.to(torch.int32)
+            made = torch.ones(2, dtype=(y - self.s).dtype)  # (a dtype read while tracing)
+            return (
+                x * a,
+                i + n,
+                a.clamp(max=y),
+                self.s / (y * y + 1),
+                made,
+                torch.where(x > 0, self.s, y),
+                n**i,
+            )
 
     model = Scaled()
     x = torch.randn(4).to(torch.bfloat16)
     compiled = pygraph.export_and_compile(model, (x, 0.3, 2))
     for y, n in ((0.3, 2), (0.7, 5), (-1.9, -3)):
         got, want = compiled(x, y, n), model(x, y, n)
-        dtypes = [torch.bfloat16, torch.int32, torch.bfloat16, torch.bfloat16]
+        dtypes = [torch.bfloat16, torch.int32, torch.bfloat16, torch.bfloat16, torch.bfloat16, torch.bfloat16]
+        dtypes.append(torch.int32)
         assert [t.dtype for t in got] == [t.dtype for t in want] == dtypes
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, rtol=0, atol=0)

@@ -968,6 +968,25 @@ def test_ops_that_return_their_input_are_no_library_calls():
         assert relative_error(compiled(h), model(h)) <= 1e-5
 
 
+class IntegerPowers(nn.Module):
+    """Integers to tensor powers: products over every bit of the exponent, wrapping as ATen's do."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        i = (x * 9).to(torch.int32)
+        return 2**i + 1, i**i, (-3) ** (i % 5), (i * 7).to(torch.int64) ** 40, 2.5**i
+
+
+def test_integers_to_tensor_powers_compute_eagers_values():
+    model = IntegerPowers()
+    compiled = pygraph.export_and_compile(model, (torch.rand(6, 8),), target="emulator")
+    for _ in range(2):
+        x = torch.rand(6, 8)
+        got, want = compiled(x), model(x)
+        for g, w in zip(got[:4], want[:4], strict=True):  # (the integers exactly, overflow wrapped alike)
+            assert g.dtype == w.dtype and torch.equal(g, w)
+        torch.testing.assert_close(got[4], want[4], rtol=1e-6, atol=0)
+
+
 class BitCasts(nn.Module):
     """`view(dtype)` of an expanded and of a transposed tensor, read by kernels and returned: eager's alias
     their inputs (stride 0 for the expanded one), pygraph's compute fresh tensors of the same bits."""

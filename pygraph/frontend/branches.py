@@ -30,8 +30,10 @@ from torch._subclasses import meta_utils
 from torch._subclasses.fake_tensor import FakeTensor
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind, TensorArgument
+from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from .numbers import numbers_beside_tensors, numbers_on_host, numbers_promoted_as_python
 from .rewrite import written_placeholders
 
 _CHECK = torch.ops.aten._assert_scalar.default
@@ -57,24 +59,33 @@ _LOUD = ("torch.export._draft_export", "torch.fx.experimental.symbolic_shapes")
 
 
 def draft_export(
-    model: torch.nn.Module, inputs: tuple, dynamic_shapes: Any, warn: bool
+    model: torch.nn.Module, inputs: tuple, numbers: tuple[torch.Tensor, ...], dynamic_shapes: Any, warn: bool
 ) -> torch.export.ExportedProgram:
     """`torch.export.draft_export` of `model`, each branch on data taking the way `inputs` take, with a
-    warning naming those branches where `warn`; raises ValueError for any other problem the draft found."""
+    warning naming those branches where `warn`; raises ValueError for any other problem the draft found.
+    `numbers`: the leaves of `inputs` that are lifted Python numbers (traced beside the model's tensors,
+    `numbers_beside_tensors`)."""
+    traced = numbers_beside_tensors(model, inputs, numbers)
     # The math backend computes attention's real values: torch 2.11's propagation fails on CUDA's flash and
     # efficient attention in half precision, whose outputs it does not need come back as None
     # (`_has_storage(None)`). The program keeps `scaled_dot_product_attention` whichever backend ran.
-    with _real_parameter_values(), sdpa_kernel([SDPBackend.MATH]):
-        program = torch.export.draft_export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
+    with (
+        _real_parameter_values(),
+        sdpa_kernel([SDPBackend.MATH]),
+        numbers_promoted_as_python(model, inputs, numbers),
+    ):
+        program = torch.export.draft_export(model, traced, dynamic_shapes=dynamic_shapes, strict=False)
     failures = program._report.failures
     other = [f for f in failures if not _taken_or_torchs_own(f)]
     if other:
-        raise ValueError("; ".join(f"{f.failure_type.name}: {f.data}" for f in other))
-    _check_conditions(program.graph, _example_reads(program, inputs))
+        raise ValueError("; ".join(_described(f) for f in other))
+    _check_conditions(program.graph, _example_reads(program, traced))
     _check_float_bounds(program.graph)
     for node in program.graph.find_nodes(op="placeholder"):  # decomposing traces again: with fakes only
         if isinstance(node.meta.get("val"), FakeTensor):
             node.meta["val"].fake_mode.propagate_real_tensors = False
+    if traced is not inputs:
+        numbers_on_host(program, traced, inputs)
     if not warn:
         return program
     graph = program.graph
@@ -235,9 +246,12 @@ def _deferred(node: torch.fx.Node) -> bool:
 def _read_deferred_check(graph: torch.fx.Graph, deferred: torch.fx.Node) -> None:
     """`_assert_async(t == n)` of `_check_read` as `t.to(int64).item() == 1`, checked on the host."""
     holds, message = deferred.args
-    symbol = holds.meta["val"].fake_mode.shape_env.create_unbacked_symint()
+    shape_env = holds.meta["val"].fake_mode.shape_env
+    symbol = shape_env.create_unbacked_symint()
     trace = deferred.meta.get("stack_trace")
     number = _read_integer(graph, holds, deferred, symbol)
+    # bound to the read, as a propagation binds each symbol it creates: one left pending fails the next
+    number.meta["unbacked_bindings"] = compute_unbacked_bindings(shape_env, symbol)
     with graph.inserting_before(deferred):
         truth = graph.call_function(operator.eq, (number, 1))
         check = graph.call_function(
@@ -260,6 +274,28 @@ def _read_integer(
     as_int.meta = {"val": flag.meta["val"].to(torch.int64), "stack_trace": trace}
     number.meta = {"val": value, "stack_trace": trace}
     return number
+
+
+def _described(failure: Any) -> str:
+    """A draft export failure as torch.export would say it: a guard that fixes a dim declared dynamic is
+    its "Constraints violated", at the model's line; anything else as draft export reports it."""
+    data = failure.data
+    if failure.failure_type != FailureType.GUARD_ADDED or data.get("prefix") != "eval":
+        return f"{failure.failure_type.name}: {data}"
+    files = {index: name for name, index in getattr(torch._logging.structured, "INTERN_TABLE", {}).items()}
+    frames = [  # (the innermost frames of the trace, pygraph's and torch's among them)
+        frame
+        for frame in data.get("user_stack") or []
+        if not files.get(frame.get("filename"), _PACKAGE).startswith((str(_TORCH), _PACKAGE))
+    ]
+    line = f" at `{frames[-1]['loc']}`" if frames else ""
+    sources = ", ".join(
+        f"{symbol} is {source}" for symbol, source in data.get("symbol_to_sources", {}).items()
+    )
+    return (
+        f"Constraints violated: the model requires {data['expr']} ({sources}){line}, so a dim declared dynamic "
+        "cannot take other sizes; declare it static or give it the range that holds"
+    )
 
 
 def _taken_or_torchs_own(failure: Any) -> bool:

@@ -27,9 +27,9 @@ from .common_subexpressions import merge_common_subexpressions
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
-from .numbers import lift_numbers, promote_as_numbers
+from .numbers import lift_numbers, numbers_promoted_as_python
 from .pooling import pooling_as_views
-from .rewrite import keep_output_layouts, output_layouts, propagate_fake_tensors
+from .rewrite import keep_output_layouts, output_layouts
 from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
@@ -67,10 +67,8 @@ def export_program(
     (`fold_constants.py`) and an op repeated on the same operands is computed once
     (`common_subexpressions.py`).
     """
-    with _exporting(model, example_inputs) as inputs:
-        program = _export(model, inputs, dynamic_shapes, warn)
-        if promote_as_numbers(program, example_inputs):
-            propagate_fake_tensors(program)
+    with _exporting(model, example_inputs) as (inputs, numbers):
+        program = _export(model, inputs, numbers, dynamic_shapes, warn)
         constants_as_state(program)
         if freeze:
             fold_batch_norms(program)
@@ -145,21 +143,28 @@ def declared_dims(
     traced once with them, not decomposed. The program pygraph compiles is exported for the example's
     sizes (`export_program` without `dynamic_shapes`): a plan is specialized to its shapes, and symbolic
     sizes in a traced model reach ops whose kernels need them known."""
-    with _exporting(model, example_inputs) as inputs:
-        return dynamic_dims(_export(model, inputs, dynamic_shapes, warn=False))
+    with _exporting(model, example_inputs) as (inputs, numbers):
+        return dynamic_dims(_export(model, inputs, numbers, dynamic_shapes, warn=False))
 
 
 def _export(
-    model: torch.nn.Module, inputs: tuple, dynamic_shapes: Any, warn: bool = True
+    model: torch.nn.Module,
+    inputs: tuple,
+    numbers: tuple[torch.Tensor, ...],
+    dynamic_shapes: Any,
+    warn: bool = True,
 ) -> torch.export.ExportedProgram:
     """torch.export, non-strict; a model that branches on values of its data is traced the way `inputs`
-    take, with checks (`branches.py`), and a warning naming the branches where `warn`."""
+    take, with checks (`branches.py`), and a warning naming the branches where `warn`. `numbers`: the
+    leaves of `inputs` that are lifted Python numbers."""
     printed = io.StringIO()  # torch.export prints the partial graph of a failed trace to stderr
     try:
-        with contextlib.redirect_stderr(printed):
+        with contextlib.redirect_stderr(printed), numbers_promoted_as_python(model, inputs, numbers):
             program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
     except GuardOnDataDependentSymNode:
-        return draft_export(model, inputs, dynamic_shapes, warn)  # which traces again, saying it all again
+        return draft_export(
+            model, inputs, numbers, dynamic_shapes, warn
+        )  # which traces again, saying it all again
     except Exception:
         sys.stderr.write(printed.getvalue())
         raise
@@ -168,9 +173,12 @@ def _export(
 
 
 @contextlib.contextmanager
-def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]:
-    """The example inputs with Python numbers as 0-d tensors (`numbers.py`), for a trace of `model` whose
-    failure is an ExportError carrying torch's, and which leaves the model's attributes as they were."""
+def _exporting(
+    model: torch.nn.Module, example_inputs: tuple
+) -> Iterator[tuple[tuple, tuple[torch.Tensor, ...]]]:
+    """The example inputs with Python numbers as 0-d tensors (`numbers.py`), and those tensors, for a trace
+    of `model` whose failure is an ExportError carrying torch's, and which leaves the model's attributes as
+    they were."""
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
     names = argument_names(model, len(example_inputs))
@@ -184,9 +192,9 @@ def _exporting(model: torch.nn.Module, example_inputs: tuple) -> Iterator[tuple]
             warnings.catch_warnings(),
         ):
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
-            yield inputs
+            yield inputs, tuple(lifted.values())
     except Exception as e:
-        hint = f" (Python numbers {lifted} were passed as 0-d tensors)" if lifted else ""
+        hint = f" (Python numbers {list(lifted)} were passed as 0-d tensors)" if lifted else ""
         if isinstance(e, GuardOnDataDependentSymNode):
             hint += f" (at {_innermost_user_frame(str(e))}, {_BRANCH_ON_DATA})"
         raise ExportError(

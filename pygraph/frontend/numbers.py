@@ -9,11 +9,15 @@ dtype (float32), an int int64, a bool bool, so that results keep eager's dtypes.
 
 from __future__ import annotations
 
+import contextlib
+from collections.abc import Iterator
 from typing import Any
 
 import torch
 import torch.utils._pytree as pytree
 from torch.export.graph_signature import InputKind
+from torch.overrides import TorchFunctionMode
+from torch.utils._python_dispatch import _disable_current_modes
 
 from .structure import CONSTANT_LEAVES
 
@@ -26,11 +30,11 @@ def number_dtype(value: bool | int | float) -> torch.dtype:
 
 def lift_numbers(
     model: torch.nn.Module, names: list[str], example_inputs: tuple[Any, ...]
-) -> tuple[tuple[Any, ...], list[str]]:
+) -> tuple[tuple[Any, ...], dict[str, torch.Tensor]]:
     """The example inputs with Python numbers as 0-d CPU tensors, also inside lists, tuples and dicts
-    (`structure.py`), and the names of those lifted; a leaf that is neither a tensor, a number, None nor a
-    string is a TypeError naming the argument."""
-    lifted: list[str] = []
+    (`structure.py`), and those tensors by the argument's name; a leaf that is neither a tensor, a number,
+    None nor a string is a TypeError naming the argument."""
+    lifted: dict[str, torch.Tensor] = {}
     converted = []
     for name, value in zip(names, example_inputs, strict=True):
         paths, spec = pytree.tree_flatten_with_path(value)
@@ -38,8 +42,7 @@ def lift_numbers(
         for path, leaf in paths:
             where = name + pytree.keystr(path)
             if isinstance(leaf, (bool, int, float)):
-                lifted.append(where)
-                leaf = torch.tensor(leaf, dtype=number_dtype(leaf))
+                leaf = lifted[where] = torch.tensor(leaf, dtype=number_dtype(leaf))
             elif not isinstance(leaf, (torch.Tensor, *CONSTANT_LEAVES)):
                 raise TypeError(
                     f"argument '{where}' of {type(model).__name__}.forward is {type(leaf).__name__}; pygraph "
@@ -51,54 +54,129 @@ def lift_numbers(
     return tuple(converted), lifted
 
 
-def promote_as_numbers(ep: torch.export.ExportedProgram, example_inputs: tuple[Any, ...]) -> int:
-    """Gives ops that read a lifted number the dtype eager gives them with the Python number; returns how
-    many it changed. A Python number promotes below any tensor: `t.clamp(max=y)` of a 0-d bfloat16 `t` is
-    bfloat16, but with `y` a 0-d float32 tensor it is float32 (two 0-d tensors promote as equals). Only ops
-    whose other tensor operands are all 0-d can differ. Arithmetic on numbers alone (`y * y + 1`) is a
-    number too, as in eager's Python. Each op mixing numbers with 0-d tensors has its dtype computed again
-    with Python numbers of the same kinds on meta tensors, and where it differs the op's result is cast to
-    it (the op computes in the wider dtype and rounds once, as eager's op computes in its opmath type and
-    rounds once)."""
+def numbers_beside_tensors(
+    model: torch.nn.Module, inputs: tuple[Any, ...], numbers: tuple[torch.Tensor, ...]
+) -> tuple[Any, ...]:
+    """`inputs` with the lifted `numbers` on the device of the model's tensors, for a trace that runs real
+    kernels (draft export's real-value propagation): ATen's CUDA `clamp.Tensor` rejects a CPU 0-d bound,
+    which fake tensors, and eager's `clamp(max=0.5)`, accept. The program takes them on the host again
+    (`numbers_on_host`)."""
+    tensors = [*pytree.tree_leaves(inputs), *model.parameters(), *model.buffers()]
+    device = next((t.device for t in tensors if isinstance(t, torch.Tensor) and t.device.type != "cpu"), None)
+    if device is None or not numbers:
+        return inputs
+    return pytree.tree_map(lambda leaf: leaf.to(device) if any(leaf is n for n in numbers) else leaf, inputs)
+
+
+def numbers_on_host(
+    ep: torch.export.ExportedProgram, traced: tuple[Any, ...], inputs: tuple[Any, ...]
+) -> None:
+    """The placeholders of the numbers that `numbers_beside_tensors` moved back on the host, where the
+    program's inputs take Python numbers. Only the placeholders: the importer reads the device of inputs
+    alone, and propagating every value again would evaluate the shape guards of the GPU's fake kernels
+    (attention's) once more, which fixes dims declared dynamic."""
+    leaves = zip(pytree.tree_leaves(traced), pytree.tree_leaves(inputs), strict=True)
+    for node, (moved, number) in zip(_user_placeholders(ep), leaves, strict=True):
+        if moved is not number:
+            node.meta["val"] = node.meta["val"].fake_mode.from_tensor(number, static_shapes=True)
+
+
+def _user_placeholders(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
+    """The placeholders of the user's inputs, as torch.export flattens them: one per leaf."""
     specs = zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs, strict=True)
-    placeholders = [node for node, spec in specs if spec.kind == InputKind.USER_INPUT]
-    leaves = pytree.tree_leaves(example_inputs)  # (as torch.export flattens them: one input each)
-    numbers = {
-        node: leaf
-        for node, leaf in zip(placeholders, leaves, strict=True)
-        if isinstance(leaf, (bool, int, float))
-    }
-    changed = 0
-    for node in list(ep.graph.nodes):
-        value = node.meta.get("val")
-        if not isinstance(node.target, torch._ops.OpOverload) or not isinstance(value, torch.Tensor):
-            continue
-        read = [a for a in node.args if isinstance(a, torch.fx.Node)]
-        if not any(a in numbers for a in read) or any(a.meta["val"].dim() for a in read if a not in numbers):
-            continue
-        if value.dim() == 0 and all(a in numbers for a in read):
-            numbers[node] = _PYTHON_KIND[_kind(value.dtype)]  # (Python arithmetic in eager)
-            continue
-        args = [
-            numbers[a]
-            if a in numbers
-            else torch.empty((), dtype=a.meta["val"].dtype, device="meta")
-            if isinstance(a, torch.fx.Node)
-            else a
-            for a in node.args
-        ]
-        try:
-            expected = node.target.overloadpacket(*args, **node.kwargs).dtype
-        except Exception:  # (no overload takes the number: the op's own dtype rules stand)
-            continue
-        if expected == value.dtype:
-            continue
-        with ep.graph.inserting_after(node):
-            cast = ep.graph.call_function(torch.ops.aten._to_copy.default, (node,), {"dtype": expected})
-        cast.meta = {**node.meta, "val": value.to(expected)}
-        node.replace_all_uses_with(cast, delete_user_cb=lambda user, cast=cast: user is not cast)
-        changed += 1
-    return changed
+    return [node for node, spec in specs if spec.kind == InputKind.USER_INPUT]
+
+
+@contextlib.contextmanager
+def numbers_promoted_as_python(
+    model: torch.nn.Module, inputs: tuple[Any, ...], numbers: tuple[torch.Tensor, ...]
+) -> Iterator[None]:
+    """While `model` is traced with `inputs`: ops reading the lifted `numbers` get the dtype eager gives
+    them with Python numbers (`_AsPythonNumbers`), so that what the model reads of it (`t.dtype`) is
+    eager's too."""
+    leaves = pytree.tree_leaves(inputs)
+    lifted = [(i, _kind(leaf.dtype)) for i, leaf in enumerate(leaves) if any(leaf is n for n in numbers)]
+    if not lifted:
+        yield
+        return
+    # Entered inside the traced call, above torch's own modes: their frames come after the model's line.
+    mode = _AsPythonNumbers()
+    entered: list[bool] = []
+
+    def enter(module: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str, Any]) -> None:
+        traced = pytree.tree_leaves(args)  # (export passes the inputs positionally, as traced fakes)
+        for i, kind in lifted:
+            mode.numbers[id(traced[i])] = (traced[i], kind)
+        mode.__enter__()
+        entered.append(True)
+
+    def leave(*_: Any) -> None:
+        mode.__exit__(None, None, None)
+        entered.pop()
+
+    hooks = [
+        model.register_forward_pre_hook(enter, with_kwargs=True),
+        model.register_forward_hook(leave, always_call=True),
+    ]
+    try:
+        yield
+    finally:
+        for hook in hooks:
+            hook.remove()
+        if entered:  # (torch's modes, entered after it, have left: it is the innermost again)
+            leave()
+
+
+class _AsPythonNumbers(TorchFunctionMode):
+    """A Python number promotes below any tensor: `s * y` of a 0-d bfloat16 `s` is bfloat16, but with `y`
+    a 0-d float32 tensor, as it is traced, float32 (two 0-d tensors promote as equals); likewise where's
+    and clamp's operands. Each call reading a number has its dtype computed again on meta tensors with
+    Python numbers of the same kinds in their place, and where it differs its result is cast to it (the op
+    computes in the wider dtype and rounds once, as eager's op computes in its opmath type and rounds
+    once). Arithmetic on numbers alone (`y * y + 1`) is a number too, as in eager's Python."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.numbers: dict[int, tuple[torch.Tensor, str]] = {}  # by id, the tensor held so its id stays
+
+    def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        if not isinstance(result, torch.Tensor) or not any(id(t) in self.numbers for t in tensors):
+            return result
+        if all(id(t) in self.numbers for t in tensors):
+            if result.dim() == 0:
+                self.numbers[id(result)] = (result, _kind(result.dtype))
+            return result
+        expected = self._eager_dtype(func, args, kwargs)
+        return result if expected in (None, result.dtype) else result.to(expected)
+
+    def _eager_dtype(self, func: Any, args: tuple, kwargs: dict) -> torch.dtype | None:
+        """The dtype of `func` called with Python numbers for the numbers, on meta tensors of one element;
+        None where eager takes no number there."""
+
+        def stand_in(leaf: Any) -> Any:
+            if not isinstance(leaf, torch.Tensor):
+                return leaf
+            if id(leaf) in self.numbers:
+                return _PYTHON_KIND[self.numbers[id(leaf)][1]]
+            return torch.empty((1,) * leaf.dim(), dtype=leaf.dtype, device="meta")
+
+        args, kwargs = pytree.tree_map(stand_in, (args, kwargs))
+        calls = [args]
+        if len(args) >= 2 and not isinstance(args[0], torch.Tensor) and isinstance(args[1], torch.Tensor):
+            calls.append((args[1], args[0], *args[2:]))  # (`y - s` is `s.__rsub__(y)`: a binary op's dtype
+            # is symmetric in its operands)
+        for call in calls:
+            try:
+                with _disable_current_modes(), torch._C.DisableTorchFunction():  # (nothing of it traced)
+                    result = func(*call, **kwargs)
+            except Exception:
+                continue
+            if isinstance(result, torch.Tensor):  # (not NotImplemented, as `Tensor.pow(0.5, s)` returns)
+                return result.dtype
+        return None
 
 
 _PYTHON_KIND = {"bool": True, "int": 1, "float": 0.5}  # a number of each kind, for its promotion

@@ -510,7 +510,7 @@ class _Grouping:
             return None
         name = aten.aten_name(op)
         if _class(op) == "pointwise":
-            if len(results) != 1 or pointwise.unsupported(name, args, self.device) is not None:
+            if len(results) != 1 or pointwise.unsupported(name, args, results[0][1], self.device) is not None:
                 return None
             return tuple(results[0][0]), None
         source = tensor_info(op.operands[0].type)

@@ -213,13 +213,16 @@ class Pointwise:
 
     `emit` returns an expression in the compute dtype (in bool when `predicate`), which `compute` picks
     (default: opmath of the result dtype). `device` is the position of the op's device argument, which
-    must name the model's device; `check` rejects other argument values the kernel cannot honour."""
+    must name the model's device; `check` rejects other argument values the kernel cannot honour;
+    `integer` False leaves integer results to ATen (an integer to a tensor power: wrapping products over
+    every bit of the exponent, which a kernel would unroll)."""
 
     emit: Callable[[OpEmitter], str]
     compute: Callable[[OpEmitter], DType] = lambda k: opmath(k.out)
     predicate: bool = False
     device: int | None = None
     check: Callable[[list[Any]], str | None] | None = None
+    integer: bool = True
 
 
 def emit(name: str, k: OpEmitter) -> str:
@@ -420,8 +423,6 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
 
 
 def _pow_tensor_tensor(k: OpEmitter) -> str:
-    if not k.is_float:
-        raise ValueError("integer tensors to tensor powers are not supported")
     return _pow_runtime(k, k.x(0), k.x(1))
 
 
@@ -618,8 +619,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.fmod.Tensor": _binary(lambda k, a, b: f"{a} % {b}"),
     "aten.fmod.Scalar": _binary(lambda k, a, b: f"{a} % {b}"),
     "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar),
-    "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor),
-    "aten.pow.Scalar": Pointwise(_pow_scalar),
+    "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor, integer=False),
+    "aten.pow.Scalar": Pointwise(_pow_scalar, integer=False),
     "aten.neg.default": _unary(lambda k, x: negate(x), "-{x}"),
     "aten.abs.default": _unary(lambda k, x: f"tl.abs({x})", "tl.abs({x})"),
     "aten.reciprocal.default": _unary(lambda k, x: div(k, "1.0", x), None),
@@ -758,10 +759,13 @@ def constant_value(value: ir.Value) -> Any:
     return NO_VALUE
 
 
-def unsupported(name: str, args: list[Any], device: str | None) -> str | None:
+def unsupported(name: str, args: list[Any], out: DType, device: str | None) -> str | None:
     """Why a kernel cannot compute op `name` with these constant arguments (`NO_VALUE` where an operand
-    is a tensor), or None. `device` is the model's device type ("cuda", "cpu"), None if unknown."""
+    is a tensor) and result dtype `out`, or None. `device` is the model's device type ("cuda", "cpu"),
+    None if unknown."""
     entry = POINTWISE[name]
+    if not entry.integer and not out.is_float:
+        return f"its {out.name} result is left to ATen"
     if entry.device is not None and device is not None:
         wanted = args[entry.device] if entry.device < len(args) else None
         if isinstance(wanted, str) and wanted.split(":")[0] != device:

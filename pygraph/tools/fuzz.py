@@ -769,7 +769,8 @@ class Outcome:
     status: str  # pass; wrong (answers differ, or results share memory eager's do not); unstable (differ
     # where eager's rounding decides, see check); copied (right, but a result eager returns as a view of an
     # input, the state or another result is a copy: a view whose offset the data decides, `x[i.item()]`);
-    # refused (CompileError, ExportError); crash (anything else); invalid (eager fails on fresh inputs)
+    # refused (CompileError, ExportError); crash (anything else); invalid (the generator's: eager fails
+    # on fresh inputs, or a line fixes a dim DYNAMIC declares)
 
     detail: str = ""
     error: float | None = None
@@ -834,7 +835,10 @@ def check(program: Program, device: torch.device) -> Outcome:
             errors = [relative_error(g, r) for g, r in zip(got, ref, strict=True)]
             errors.append(relative_error(_state(model), _state(reference)))
     except (pygraph.CompileError, ExportError) as exc:  # (named refusals, pygraph's or torch.export's)
-        return Outcome("refused", " ".join(str(exc).split()))
+        said = " ".join(str(exc).split())
+        if built.dynamic and any(s in said for s in _SPECIALIZED):  # (the generator's: a line ties n)
+            return Outcome("invalid", f"a line fixes a dim DYNAMIC declares: {said}")
+        return Outcome("refused", said)
     except Exception as exc:
         return Outcome("crash", f"{type(exc).__name__}: {exc}\n{traceback.format_exc(limit=-4)}")
     tensors = [t for t in pytree.tree_leaves(ref) if isinstance(t, torch.Tensor)]
@@ -864,6 +868,11 @@ def check(program: Program, device: torch.device) -> Outcome:
         meaningless or own_off[worst] <= 2 * eager_off[worst] + bound
     )
     return Outcome("unstable" if unstable else "wrong", detail, max(errors))
+
+
+# What torch.export says when the model fixes a dim declared dynamic, and what torch (2.11, 2.13) raises
+# instead where that dim's range is two sizes that a floor division maps to one
+_SPECIALIZED = ("Constraints violated", "Cannot create Dim with inconsistent")
 
 
 def _memory(results: Any, args: tuple[Any, ...], model: torch.nn.Module) -> tuple[set[Any], set[Any]]:
