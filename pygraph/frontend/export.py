@@ -161,10 +161,8 @@ def _export(
     try:
         with contextlib.redirect_stderr(printed), numbers_promoted_as_python(model, inputs, numbers):
             program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
-    except GuardOnDataDependentSymNode:
-        return draft_export(
-            model, inputs, numbers, dynamic_shapes, warn
-        )  # which traces again, saying it all again
+    except GuardOnDataDependentSymNode:  # (draft export traces again, saying it all again)
+        return draft_export(model, inputs, numbers, dynamic_shapes, warn)
     except Exception:
         sys.stderr.write(printed.getvalue())
         raise
