@@ -142,8 +142,10 @@ class _AsPythonNumbers(TorchFunctionMode):
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
         result = func(*args, **kwargs)
+        if not isinstance(result, torch.Tensor):  # (sizes, dtypes, bools: most calls of a trace)
+            return result
         tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        if not isinstance(result, torch.Tensor) or not any(id(t) in self.numbers for t in tensors):
+        if not any(id(t) in self.numbers for t in tensors):
             return result
         if all(id(t) in self.numbers for t in tensors):
             if result.dim() == 0:
