@@ -494,6 +494,33 @@ def test_a_branching_model_with_a_dynamic_batch_takes_both_ways_at_every_size():
     assert len(_ways_compiled(caught)) == 2  # one other way for each size
 
 
+class FloorDividing(nn.Module):
+    """Floor divisions and `copysign`, whose decompositions meet torch's `prims.signbit` meta, in a model
+    branching on its data."""
+
+    def forward(self, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+        y = x // 0.75 + torch.div(x, -1.5, rounding_mode="floor") + torch.copysign(x, -x)
+        if x.mean() > 0:
+            y = y * 2
+        return y + (n // 3) + torch.signbit(x)
+
+
+def test_floor_division_in_a_branching_model_with_a_dynamic_batch():
+    torch.manual_seed(3)
+    model = FloorDividing()
+    batch = Dim("batch", min=2, max=64)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(
+            model,
+            (torch.randn(4, 8) + 0.5, torch.randint(-20, 20, (4, 8))),
+            dynamic_shapes={"x": {0: batch}, "n": {0: batch}},
+        )
+        for size, shift in ((4, 0.5), (9, 0.5), (9, -0.5)):
+            x, n = torch.randn(size, 8) + shift, torch.randint(-20, 20, (size, 8))
+            torch.testing.assert_close(compiled(x, n), model(x, n), rtol=0, atol=0)
+
+
 def _without_torchs_checks(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """The draft program as torch 2.11 makes it: boolean conditions read (`.item()`) and not checked (the
     checks of numbers read, `mode.item() > 3`, it makes)."""

@@ -122,3 +122,29 @@ def test_a_half_precision_model_is_as_accurate_as_eager(name: str, dtype: torch.
 @pytest.mark.parametrize("name", MODELS)
 def test_a_half_precision_model_is_as_accurate_as_eager_on_the_gpu(name: str, dtype: torch.dtype) -> None:
     check(name, dtype, "cuda")
+
+
+class NumbersReadAsHalf(nn.Module):
+    """Ops whose CUDA kernels read a number, and a float32 0-d tensor `s`, as `x`'s 2-byte dtype
+    (remainder, fmod, pow, comparisons, threshold) beside ones that read numbers in float32."""
+
+    def forward(self, x: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        exact = (x % 0.7, torch.fmod(x, -0.7), x % s, x < 0.7, x == s, x >= 0.7, F.threshold(x, 0.7, -1.0))
+        return exact + (x * 0.7 + 0.3, torch.div(x, 0.7, rounding_mode="floor"), x.abs() ** 0.7, 0.7**x)
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+def test_numbers_are_read_in_the_dtype_eager_s_cuda_kernels_read_them_in(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    x = (torch.randn(4096, device="cuda") * 3).to(dtype)
+    x[::4] = torch.tensor(0.7).to(dtype) * torch.arange(-3, 3, device="cuda").repeat(len(x))[: len(x[::4])]
+    s = torch.tensor(0.7, device="cuda")
+    model = NumbersReadAsHalf()
+    compiled = pygraph.export_and_compile(model, (x, s), target="cuda")
+    got, want = compiled(x, s), model(x, s)
+    for g, w in zip(got[:-2], want[:-2], strict=True):  # the same rounding of the same float32 value
+        torch.testing.assert_close(g, w, rtol=0, atol=0)
+    for g, w in zip(got[-2:], want[-2:], strict=True):  # pow: float32's formula, then one rounding
+        torch.testing.assert_close(g, w, rtol=torch.finfo(dtype).eps, atol=0)

@@ -64,6 +64,19 @@ def bools(*shape: int) -> torch.Tensor:
     return torch.rand(shape) < 0.5
 
 
+def near_point_seven(*shape: int, dtype: torch.dtype) -> torch.Tensor:
+    """Values of `dtype` around ±0.7 and its multiples, 0.7 as `dtype` stores it among them."""
+    x = (nz(*shape) * 3).to(dtype).flatten()
+    x[::4] = torch.tensor(0.7).to(dtype) * torch.arange(-3, 3).repeat(len(x))[: len(x[::4])]
+    return x.view(shape)
+
+
+def read_as_half(x: torch.Tensor, s: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """Ops whose kernels (CUDA's and CPU's) read a number, and a float32 0-d tensor `s`, as `x`'s 2-byte
+    dtype (`threshold` too on CUDA, not on the CPU: `test_half_precision.py` checks it on the GPU)."""
+    return x % 0.7, torch.fmod(x, -0.7), x % s, x < 0.7, x == s, x >= 0.7
+
+
 def transposed(make: Callable[..., torch.Tensor], rows: int, cols: int, **kw: Any) -> torch.Tensor:
     return make(cols, rows, **kw).t()
 
@@ -360,6 +373,14 @@ CASES: dict[str, Case] = {
     ),
     "pow.Tensor_Tensor": Case(lambda x, y, p: (x ** y.round(), p**y), lambda: (nz(*A), nz(*A) * 3, pos(*A))),
     "pow.Scalar": Case(lambda x: (2.0**x, (-2) ** x.round(), 0.5**x), lambda: (nz(*A) * 3,)),
+    **{
+        f"read_as_half.{dtype}": Case(
+            read_as_half,
+            lambda dtype=dtype: (near_point_seven(*A, dtype=dtype), torch.tensor(0.7)),
+            tolerance={"rtol": 0, "atol": 0},
+        )
+        for dtype in (torch.float16, torch.bfloat16)
+    },
     "neg.abs": Case(lambda x, i: (-x, x.abs(), -i, i.abs()), lambda: (nz(*A), ints(*A))),
     # float64 divides with `/`, whose operands (sums, differences) need parentheses
     "div.float64": Case(
@@ -672,3 +693,13 @@ def test_division_by_a_power_of_two_is_a_multiplication() -> None:
     reciprocal = pointwise._power_of_two_reciprocal
     assert reciprocal("512.0") == "0.001953125" and reciprocal("-0.25") == "-4.0"
     assert [reciprocal(b) for b in ("3.0", "0.0", 'float("inf")', "x1", "1e-39", "True")] == [None] * 6
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])
+def test_a_number_stored_in_a_half_dtype_is_what_torch_stores(dtype: torch.dtype) -> None:
+    torch.manual_seed(0)
+    numbers = [*(torch.randn(2000, dtype=torch.float64) * 10.0 ** torch.randint(-8, 8, (2000,))).tolist()]
+    numbers += [0.7, -0.0, 65519.99, 65520.0, 1e39, -1e39, 3.39e38, 3.4e38, 1e-8, 257, math.inf, -math.inf]
+    ours = [pointwise.as_stored(n, from_name(str(dtype).removeprefix("torch."))) for n in numbers]
+    assert torch.equal(torch.tensor(ours, dtype=torch.float64), torch.tensor(numbers).to(dtype).double())
+    assert math.isnan(pointwise.as_stored(math.nan, from_name("bfloat16")))

@@ -19,6 +19,8 @@ import logging
 import operator
 import re
 import sys
+import sysconfig
+import traceback
 import warnings
 from collections.abc import Iterator
 from pathlib import Path
@@ -71,6 +73,7 @@ def draft_export(
     # (`_has_storage(None)`). The program keeps `scaled_dot_product_attention` whichever backend ran.
     with (
         _real_parameter_values(),
+        _signbit_meta_as_bool(),
         sdpa_kernel([SDPBackend.MATH]),
         numbers_promoted_as_python(model, inputs, numbers),
     ):
@@ -124,6 +127,26 @@ def _real_parameter_values() -> Iterator[None]:
         yield
     finally:
         meta_utils._safe_copy, meta_utils._safe_clone = copy, clone
+
+
+@contextlib.contextmanager
+def _signbit_meta_as_bool() -> Iterator[None]:
+    """torch's (2.11, 2.13) meta of `prims.signbit` gives its operand's dtype where the kernel gives bool.
+    Fake tensors of symbolic sizes meet it through the Python decompositions of floor division and
+    `copysign`, and draft export's real values then disagree with the fake: torch infers a fake kernel of
+    unbacked sizes whose symbols no output binds, and export fails (PendingUnbackedSymbolNotFound) on
+    `x // 2` with a dim declared dynamic. Here the meta gives bool while draft export runs; the traced
+    program is unchanged (it holds the floor division, not its decomposition)."""
+    signbit = torch.ops.prims.signbit.default
+    meta = getattr(signbit, "prim_meta_impl", None)
+    if meta is None or meta(torch.empty(0, device="meta")).dtype == torch.bool:  # nothing to work around
+        yield
+        return
+    signbit.prim_meta_impl = lambda a: meta(a).to(torch.bool)
+    try:
+        yield
+    finally:
+        signbit.prim_meta_impl = meta
 
 
 def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
@@ -435,6 +458,17 @@ def user_frames(text: str) -> list[tuple[str, str, str]]:
         elif short and not (_TORCH / short).exists():
             frames.append((short, short_line, ""))
     return frames
+
+
+def failing_line(error: BaseException) -> str | None:
+    """`file:line (`code`)` of the model's innermost frame in `error`'s traceback: the model's line where
+    torch failed inside, torch's, pygraph's and the standard library's frames skipped."""
+    skipped = (str(_TORCH), _PACKAGE, sysconfig.get_paths()["stdlib"])
+    frames = [f for f in traceback.extract_tb(error.__traceback__) if not f.filename.startswith(skipped)]
+    if not frames:
+        return None
+    code = f" (`{frames[-1].line}`)" if frames[-1].line else ""
+    return f"{frames[-1].filename}:{frames[-1].lineno}{code}"
 
 
 def _outside_pygraph() -> int:

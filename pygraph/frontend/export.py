@@ -21,7 +21,7 @@ from ..knobs import knobs
 from .align_matmuls import align_matmul_outputs
 from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
-from .branches import check_branches, draft_export, quiet_tracing, user_frames
+from .branches import check_branches, draft_export, failing_line, quiet_tracing, user_frames
 from .channels_last import convolutions_channels_last
 from .common_subexpressions import merge_common_subexpressions
 from .decompositions import TABLE
@@ -195,6 +195,8 @@ def _exporting(
         hint = f" (Python numbers {list(lifted)} were passed as 0-d tensors)" if lifted else ""
         if isinstance(e, GuardOnDataDependentSymNode):
             hint += f" (at {_innermost_user_frame(str(e))}, {_BRANCH_ON_DATA})"
+        elif line := failing_line(e):
+            hint += f" at {line}"
         raise ExportError(
             f"torch.export failed for {type(model).__name__}{hint}: {type(e).__name__}: {e}"
         ) from e

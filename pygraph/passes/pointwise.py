@@ -11,6 +11,9 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   (Inductor keeps float32 between ops; pygraph matches eager instead);
 - numbers (Python scalars, `NumToTensor`) convert straight to the compute dtype, as CUDA kernels read
   CPU scalars; comparisons compute in the promoted dtype of their operands (`result_type`);
+- except where CUDA's kernel reads its operands in the common dtype (`scalar_t`), not opmath: remainder,
+  fmod, pow, comparisons and threshold round a number or a wider 0-d operand to float16 or bfloat16 first
+  (`Pointwise.reads`): `x % 0.7` in bfloat16 divides by 0.69921875, and `x < 0.7` compares with it;
 - tanh, expm1, log1p, rsqrt and rint (round) call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
   fraction of the cost of formulas built from exp and log); Triton's interpreter has no libdevice, so the
   emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Pow is built from floor, exp
@@ -101,6 +104,25 @@ def _float32_rounds(value: float) -> bool:
         return False
 
 
+def as_stored(value: bool | int | float, dtype: DType) -> float:
+    """`value` stored in the 2-byte float `dtype` and read back, as c10 does: through float32, rounding to
+    nearest even each time."""
+    try:
+        single = struct.unpack("f", struct.pack("f", float(value)))[0]
+    except OverflowError:
+        single = math.copysign(math.inf, float(value))
+    if dtype.name == "float16":
+        try:
+            return struct.unpack("e", struct.pack("e", single))[0]
+        except OverflowError:
+            return math.copysign(math.inf, single)
+    if math.isnan(single):
+        return single
+    bits = struct.unpack("I", struct.pack("f", single))[0]
+    bits = (bits + 0x7FFF + ((bits >> 16) & 1)) & 0xFFFF0000
+    return struct.unpack("f", struct.pack("I", bits))[0]
+
+
 def convert(expr: str, source: DType, target: DType) -> str:
     """`expr` of dtype `source` as `target`. Conversions to and from float16 or bfloat16 go through float32,
     as in eager (c10's Half and BFloat16 are made from and read as a float): from float64 or a wide integer
@@ -164,6 +186,8 @@ class OpEmitter:
         self._converted: dict[tuple[int, DType], str] = {}
         self.out = out
         self.dtype = out
+        # the 2-byte float its numbers and wider 0-d operands pass through (`Pointwise.reads`)
+        self.reads: DType | None = None
         self.index = index
         self.block = block
         self.let = let
@@ -184,10 +208,13 @@ class OpEmitter:
         if (i, dtype) not in self._converted:
             v = self.value(i)
             if isinstance(v, Value) and v.const is None:
-                expr = convert(v.expr, v.dtype, dtype)
+                expr, source = v.expr, v.dtype
+                if self.reads not in (None, source, dtype):
+                    expr, source = convert(expr, source, self.reads), self.reads
+                expr = convert(expr, source, dtype)
                 self._converted[i, dtype] = expr if expr.isidentifier() else self.let(expr)
             elif isinstance(v, (Value, bool, int, float)):
-                number = v.const if isinstance(v, Value) else v
+                number = self.number(v.const if isinstance(v, Value) else v)
                 text = literal(number, dtype)
                 if dtype == FLOAT64 and _float32_rounds(float(number)):
                     text = self.let(f"tl.full([{self.block}], {text}, tl.float64)")
@@ -195,6 +222,10 @@ class OpEmitter:
             else:
                 raise ValueError(f"operand {i} is {v!r}, not a tensor or a number")
         return self._converted[i, dtype]
+
+    def number(self, value: bool | int | float) -> bool | int | float:
+        """A number as the kernel reads it: stored in `reads` first where that is set."""
+        return value if self.reads is None else as_stored(value, self.reads)
 
     def cond(self, i: int) -> str:
         return self.x(i, BOOL)
@@ -215,7 +246,11 @@ class Pointwise:
     (default: opmath of the result dtype). `device` is the position of the op's device argument, which
     must name the model's device; `check` rejects other argument values the kernel cannot honour;
     `integer` False leaves integer results to ATen (an integer to a tensor power: wrapping products over
-    every bit of the exponent, which a kernel would unroll)."""
+    every bit of the exponent, which a kernel would unroll); `reads`, where CUDA's kernel takes its
+    operands as the common dtype (`scalar_t`) rather than opmath, gives that dtype: a float16 or bfloat16
+    one rounds numbers and wider 0-d operands before they are computed with (measured on an H100:
+    remainder, fmod, pow, comparisons, threshold; add, mul, div, lerp and the activations' parameters
+    read numbers in float32)."""
 
     emit: Callable[[OpEmitter], str]
     compute: Callable[[OpEmitter], DType] = lambda k: opmath(k.out)
@@ -223,12 +258,15 @@ class Pointwise:
     device: int | None = None
     check: Callable[[list[Any]], str | None] | None = None
     integer: bool = True
+    reads: Callable[[OpEmitter], DType] | None = None
 
 
 def emit(name: str, k: OpEmitter) -> str:
     """The expression of op `name`'s result in its result dtype `k.out`."""
     entry = POINTWISE[name]
     k.dtype = entry.compute(k)
+    if entry.reads is not None and (read := entry.reads(k)).is_float and read.itemsize == 2:
+        k.reads = read
     expr = entry.emit(k)
     dtype = BOOL if entry.predicate else k.dtype
     if _is_literal(expr):  # a number: make it a block (the interpreter mishandles 0-d tensors)
@@ -354,8 +392,8 @@ def _add(sign: str, swap: bool = False) -> Pointwise:
     return Pointwise(emit_)
 
 
-def _binary(formula: Callable[[OpEmitter, str, str], str]) -> Pointwise:
-    return Pointwise(lambda k: formula(k, k.x(0), k.x(1)))
+def _binary(formula: Callable[[OpEmitter, str, str], str], **options: Any) -> Pointwise:
+    return Pointwise(lambda k: formula(k, k.x(0), k.x(1)), **options)
 
 
 def _floor_div(k: OpEmitter, a: str, b: str) -> str:
@@ -382,6 +420,10 @@ def _div_mode(k: OpEmitter) -> str:
     if formula is None:
         raise ValueError(f"unknown rounding mode {mode!r}")
     return formula(k, k.x(0), k.x(1))
+
+
+def _fmod(k: OpEmitter, a: str, b: str) -> str:
+    return f"{a} % {b}"
 
 
 def _remainder(k: OpEmitter, a: str, b: str) -> str:
@@ -414,6 +456,7 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
     }
     if e in special:
         return special[e]
+    e = k.number(e)
     t = k.let(f"tl.exp({k.lit(e)} * tl.log(tl.abs({x})))")
     if float(e).is_integer():
         negative = negate(t) if int(e) % 2 else t
@@ -428,7 +471,7 @@ def _pow_tensor_tensor(k: OpEmitter) -> str:
 
 def _pow_scalar(k: OpEmitter) -> str:
     """number ** tensor: what depends on the base alone is settled at compile time."""
-    base, y = k.param(0), k.x(1)
+    base, y = k.number(k.param(0)), k.x(1)
     if base == 0:
         return f"tl.where({y} == 0.0, 1.0, tl.where({y} > 0.0, 0.0, {INF}))"
     t = k.let(f"tl.exp({y} * {k.lit(math.log(abs(base)))})")
@@ -564,9 +607,14 @@ def _fill(value: Callable[[OpEmitter], str], device: int | None = None) -> Point
 def _compare(op: str) -> Pointwise:
     return Pointwise(
         lambda k: f"{k.x(0)} {op} {k.x(1)}",
-        compute=lambda k: opmath(result_type([k.value(0), k.value(1)])),
+        compute=lambda k: opmath(_promoted(k)),
         predicate=True,
+        reads=_promoted,
     )
+
+
+def _promoted(k: OpEmitter) -> DType:
+    return result_type([k.value(0), k.value(1)])
 
 
 def _logical(op: str) -> Pointwise:
@@ -614,13 +662,13 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.div.Scalar_mode": Pointwise(_div_mode),
     "aten.floor_divide.default": _binary(_floor_div),
     "aten.floor_divide.Scalar": _binary(_floor_div),
-    "aten.remainder.Tensor": _binary(_remainder),
-    "aten.remainder.Scalar": _binary(_remainder),
-    "aten.fmod.Tensor": _binary(lambda k, a, b: f"{a} % {b}"),
-    "aten.fmod.Scalar": _binary(lambda k, a, b: f"{a} % {b}"),
-    "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar),
-    "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor, integer=False),
-    "aten.pow.Scalar": Pointwise(_pow_scalar, integer=False),
+    "aten.remainder.Tensor": _binary(_remainder, reads=_same_as_result),
+    "aten.remainder.Scalar": _binary(_remainder, reads=_same_as_result),
+    "aten.fmod.Tensor": _binary(_fmod, reads=_same_as_result),
+    "aten.fmod.Scalar": _binary(_fmod, reads=_same_as_result),
+    "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar, reads=_same_as_result),
+    "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor, integer=False, reads=_same_as_result),
+    "aten.pow.Scalar": Pointwise(_pow_scalar, integer=False, reads=_same_as_result),
     "aten.neg.default": _unary(lambda k, x: negate(x), "-{x}"),
     "aten.abs.default": _unary(lambda k, x: f"tl.abs({x})", "tl.abs({x})"),
     "aten.reciprocal.default": _unary(lambda k, x: div(k, "1.0", x), None),
@@ -661,7 +709,9 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.leaky_relu.default": Pointwise(lambda k: f"tl.where({k.x(0)} > 0, {k.x(0)}, {k.x(0)} * {k.x(1)})"),
     "aten.softplus.default": Pointwise(_softplus),
     "aten.mish.default": Pointwise(_mish),
-    "aten.threshold.default": Pointwise(lambda k: f"tl.where({k.x(0)} <= {k.x(1)}, {k.x(2)}, {k.x(0)})"),
+    "aten.threshold.default": Pointwise(
+        lambda k: f"tl.where({k.x(0)} <= {k.x(1)}, {k.x(2)}, {k.x(0)})", reads=_same_as_result
+    ),
     "aten.hardtanh.default": _clamp(1, 2),
     "aten.clamp.default": _clamp(1, 2),
     "aten.clamp.Tensor": _clamp(1, 2),

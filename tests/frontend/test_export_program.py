@@ -1,5 +1,7 @@
 """export_program: inputs checked before tracing, failures wrapped, the decomposition table applied."""
 
+from pathlib import Path
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -42,10 +44,26 @@ class Fails(nn.Module):
         raise ValueError("the model refuses")
 
 
+class FailsInsideTorch(nn.Module):
+    def forward(self, x):
+        y = x + 1
+        return y.view(7)  # line FAILS
+
+
 def test_export_failure_is_wrapped():
     with pytest.raises(ExportError, match=r"torch\.export failed for Fails") as info:
         export_program(Fails(), (torch.randn(3),))
     assert info.value.__cause__ is not None and str(info.value.__cause__).splitlines()[0] in str(info.value)
+
+
+def test_a_failure_inside_torch_names_the_model_s_line():
+    with pytest.raises(ExportError) as info:
+        export_program(FailsInsideTorch(), (torch.randn(3, 2),))
+    line = next(
+        i for i, text in enumerate(Path(__file__).read_text().splitlines(), 1) if "# line FAILS" in text
+    )
+    assert f"for FailsInsideTorch at {__file__}:{line} (`return y.view(7)  # line FAILS`)" in str(info.value)
+    assert "shape '[7]' is invalid for input of size 6" in str(info.value)
 
 
 class DataDependent(nn.Module):
