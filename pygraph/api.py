@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import functools
 import gc
 import itertools
 import threading
@@ -30,6 +31,7 @@ from .frontend import (
     InputStructure,
     ModuleTree,
     Settings,
+    UnsupportedError,
     argument_names,
     called_op,
     declared_dims,
@@ -216,18 +218,23 @@ def _compile(
     options: dict[str, Any],
     outside: dict[str, str],
     variant: bool = False,
+    attributes: tuple[AttributeRead, ...] = (),
 ) -> CompiledModel:
     """`export_and_compile` for a checked target, and for the shape variants of a compiled model (which do
     not repeat its warnings); calls of the ops named in `outside` (op name -> why) run between graphs (a
-    recording of one failed before)."""
+    recording of one failed before); the numbers in `attributes` are inputs of the program, which each
+    call reads from the model (`python_state.attributes_as_inputs`)."""
     target, name = options["target"], type(model).__name__
     traced = global_settings.current()  # (read before the trace: its casts are in the program after it)
     # for the example's sizes
-    program, changed, reads = _export_watched(model, example_inputs, options["freeze"], warn=not variant)
+    export = functools.partial(
+        _export_watched, model, example_inputs, options["freeze"], attributes=attributes
+    )
+    program, changed, reads = export(warn=not variant)
     if any(change.before is MISSING for change in changed):
         # torch.export keeps the plain attributes forward added, so later calls find them: trace from there
-        program, changed, reads = _export_watched(model, example_inputs, options["freeze"], warn=False)
-    changed = _counting(model, example_inputs, options["freeze"], program, changed)
+        program, changed, reads = export(warn=False)
+    changed = _counting(model, example_inputs, options["freeze"], program, changed, attributes)
     if any(change.step is None for change in changed) and not variant:
         warnings.warn(
             f"{name} changes Python attributes in forward: {', '.join(c.describe() for c in changed)}. "
@@ -249,6 +256,7 @@ def _compile(
         compiled = CompiledModel(
             model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
         )
+        compiled._lifted = attributes
         compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
         compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
         if options["profile"]:
@@ -267,6 +275,7 @@ def _counting(
     freeze: bool,
     program: torch.export.ExportedProgram,
     changed: tuple[AttributeChange, ...],
+    attributes: tuple[AttributeRead, ...],
 ) -> tuple[AttributeChange, ...]:
     """`changed` with a step each where all are ints that only count (`python_state.probing_counters`: a
     trace with stand-ins for them used no value and made the same program), else as it is."""
@@ -274,7 +283,7 @@ def _counting(
         return changed
     with probing_counters(model, list(changed)) as probe:
         try:
-            probed = export_program(model, example_inputs, freeze=freeze, warn=False)
+            probed = export_program(model, example_inputs, freeze=freeze, warn=False, attributes=attributes)
         except ExportError:  # (a value was used, or something else failed with stand-ins in place)
             return changed
     counters = probe.counters()
@@ -284,13 +293,19 @@ def _counting(
 
 
 def _export_watched(
-    model: torch.nn.Module, example_inputs: tuple[Any, ...], freeze: bool, warn: bool
+    model: torch.nn.Module,
+    example_inputs: tuple[Any, ...],
+    freeze: bool,
+    warn: bool,
+    attributes: tuple[AttributeRead, ...],
 ) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...], tuple[AttributeRead, ...]]:
     """`export_program`, and the plain Python attributes the traced forward changed and those it read
-    (`python_state.py`)."""
+    (`python_state.py`), but for the `attributes` the program takes as inputs."""
     with watching_attributes(model) as watched:
-        program = export_program(model, example_inputs, freeze=freeze, warn=warn)
-    return program, tuple(watched.changes), tuple(watched.reads)
+        program = export_program(model, example_inputs, freeze=freeze, warn=warn, attributes=attributes)
+    inputs = {(id(a.holder), a.name) for a in attributes}
+    reads = tuple(r for r in watched.reads if (id(r.holder), r.name) not in inputs)
+    return program, tuple(watched.changes), reads
 
 
 def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
@@ -465,6 +480,9 @@ class CompiledModel:
         # every call those no assignment announces (`AttributeRead.per_call`).
         self._reads = reads
         self._reads_per_call = tuple(read for read in reads if read.per_call)
+        # Numbers in attributes that the program takes as inputs after the call's, read from the model on
+        # each call (`python_state.attributes_as_inputs`; set by `_compile`).
+        self._lifted: tuple[AttributeRead, ...] = ()
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -598,6 +616,8 @@ class CompiledModel:
                 if program is not self:
                     return program(*args)
             flat = args if self._structure is None else self._structure.flatten(args)
+            if self._lifted:
+                flat = self._with_attributes(flat)
             if torch.is_grad_enabled():
                 flat = self._outside_autograd(flat)
             replay = self._replay
@@ -679,8 +699,21 @@ class CompiledModel:
         return tuple(x.detach() if r else x for x, r in zip(flat, recorded, strict=True))
 
     def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
-        """The plan's inputs in a call's arguments (`InputStructure.flatten`)."""
-        return args if self._structure is None else self._structure.flatten(args)
+        """The plan's inputs in a call's arguments (`InputStructure.flatten`), and in the model's attributes."""
+        flat = args if self._structure is None else self._structure.flatten(args)
+        return self._with_attributes(flat) if self._lifted else flat
+
+    def _with_attributes(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+        """`flat` and the numbers of the attributes the program takes as inputs, as the model holds them now;
+        a number of another type than traced (an int for a float) fails this program's assumption."""
+        values = tuple(read.current() for read in self._lifted)
+        for read, value in zip(self._lifted, values, strict=True):
+            if type(value) is not type(read.value):
+                raise AssumptionFailed(
+                    f"the program takes the attribute `{read.path}` as a {type(read.value).__name__}; this "
+                    f"call finds {value!r}"
+                )
+        return (*flat, *values)
 
     def _call(self, args: tuple[Any, ...], flat: tuple[Any, ...]) -> Any:
         """Cheap checks of the inputs (`flat`, those of the arguments `args` the plan takes), state rebound
@@ -820,7 +853,7 @@ class CompiledModel:
                 f"calls take more than PYGRAPH_MAX_VARIANTS={knobs.max_variants} ways ({first})",
             )
         try:
-            way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
+            way = self._compile_way(args)
             way._ways = None
             if generators is not None:
                 restore_generators(generators)
@@ -838,13 +871,31 @@ class CompiledModel:
             )
         self._ways.append(way)
         self._took(way)
+        inputs_now = (
+            f" with {', '.join(f'`{read.path}`' for read in way._lifted)} as inputs of the program, which "
+            "then runs calls finding any values there"
+            if way._lifted
+            else ""
+        )
         warnings.warn(
             f"{type(self.model).__name__}: {first}\npygraph traced and compiled the way this call takes "
-            f"as well ({len(self._ways)} ways for these input shapes now, at most "
+            f"as well{inputs_now} ({len(self._ways)} ways for these input shapes now, at most "
             "PYGRAPH_MAX_VARIANTS)",
             stacklevel=4,
         )
         return result
+
+    def _compile_way(self, args: tuple[Any, ...]) -> CompiledModel:
+        """The program for a call that no way traced so far takes: where it finds numbers in attributes
+        that the trace read as others, one taking them as inputs, unless forward uses them in Python (or
+        where an op needs them known when compiled: `PassError`, `UnsupportedError`)."""
+        changed = tuple(sorted((r for r in self._reads if r.number_changed()), key=lambda r: r.path))
+        if changed:
+            with contextlib.suppress(ExportError, PassError, UnsupportedError):
+                return _compile(
+                    self.model, args, self._variant_options, self._outside, variant=True, attributes=changed
+                )
+        return _compile(self.model, args, self._variant_options, self._outside, variant=True)
 
     def _eagerly(self, args: tuple[Any, ...], generators: list[Any] | None, why: str) -> Any:
         """A call that no compiled program takes and for which none is compiled (`why`): the model runs it

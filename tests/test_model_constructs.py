@@ -421,7 +421,7 @@ def _calls_after_each(
 
 def _check_reassigned_options(device: str) -> None:
     """Attributes forward reads, assigned between calls (and back): each call computes what eager does,
-    with one program per set of values."""
+    with one program per set of values of the flag, the numbers taken as inputs once a call changed them."""
     torch.manual_seed(0)
     model, x = ReadsItsOptions().to(device), torch.randn(2, 4, device=device)
     target = "cuda" if device == "cuda" else "emulator"
@@ -434,13 +434,89 @@ def _check_reassigned_options(device: str) -> None:
         lambda: None,
     ]
     caught = _calls_after_each(steps, compiled, model, device)
-    assert len(compiled._ways) == 5  # (scale back at 2.0 is a set of values seen before the last change)
+    # the traced program; `scale` an input; `scale` an input, `use_relu` True; and `options.offset` too
+    assert [[read.path for read in way._lifted] for way in compiled._ways[:-1]] == [
+        ["options.offset", "scale"],
+        ["scale"],
+        ["scale"],
+    ]
     messages = [m for m in caught if "Python attribute" in m]
-    assert len(messages) == 4 and "`scale` (2.0)" in messages[0] and "this call finds 3.0" in messages[0]
+    assert len(messages) == 3 and "`scale` (2.0)" in messages[0] and "this call finds 3.0" in messages[0]
+    assert "with `scale` as inputs of the program" in messages[0]
 
 
 def test_attributes_forward_reads_are_checked_after_an_assignment():
     _check_reassigned_options("cpu")
+
+
+class Annealed(nn.Module):
+    """Numbers a caller sets between calls, read as operands of tensor ops: a softmax temperature (float), a
+    step (int), an exponent, a bound; and in bfloat16, where the number must not widen the result."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+        self.temperature, self.step, self.exponent, self.bound = 0.5, 3, 2.0, 1.5
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = (self.linear(x) / self.temperature).softmax(-1) * self.step
+        y = y.abs() ** self.exponent + y.clamp(max=self.bound)
+        return y, x.bfloat16() * self.temperature
+
+
+class DecidesOnANumber(nn.Module):
+    """Numbers used in Python: a condition and a size. They stay baked into each program."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.threshold, self.width = 0.5, 3
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = torch.relu(x) if self.threshold > 0 else x.tanh()
+        return y[:, : self.width] * self.threshold
+
+
+def _check_numbers_set_between_calls(device: str) -> None:
+    """Numbers assigned between calls become inputs of one program (each call computes what eager does);
+    a number used in Python is traced per value; another type (an int for a float) is another program."""
+    torch.manual_seed(0)
+    target = "cuda" if device == "cuda" else "emulator"
+    model, x = Annealed().to(device), torch.randn(4, 8, device=device)
+    compiled = pygraph.export_and_compile(model, (x,), target=target)
+    values = [
+        (0.5, 3, 2.0, 1.5),
+        (0.7, 3, 2.0, 1.5),
+        (0.9, 4, 3.0, 0.2),
+        (2.5, -1, 0.5, 9.0),
+        (0.1, 7, 2.0, 1.5),
+    ]
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for model.temperature, model.step, model.exponent, model.bound in values:
+            for _ in range(2):
+                x = torch.randn(4, 8, device=device)
+                for got, want in zip(compiled(x), model(x), strict=True):
+                    assert got.dtype == want.dtype
+                    torch.testing.assert_close(got, want, rtol=1e-5, atol=1e-6)
+        assert len(compiled._ways) == 3  # the traced one; temperature; all four
+        model.step = 2.0  # (a float where an int was: another program)
+        assert relative_error(compiled(x)[0], model(x)[0]) <= 1e-6
+        assert len(compiled._ways) == 4
+    said = [str(w.message) for w in caught if "inputs of the program" in str(w.message)]
+    assert len(said) == 3 and "`bound`, `exponent`, `step`, `temperature` as inputs" in said[1]
+
+    model, x = DecidesOnANumber().to(device), torch.randn(4, 8, device=device)
+    compiled = pygraph.export_and_compile(model, (x,), target=target)
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for model.threshold, model.width in [(0.5, 3), (-1.0, 3), (0.5, 5)]:
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+    assert len(compiled._ways) == 3
+    assert not any("inputs of the program" in str(w.message) for w in caught)
+
+
+def test_numbers_set_between_calls_are_inputs_of_one_program():
+    _check_numbers_set_between_calls("cpu")
 
 
 class ReadsContainers(nn.Module):
@@ -552,6 +628,7 @@ def test_gpu_python_state(no_tf32):
     _check_python_state(RescalesOnce(), "cuda", programs=2)
     _check_python_state(CountsOnly(), "cuda", programs=1)
     _check_reassigned_options("cuda")
+    _check_numbers_set_between_calls("cuda")
     _check_changed_in_place("cuda")
     _check_changed_modules_and_hooks("cuda")
 

@@ -27,8 +27,9 @@ from .common_subexpressions import merge_common_subexpressions
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
-from .numbers import lift_numbers, numbers_promoted_as_python
+from .numbers import lift_numbers, numbers_promoted_as_python, user_placeholders
 from .pooling import pooling_as_views
+from .python_state import AttributeRead, attributes_as_inputs, refuse_values_read
 from .rewrite import keep_output_layouts, output_layouts
 from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
@@ -50,10 +51,12 @@ def export_program(
     dynamic_shapes: Any = None,
     freeze: bool = False,
     warn: bool = True,
+    attributes: tuple[AttributeRead, ...] = (),
 ) -> torch.export.ExportedProgram:
     """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
     decomposes with `TABLE`; tensors reached outside the module's attributes that are its state are that
-    state (`state_aliases.py`).
+    state (`state_aliases.py`). The numbers in the attributes of `attributes` are inputs after the
+    example's (`python_state.attributes_as_inputs`).
 
     A model that decides in Python from values of its data is traced the way `example_inputs` take, with
     checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
@@ -67,8 +70,10 @@ def export_program(
     (`fold_constants.py`) and an op repeated on the same operands is computed once
     (`common_subexpressions.py`).
     """
-    with _exporting(model, example_inputs) as (inputs, numbers):
+    with _exporting(model, example_inputs, attributes) as (inputs, numbers):
         program = _export(model, inputs, numbers, dynamic_shapes, warn)
+        if attributes:
+            refuse_values_read(program, attributes, user_placeholders(program)[-len(attributes) :])
         constants_as_state(program)
         if freeze:
             fold_batch_norms(program)
@@ -172,18 +177,23 @@ def _export(
 
 @contextlib.contextmanager
 def _exporting(
-    model: torch.nn.Module, example_inputs: tuple
+    model: torch.nn.Module, example_inputs: tuple, attributes: tuple[AttributeRead, ...] = ()
 ) -> Iterator[tuple[tuple, tuple[torch.Tensor, ...]]]:
-    """The example inputs with Python numbers as 0-d tensors (`numbers.py`), and those tensors, for a trace
-    of `model` whose failure is an ExportError carrying torch's, and which leaves the model's attributes as
-    they were."""
+    """The example inputs, and the numbers of `attributes` after them, with Python numbers as 0-d tensors
+    (`numbers.py`), and those tensors, for a trace of `model` (taking the attributes as arguments) whose
+    failure is an ExportError carrying torch's, and which leaves the model's attributes as they were."""
     if not isinstance(example_inputs, tuple):
         raise TypeError(f"example_inputs must be a tuple of tensors, not {type(example_inputs).__name__}")
     names = argument_names(model, len(example_inputs))
-    inputs, lifted = lift_numbers(model, names, example_inputs)
+    inputs, lifted = lift_numbers(
+        model,
+        [*names, *(f"self.{a.path}" for a in attributes)],
+        (*example_inputs, *(a.current() for a in attributes)),
+    )
     try:
         with (
             _attributes_kept(model),
+            attributes_as_inputs(model, attributes, names),
             _buffers_left_untracked(model),
             _lstm_states_in_shape(),
             quiet_tracing(),

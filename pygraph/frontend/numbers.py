@@ -76,12 +76,12 @@ def numbers_on_host(
     alone, and propagating every value again would evaluate the shape guards of the GPU's fake kernels
     (attention's) once more, which fixes dims declared dynamic."""
     leaves = zip(pytree.tree_leaves(traced), pytree.tree_leaves(inputs), strict=True)
-    for node, (moved, number) in zip(_user_placeholders(ep), leaves, strict=True):
+    for node, (moved, number) in zip(user_placeholders(ep), leaves, strict=True):
         if moved is not number:
             node.meta["val"] = node.meta["val"].fake_mode.from_tensor(number, static_shapes=True)
 
 
-def _user_placeholders(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
+def user_placeholders(ep: torch.export.ExportedProgram) -> list[torch.fx.Node]:
     """The placeholders of the user's inputs, as torch.export flattens them: one per leaf."""
     specs = zip(ep.graph.find_nodes(op="placeholder"), ep.graph_signature.input_specs, strict=True)
     return [node for node, spec in specs if spec.kind == InputKind.USER_INPUT]

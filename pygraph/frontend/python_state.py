@@ -23,6 +23,13 @@ change in place (`self.sizes.append(3)`), and every plain attribute of an object
 watch (a built-in type such as SimpleNamespace); models reading such values run on the Python path.
 Objects held deeper (a config's sub-config) and objects without a `__dict__` (slots) are not seen.
 
+An int or float attribute read that a caller changes between calls (a temperature, a scale set per step)
+would compile a program per value that way. Once a call finds one changed, the compiled model traces
+again with each changed number as an input of the program instead (`attributes_as_inputs`: forward then
+reads a lifted 0-d tensor that promotes as the number would, `numbers.py`), which calls run whatever
+value they find; a model that uses such a value in Python (a condition, a size, `math.sqrt`) fixes it in
+the trace (`refuse_values_read`), and then gets a program per value as before.
+
 Attributes that hold anything else (tensors, objects) are not compared: torch.export warns about tensors
 assigned to attributes, and an object changed inside is not seen.
 """
@@ -33,6 +40,8 @@ import contextlib
 import copy
 import dataclasses
 import enum
+import inspect
+import re
 import types
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -182,7 +191,16 @@ class AttributeRead:
 
     def holds(self) -> bool:
         """Whether the attribute has the value the trace read."""
-        return _same(vars(self.holder).get(self.name, MISSING), self.value)
+        return _same(self.current(), self.value)
+
+    def current(self) -> Any:
+        return vars(self.holder).get(self.name, MISSING)
+
+    def number_changed(self) -> bool:
+        """Whether the trace read an int or a float that the attribute now holds another of."""
+        return (
+            type(self.value) in (int, float) and type(self.current()) is type(self.value) and not self.holds()
+        )
 
     def describe(self) -> str:
         return f"`{self.path}` ({self.value!r})"
@@ -252,6 +270,65 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
 
 
 _OPAQUE: Any = object()  # an attribute holding something other than plain values: not compared
+
+
+@contextlib.contextmanager
+def attributes_as_inputs(
+    model: torch.nn.Module, reads: tuple[AttributeRead, ...], names: list[str]
+) -> Iterator[None]:
+    """For the length of the block, `model.forward` takes the attributes of `reads` as arguments after its
+    own (`names`, as many as a call passes), and each call sets them for the length of the call: a trace
+    passed their values (lifted into 0-d tensors) has them as inputs where forward reads them."""
+    if not reads:
+        yield
+        return
+    count, original, own = len(names), model.forward, model.__dict__.get("forward", MISSING)
+    saved = [read.current() for read in reads]
+
+    def forward(*args: Any) -> Any:
+        for read, value in zip(reads, args[count:], strict=True):
+            vars(read.holder)[read.name] = value
+        try:
+            return original(*args[:count])
+        finally:
+            for read, value in zip(reads, saved, strict=True):
+                vars(read.holder)[read.name] = value
+
+    parameters = [n if n.isidentifier() else f"arg{i}" for i, n in enumerate(names)]
+    parameters += ["self_" + re.sub(r"\W", "_", read.path) for read in reads]
+    forward.__signature__ = inspect.Signature(  # type: ignore[attr-defined]
+        [inspect.Parameter(n, inspect.Parameter.POSITIONAL_OR_KEYWORD) for n in parameters]
+    )
+    model.__dict__["forward"] = forward  # (not an assignment `api._StateWatch` counts)
+    try:
+        yield
+    finally:
+        if own is MISSING:
+            del model.__dict__["forward"]
+        else:
+            model.__dict__["forward"] = own
+
+
+_READS_A_VALUE = (torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default)
+
+
+def refuse_values_read(
+    program: torch.export.ExportedProgram, reads: tuple[AttributeRead, ...], placeholders: list[torch.fx.Node]
+) -> None:
+    """Raises ValueError where the program reads the value of an attribute passed as an input (its
+    `placeholders`, one per read) back into Python: forward used it as a number (a condition, a size, a
+    conversion), which a traced program holds for one value only."""
+    derived = dict(zip(placeholders, reads, strict=True))
+    for node in program.graph.nodes:  # (in order: each node after its operands)
+        source = next((derived[a] for a in node.all_input_nodes if a in derived), None)
+        if source is None:
+            continue
+        if node.target in _READS_A_VALUE:
+            raise ValueError(
+                f"forward uses the attribute `{source.path}` as a Python number (a condition, a size or a "
+                "conversion), not only as an operand of tensor ops"
+            )
+        derived[node] = source
 
 
 def _joined(path: str, name: str) -> str:
