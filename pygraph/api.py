@@ -74,9 +74,15 @@ class _StateWatch:
     and their forward hooks, `frontend/module_tree.py`). Not needed: `load_state_dict()` copies values
     into the tensors the graphs already read. Not seen: assigning `param.data = other`,
     `param.set_(other)` or `module.training` directly; call `compiled.rebind()` after doing that.
+
+    An int or float assigned to a watched attribute (a temperature set before each call) counts apart, in
+    `assigned`: it can replace no tensor, module or hook, so a compiled model checks only the values its
+    program read after one (`CompiledModel._run`), and a program taking those numbers as inputs
+    (`python_state.attributes_as_inputs`) pays no more per call.
     """
 
     epoch = 0
+    assigned = 0
     installed = False
     watched: ClassVar[dict[int, weakref.ref]] = {}  # id -> the object whose assignments count
     assignments_seen: ClassVar[set[type]] = set()  # classes whose `__setattr__` counts them
@@ -96,7 +102,10 @@ class _StateWatch:
                 original(self, name, value)
                 ref = cls.watched.get(id(self))
                 if ref is not None and ref() is self:
-                    cls.epoch += 1
+                    if type(value) in (int, float):
+                        cls.assigned += 1
+                    else:
+                        cls.epoch += 1
 
             try:
                 kind.__setattr__ = __setattr__
@@ -621,7 +630,12 @@ class CompiledModel:
             if torch.is_grad_enabled():
                 flat = self._outside_autograd(flat)
             replay = self._replay
-            if replay is not None and replay is self._backend.native and self._epoch == _StateWatch.epoch:
+            if (
+                replay is not None
+                and replay is self._backend.native
+                and self._epoch == _StateWatch.epoch
+                and self._assigned == _StateWatch.assigned
+            ):
                 out = replay(flat)
                 if out is not None:
                     if self._writes:
@@ -753,12 +767,15 @@ class CompiledModel:
                     f"forward changes the Python attribute {change.describe()} in the call the program was "
                     f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
                 )
-        for read in self._reads if self._epoch != _StateWatch.epoch else self._reads_per_call:
+        assigned = _StateWatch.assigned
+        stale = self._epoch != _StateWatch.epoch or self._assigned != assigned
+        for read in self._reads if stale else self._reads_per_call:
             if not read.holds():
                 raise AssumptionFailed(
                     f"forward read the Python attribute {read.describe()} in the call the program was "
                     f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
                 )
+        self._assigned = assigned
         if self._epoch != _StateWatch.epoch:
             changed = self._tree.difference(self.model)
             if changed is not None:
@@ -981,7 +998,7 @@ class CompiledModel:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
         addresses changed); done again only after something may have replaced or moved them, which may
         have replaced the tensors derived state reads too (`derive`)."""
-        self._epoch = _StateWatch.epoch
+        self._epoch, self._assigned = _StateWatch.epoch, _StateWatch.assigned
         self._trainable = any(p.requires_grad for p in self.model.parameters())  # (`_outside_autograd`)
         if self._derived is not None and derive:
             self._derive(refresh=False)
@@ -1251,7 +1268,7 @@ class CompiledModel:
             program._as_after_an_event()
 
     def _as_after_an_event(self) -> None:
-        self._epoch = -1  # (`_StateWatch.epoch` never is: the next call checks and rebinds, `_run`)
+        self._epoch = self._assigned = -1  # (never a count: the next call checks and rebinds, `_run`)
         for program in [*self._variants.values(), *self._stride_variants.values(), *(self._ways or ())]:
             if program is not None:
                 program._as_after_an_event()

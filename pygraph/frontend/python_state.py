@@ -309,21 +309,28 @@ def attributes_as_inputs(
             model.__dict__["forward"] = own
 
 
-_READS_A_VALUE = (torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default)
+# Ops that take a value back into Python, or check it on the device (branches.py defers a condition's check
+# so where torch 2.11's draft export leaves it unread)
+_DECIDES = (
+    torch.ops.aten.item.default,
+    torch.ops.aten._local_scalar_dense.default,
+    torch.ops.aten._assert_async.msg,
+    torch.ops.aten._assert_async.default,
+)
 
 
 def refuse_values_read(
     program: torch.export.ExportedProgram, reads: tuple[AttributeRead, ...], placeholders: list[torch.fx.Node]
 ) -> None:
     """Raises ValueError where the program reads the value of an attribute passed as an input (its
-    `placeholders`, one per read) back into Python: forward used it as a number (a condition, a size, a
-    conversion), which a traced program holds for one value only."""
+    `placeholders`, one per read) back into Python, or checks it: forward used it as a number (a
+    condition, a size, a conversion), which a traced program holds for one value only."""
     derived = dict(zip(placeholders, reads, strict=True))
     for node in program.graph.nodes:  # (in order: each node after its operands)
         source = next((derived[a] for a in node.all_input_nodes if a in derived), None)
         if source is None:
             continue
-        if node.target in _READS_A_VALUE:
+        if node.target in _DECIDES:
             raise ValueError(
                 f"forward uses the attribute `{source.path}` as a Python number (a condition, a size or a "
                 "conversion), not only as an operand of tensor ops"
