@@ -67,6 +67,26 @@ def test_results_whose_size_the_data_decides():
         assert [g.shape for g in got] == [r.shape for r in ref] and relative_error(got, ref) == 0
 
 
+class RowTheDataPicks(nn.Module):
+    """A row of an intermediate chosen by its data (`h[i.item()]`, a view taken between graphs), read by two
+    later kernels: its bytes must outlive the intermediate's other readers."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = x.amin(1, keepdim=True)
+        row = h[h.sum(-1).argmax().item()]
+        return torch.stack([row, torch.tanh(row) * 0.5], 1)
+
+
+def test_a_row_the_data_picks_is_read_in_place_until_its_last_reader():
+    torch.manual_seed(0)
+    model = RowTheDataPicks()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8, 7),), target="emulator")
+    for row in range(4):  # (the first row lies at the intermediate's own first bytes)
+        x = torch.randn(4, 8, 7)
+        x[row] += 5
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 class NonzeroTuple(nn.Module):
     """`nonzero(as_tuple=True)` and one-argument `torch.where` (a 0-d condition counts as 1-d); the result's
     size is the data's."""

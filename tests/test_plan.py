@@ -53,6 +53,25 @@ def test_dependencies_follow_buffers_and_library_order():
     assert dependencies(plan, segment) == [[], [0], [1], [], [2, 3], [1]]
 
 
+HOST_VIEW = """
+  %v = "pygraph.host"(%a) {op = "aten.slice.Tensor", args = [0 : index, 0, 0, 2, 1], layouts = [#pygraph.layout<[2], [1], 0 : i64, f32>], reason = "its end is read from the data", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+  "pygraph.segment"() ({
+    "pygraph.kernel"(%v, %b) {kernel = @k0, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.kernel"(%x, %a) {kernel = @k1, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+    "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+  }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+  return %b : !pygraph.buf
+"""
+
+
+def test_a_host_op_s_view_conflicts_with_writes_to_the_buffer_it_views():
+    """`%a[:n.item()]` is taken between graphs and lies in %a's bytes: k1, writing %a, waits for k0 to read
+    the view (which `%v`'s own buffer, a host result, would not say)."""
+    plan = read_plan(parse(plan_text(HOST_VIEW)))
+    (segment,) = plan.segments
+    assert dependencies(plan, segment) == [[], [0]]
+
+
 def test_pooled_results_are_graphed_library_results_no_output_or_eager_step_keeps():
     plan = read_plan(parse(plan_text(SEGMENT)))
     (segment,) = plan.segments

@@ -6,6 +6,7 @@ from typing import Any
 
 from . import dialect as d
 from ._mlir import ir
+from .aten import VIEW_OPS
 from .layout import Layout
 
 
@@ -100,6 +101,18 @@ def indirection_offset(value: ir.Value) -> int:
 def users(value: ir.Value) -> list[Any]:
     """Ops that touch the buffer: users of the value, of views of it, and of segment results forwarding it."""
     return [op for op in _reached(value) if not isinstance(op, d.ViewOp)]
+
+
+def touching(value: ir.Value) -> list[Any]:
+    """`users`, and those of the views host ops take of the buffer: a view whose arguments the data decide
+    (`x[i.item()]`) runs between graphs and returns a tensor in the buffer's own bytes, which its readers
+    then touch too."""
+    found = users(value)
+    for op in list(found):
+        if isinstance(op, d.HostOp) and ir.StringAttr(op.op).value in VIEW_OPS:
+            for result in op.results_:
+                found += touching(result)
+    return found
 
 
 def views(value: ir.Value) -> list[Any]:

@@ -233,7 +233,9 @@ class LibraryOp(PyGraph.Operation, name="library"):
 
 class HostOp(PyGraph.Operation, name="host"):
     """One ATen op run eagerly between graphs, with `reason`; fields as `library`. Its results are fresh
-    tensors each call: `slots` gives, per result, the table slot through which graphs reach it (-1: none).
+    tensors each call, but a view op's (`aten.VIEW_OPS`: `x[i.item()]`), which lies in its operand's bytes
+    (`buffers.touching`, `plan.Buffer.within`): `slots` gives, per result, the table slot through which
+    graphs reach it (-1: none).
     A result whose shape depends on the data has a dynamic layout (sizes and strides -1); a number (`.item()`,
     a size) is a 0-d tensor of its type (int64, float64, bool), read as a number where an argument wants one."""
 

@@ -57,6 +57,9 @@ class Buffer:
     index: int = -1  # output: which output of the call
     slot: int = -1  # a root the table reaches (indirect input, output, host result): its slot
     used: bool = True  # False for an ATen call's result that nothing reads (backends ignore it)
+    within: int = (
+        -1
+    )  # a host op's view (`x[i.item()]`): the buffer whose bytes it lies in, where the data say
 
 
 @dataclass
@@ -431,6 +434,8 @@ class _Reader:
                 if slot >= self.table_slots:
                     raise _error(op, f"result slot {slot} is past the table ({self.table_slots} slots)")
                 self.buffers[b].slot = slot
+                if op.op.value in aten.VIEW_OPS:
+                    self.buffers[b].within = inputs[0]
         aten_args = [_aten_arg(a) for a in op.args]
         written = written_operand(op)  # an in-place or out form writes an operand, results or not
         return Node(
@@ -503,9 +508,12 @@ def _result_attrs(fn: Any) -> list[dict[str, ir.Attribute]]:
 
 
 def byte_range(plan: Plan, buffer: int) -> tuple[str, int, int]:
-    """(storage key, first byte, end byte) a buffer touches; arena buffers share one storage."""
+    """(storage key, first byte, end byte) a buffer touches; arena buffers share one storage, and a host op's
+    view may touch any byte of the buffer it views."""
     buf = plan.buffers[buffer]
     root = plan.buffers[buf.root]
+    if root.within >= 0:
+        return byte_range(plan, root.within)
     first, last = buf.layout.span()
     size = buf.layout.dtype.itemsize
     if root.kind == "arg":

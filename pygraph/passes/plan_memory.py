@@ -2,7 +2,7 @@
 whose lifetimes do not overlap.
 
 Lifetimes are positions in program order: a buffer lives from the first node that touches it (or a
-view of it) to the last, the function's return included. Placement is greedy best-fit, aligned to 256
+view of it, a host op's view among them: `x[i.item()]`) to the last, the function's return included. Placement is greedy best-fit, aligned to 256
 bytes, over the buffers in a few orders (largest first, by first use, by bytes times lifetime), keeping
 the smallest arena.
 
@@ -44,7 +44,7 @@ from typing import Any
 from ..ir import attrs, costs
 from ..ir import dialect as d
 from ..ir._mlir import func, ir
-from ..ir.buffers import buffer_layout, buffer_root, patched, users, views, written_operand
+from ..ir.buffers import buffer_layout, buffer_root, patched, touching, views, written_operand
 from ..ir.layout import Layout
 from ..ir.plan import ARENA_ALIGNMENT
 from . import estimates
@@ -80,7 +80,7 @@ class PlanMemory(Pass):
         buffers: dict[ir.Value, _Buffer] = {}
         for op in ops:
             if isinstance(op, d.AllocOp):
-                touched = {position[u.operation] for u in users(op.buf)} or {len(ops)}
+                touched = {position[u.operation] for u in touching(op.buf)} or {len(ops)}
                 layout = Layout.from_attr(op.layout)
                 nbytes = layout.storage_elements() * layout.dtype.itemsize
                 buffers[op.buf] = _Buffer([op], layout, _align(nbytes), touched, nbytes)
@@ -253,7 +253,7 @@ class _Hosts:
         self.outputs: list[_Output] = []
         for op in self.block.operations:
             if isinstance(op, d.OutputOp):
-                touched = [position[u.operation] for u in users(op.buf)]
+                touched = [position[u.operation] for u in touching(op.buf)]
                 layout = Layout.from_attr(op.layout)
                 nbytes = layout.storage_elements() * layout.dtype.itemsize
                 if touched and not layout.is_dynamic:

@@ -94,6 +94,19 @@ UNARY = [
     "{a}.to(torch.float16).to({a}.dtype)",
     "{a}.to(torch.bfloat16).to({a}.dtype)",
     "torch.nan_to_num(torch.log({a}), nan=0.5, neginf=-3.0)",
+    "F.relu6({a} * 4)",
+    "F.hardtanh({a}, -0.3, 0.6)",
+    "F.hardsigmoid({a})",
+    "F.mish({a})",
+    "F.threshold({a}, 0.2, -0.7)",
+    "torch.expm1({a})",
+    "torch.addcdiv({a}, {a}, {a}.abs() + 1, value=-0.5)",
+    "torch.logical_xor({a} > 0, {a} < 0.5).to({a}.dtype)",
+    "torch.isinf(1 / ({a} > 0).to({a}.dtype)).to({a}.dtype) - torch.isnan(torch.log({a})).to({a}.dtype)",
+    "torch.full_like({a}, 0.3) + {a}",
+    "{a} + torch.arange({a}.shape[-1], device={a}.device, dtype={a}.dtype)",
+    "((({a} * 8).long() & 5) ^ 3).to({a}.dtype)",
+    "({a} == 0.5).to({a}.dtype) + ({a} <= -0.7).to({a}.dtype)",
 ]
 BINARY = [
     "{a} + {b}",
@@ -110,6 +123,13 @@ BINARY = [
     "torch.addcmul({a}, {a}, {b}, value=0.5)",
     "({a} > {b}).to({a}.dtype)",
     "torch.hypot({a}, {b})",
+    "torch.clamp({a}, min={b}, max={b} + 1)",
+    "{a}.masked_fill({b} > 0, 0.5)",
+    "torch.remainder({a}, {b}.abs() + 0.5)",
+    "torch.fmod({a}, -{b}.abs() - 0.5)",
+    "torch.pow({a}.abs() + 0.5, {b})",
+    "{a} // ({b}.abs() + 0.5)",
+    "torch.copysign({a}, {b})",
 ]
 REDUCTION = [
     "{a}.sum({d})",
@@ -221,6 +241,9 @@ NUMBER = [  # {y} a float argument of forward, {yi} an int one, {attr} a plain a
     "{a} if {y} > 0 else -{a}",
     "{a} * {attr}",
     "{a} + {attr} * {y}",
+    "{a} * {attr} if {attr} > 0 else {a}",
+    "{a} % ({attr} * {attr} + 0.5)",
+    "({a} < {y}).to({a}.dtype)",
 ]
 CONTROL = [  # decisions on values of the data
     "{a} * 2 if {a}.sum() > 0 else {a}.tanh()",

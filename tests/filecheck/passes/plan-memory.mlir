@@ -297,3 +297,31 @@ module {
     return %o : !pygraph.buf
   }
 }
+
+// -----
+
+// A host op's view (`x[i.item()]` runs between graphs) lies in %a's bytes: %a lives until the view's last
+// reader, so %c, written while the view is still to be read, does not take them.
+// CHECK-LABEL: func.func @host_view
+// CHECK:         arena_offset = 0 : i64, layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>
+// CHECK:         arena_offset = 256 : i64, layout = #pygraph.layout<[8], [1], 0 : i64, f32>
+// CHECK:         arena_offset = 256 : i64, layout = #pygraph.layout<[8], [1], 0 : i64, f32>
+module {
+  "pygraph.triton_kernel"() {sym_name = "k", entry = "k", num_warps = 1 : i64, num_stages = 1 : i64, signature = ["*fp32", "*fp32"], source = ""} : () -> ()
+  func.func @host_view(%arg0: !pygraph.buf {pygraph.role = "input", pygraph.name = "x", pygraph.layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>}) -> !pygraph.buf {
+    %a = "pygraph.alloc"() {layout = #pygraph.layout<[4, 8], [8, 1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %c = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    %b = "pygraph.alloc"() {layout = #pygraph.layout<[8], [1], 0 : i64, f32>, arena_offset = -1 : i64} : () -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%arg0, %a) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    %v = "pygraph.host"(%a) {args = [0 : index, 0, 0], layouts = [#pygraph.layout<[8], [1], 0 : i64, f32>], op = "aten.select.int", reason = "its index is read from the data", slots = [-1], operandSegmentSizes = array<i32: 1>, resultSegmentSizes = array<i32: 1>} : (!pygraph.buf) -> !pygraph.buf
+    "pygraph.segment"() ({
+      "pygraph.kernel"(%v, %c) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.kernel"(%v, %b) {kernel = @k, grid = [1, 1, 1], access = ["r", "w"], operandSegmentSizes = array<i32: 2>} : (!pygraph.buf, !pygraph.buf) -> ()
+      "pygraph.yield"() {operandSegmentSizes = array<i32: 0>} : () -> ()
+    }) {mode = "graph", info = {}, resultSegmentSizes = array<i32: 0>} : () -> ()
+    return %b : !pygraph.buf
+  }
+}
