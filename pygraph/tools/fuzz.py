@@ -360,7 +360,7 @@ class _Builder:
     inputs: list[tuple[str, str]] = field(default_factory=list)  # (name, expression drawing it from `g`)
     shapes: dict[str, list[int]] = field(default_factory=dict)  # the tensor inputs' ({shape} in the above)
     numbers: dict[str, float | int] = field(default_factory=dict)  # forward's number arguments, as drawn
-    attrs: dict[str, float] = field(default_factory=dict)  # the model's plain attributes
+    attrs: dict[str, float | int] = field(default_factory=dict)  # the model's plain attributes
     init: list[str] = field(default_factory=list)  # __init__'s lines, in the order they draw from `g`
     body: list[str] = field(default_factory=list)
 
@@ -437,7 +437,7 @@ class _Builder:
         if self.attrs and self.rng.random() < 0.5:
             return self.rng.choice(list(self.attrs))
         name = f"self.k{len(self.attrs)}"
-        self.attrs[name] = self.rng.choice((0.5, 1.5, -0.75))
+        self.attrs[name] = self.rng.choice((0.5, 1.5, -0.75, 2, -3))
         self.init.append(f"{name} = {self.attrs[name]}")
         return name
 
