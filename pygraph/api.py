@@ -593,12 +593,11 @@ class CompiledModel:
         self._rerunnable = not writes_before_a_check(plan)
         self._decides = any(n.op == aten.CHECK for step in plan.steps for n in step.nodes)
         self._draws = self._decides and draws_random_numbers(plan)
-        # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls whose inputs are
-        # tensors only, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
+        # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls of tensors and Python
+        # numbers, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
         self._replayable = (
-            not self._numbers
-            and not (self._mutated_inputs and len(self._inputs) > 1)
+            not (self._mutated_inputs and len(self._inputs) > 1)
             and all(change.step is not None for change in self._attributes)
             and not self._reads_per_call
         )
@@ -634,7 +633,7 @@ class CompiledModel:
                 replay is not None
                 and replay is self._backend.native
                 and self._epoch == _StateWatch.epoch
-                and self._assigned == _StateWatch.assigned
+                and (self._assigned == _StateWatch.assigned or self._reads_hold())
             ):
                 out = replay(flat)
                 if out is not None:
@@ -646,6 +645,14 @@ class CompiledModel:
                         return out
                     return self._structured(out if type(out) is list else [out], flat)
             return self._call(args, flat)
+
+    def _reads_hold(self) -> bool:
+        """After numbers were assigned to watched attributes (a caller setting the temperature a program
+        takes as an input): whether the values this program read still hold, noted as `_run` notes it."""
+        if not all(read.holds() for read in self._reads):
+            return False
+        self._assigned = _StateWatch.assigned
+        return True
 
     def _enter_thread(self) -> None:
         if self.target == "cuda":

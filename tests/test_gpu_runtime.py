@@ -320,6 +320,45 @@ def test_the_native_replay_takes_all_graph_calls_and_hands_back_the_rest(make):
             assert relative_error(python(inputs[4]), compiled(inputs[4])) <= 1e-6
 
 
+class Numbers(torch.nn.Module):
+    """A float, an int and a bool argument, and a float attribute a caller sets before calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.fc, self.temperature = torch.nn.Linear(64, 64), 0.5
+
+    def forward(self, x: torch.Tensor, scale: float, step: int, flip: bool) -> torch.Tensor:
+        return (self.fc(x) * scale / self.temperature + step) * (1 - 2 * flip)
+
+
+def test_python_numbers_and_attributes_set_per_call_stay_in_the_native_replay():
+    """Numbers travel by value in the table; the C replay writes their bits (replay.c), also for the
+    program that takes a changed attribute as an input: each call matches eager, and the calls after the
+    first ones of each program run in C (the Python path's `_run` is not entered)."""
+    torch.manual_seed(12)
+    model = Numbers().cuda().eval()
+    x = torch.randn(8, 64, device="cuda")
+    calls = [(0.25 * k, k - 3, k % 2 == 0) for k in range(8)]
+    with torch.no_grad(), knobs.scope(graphs="all"):
+        compiled = pygraph.export_and_compile(model, (x, 0.5, 2, False))
+        compiled(x, *calls[0])
+        ran = []
+        original = pygraph.CompiledModel._run
+        pygraph.CompiledModel._run = lambda self, inputs: ran.append(self) or original(self, inputs)
+        try:
+            for args in calls:
+                torch.testing.assert_close(compiled(x, *args), model(x, *args), rtol=1e-5, atol=1e-5)
+            assert ran == [] and compiled._replay is compiled._backend.native is not None
+            for k, args in enumerate(calls):
+                model.temperature = 0.5 + k
+                torch.testing.assert_close(compiled(x, *args), model(x, *args), rtol=1e-5, atol=1e-5)
+        finally:
+            pygraph.CompiledModel._run = original
+    lifted = next(way for way in compiled._ways if way is not None)
+    assert [read.path for read in lifted._lifted] == ["temperature"] and lifted._replay is not None
+    assert len(ran) <= 4  # the traced program's checks, the way traced and its first calls
+
+
 @pytest.mark.usefixtures("vendor_gemv")
 def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     """cuBLAS's kernels were recorded on an aligned, contiguous input; a view 4 bytes into a larger tensor

@@ -130,6 +130,56 @@ def test_inputs_the_graphs_were_not_built_for_go_back_to_python(setup):
     assert on_a_gpu((a, b)) is None and driver.take() == [] and list(words) == [0, 0, 0, 0]
 
 
+def test_python_numbers_write_their_bits_into_the_table():
+    """Host scalars traced as float32, float64, int64 and bool (table words 0-3, the writer's group): a
+    number of its kind writes its bits and updates the writer once; another kind goes back to Python."""
+    module = native.replay_module()
+    driver = FakeDriver()
+    words = (ctypes.c_uint64 * 4)()
+    base = ctypes.addressof(words)
+    replay = module.Replay(
+        *driver.pointers(),
+        lambda: 0,
+        lambda index: STREAM,
+        0,
+        torch.Tensor,
+        (("f", 0, 1), ("d", 1, 2), ("q", 2, 3), ("?", 3, 4)),
+        ((torch.empty(0), (2,), (1,), 0, 0),),
+        tuple((base + 8 * k, 0, 0) for k in range(4)),
+        ((EXEC, 0xA, 0x1, 0),),
+        (EXEC,),
+        1,
+        True,
+        fail,
+        None,
+    )
+    replay.stream = STREAM
+    numbers = (0.7, -1.5e300, -3, True)
+    assert replay(numbers).shape == (2,)
+    tensors = [
+        torch.tensor(n, dtype=d)
+        for n, d in zip(numbers, (torch.float32, torch.float64, torch.int64, torch.bool), strict=True)
+    ]
+    assert list(words) == [_bits(t) for t in tensors]
+    assert driver.take() == [("set", 0xA), ("launch", EXEC, STREAM)]
+    replay((2, -1.5e300, -3, True))  # an int where a float was traced: converted, as torch does
+    assert words[0] == _bits(torch.tensor(2.0)) and driver.take() == [("set", 0xA), ("launch", EXEC, STREAM)]
+    for refused in [
+        (0.7, 1.0, 3.0, True),
+        (0.7, 1.0, True, True),
+        (0.7, 1.0, 3, 1),
+        (torch.tensor(0.7), 1.0, 3, True),
+        (0.7, 1.0, 1 << 64, True),
+    ]:
+        assert replay(refused) is None
+    assert driver.take() == []
+
+
+def _bits(t: torch.Tensor) -> int:
+    """A one-element tensor's bytes as the zero-extended little-endian word a table slot holds."""
+    return int.from_bytes(bytes(t.reshape(1).view(torch.uint8).tolist()), "little")
+
+
 def test_a_watched_tensor_changed_in_place_goes_back_to_python(setup):
     replay, *_ = setup
     weight = torch.randn(3)

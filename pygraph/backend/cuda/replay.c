@@ -8,6 +8,9 @@
  * current device, another current stream than the last call's (`stream`: Python orders the new stream
  * after the old one's work, which reused the same arena). Python then handles the call, errors included.
  *
+ * A host scalar input (a Python number, carried by value in the table) takes a Python float, int or bool
+ * of the kind it was traced as and writes its bits into its table word; anything else goes to Python.
+ *
  * Parameter words are the truth shared with the Python path: a word holds what its graph node holds,
  * so a node is updated only when an address written into one of its words changes; a failed update
  * zeroes the words of every group the call changed, so that the next call, native or not, updates them.
@@ -41,6 +44,7 @@ typedef struct {
     long device; /* the CUDA device index it must be on */
     unsigned long long align;
     Py_ssize_t first, stop; /* its places */
+    char number;            /* a host scalar's table type ('f' float32, 'd' float64, 'q' int64, '?' bool); 0: a tensor */
 } Input;
 
 typedef struct {
@@ -109,6 +113,36 @@ static int check_input(Replay *self, Input *spec, PyObject *x, unsigned long lon
     return *address % spec->align == 0;
 }
 
+/* 1: a Python number of the input's kind (its table bits in *bits), 0: not, -1: error */
+static int check_number(Input *spec, PyObject *x, unsigned long long *bits) {
+    if (spec->number == '?') {
+        if (!PyBool_Check(x)) return 0;
+        *bits = x == Py_True;
+        return 1;
+    }
+    if (spec->number == 'q') {
+        if (!PyLong_CheckExact(x)) return 0; /* (a bool is not an int here, as in the Python path's dtype) */
+        int overflow;
+        long long value = PyLong_AsLongLongAndOverflow(x, &overflow);
+        if (value == -1 && PyErr_Occurred()) return -1;
+        if (overflow) return 0;
+        *bits = (unsigned long long)value;
+        return 1;
+    }
+    if (!PyFloat_CheckExact(x) && !PyLong_CheckExact(x)) return 0;
+    double value = PyFloat_AsDouble(x);
+    if (value == -1.0 && PyErr_Occurred()) return -1;
+    if (spec->number == 'd') {
+        memcpy(bits, &value, sizeof value);
+        return 1;
+    }
+    float single = (float)value;
+    uint32_t word;
+    memcpy(&word, &single, sizeof word);
+    *bits = word; /* zero-extended, as `scalar_bits` */
+    return 1;
+}
+
 /* 1: every watched tensor still has its version, 0: not, -1: error */
 static int watched_unchanged(Replay *self) {
     Py_ssize_t n = PyTuple_GET_SIZE(self->watch);
@@ -175,7 +209,9 @@ static PyObject *Replay_call(Replay *self, PyObject *args, PyObject *kwargs) {
     int ok = watched_unchanged(self);
     if (ok != 1) return ok < 0 ? NULL : Py_NewRef(Py_None);
     for (Py_ssize_t i = 0; i < self->n_inputs; i++) {
-        ok = check_input(self, &self->inputs[i], PyTuple_GET_ITEM(inputs, i), &self->addresses[i]);
+        Input *spec = &self->inputs[i];
+        PyObject *x = PyTuple_GET_ITEM(inputs, i);
+        ok = spec->number ? check_number(spec, x, &self->addresses[i]) : check_input(self, spec, x, &self->addresses[i]);
         if (ok != 1) return ok < 0 ? NULL : Py_NewRef(Py_None);
     }
     PyObject *raw = PyObject_CallOneArg(self->get_stream, self->device);
@@ -246,7 +282,8 @@ static void *zeroed(Py_ssize_t count, size_t size) { return calloc(count > 0 ? (
 
 /* Replay(set_params, launch, get_device, get_stream, device, tensor_type, inputs, outputs, places,
  *        entries, launches, groups, single, fail, keep)
- * inputs: ((shape, dtype, device index, strides, align, first, stop), ...); outputs: ((prototype, shape, strides,
+ * inputs: ((shape, dtype, device index, strides, align, first, stop) or, a host scalar, (table type, first,
+ * stop), ...); outputs: ((prototype, shape, strides,
  * first, stop), ...); places: ((word address, delta, group), ...); entries: ((graph_exec, node, params
  * address, group), ...); launches: (graph_exec, ...); keep: what the addresses point into. */
 static int Replay_init(Replay *self, PyObject *args, PyObject *kwargs) {
@@ -306,9 +343,20 @@ static int Replay_init(Replay *self, PyObject *args, PyObject *kwargs) {
     Py_ssize_t n_places = self->n_places;
     for (Py_ssize_t i = 0; i < self->n_inputs; i++) {
         Input *in = &self->inputs[i];
-        PyObject *shape, *dtype, *strides;
-        if (!PyArg_ParseTuple(PyTuple_GET_ITEM(inputs, i), "OOlOKnn", &shape, &dtype, &in->device, &strides,
-                              &in->align, &in->first, &in->stop))
+        PyObject *shape, *dtype, *strides, *spec = PyTuple_GET_ITEM(inputs, i);
+        if (PyTuple_Check(spec) && PyTuple_GET_SIZE(spec) == 3) {
+            const char *type;
+            if (!PyArg_ParseTuple(spec, "snn", &type, &in->first, &in->stop)) return -1;
+            if (strlen(type) != 1 || !strchr("fdq?", type[0]) || in->first < 0 || in->stop < in->first ||
+                in->stop > n_places) {
+                PyErr_SetString(PyExc_ValueError, "a host scalar's table type or place range is invalid");
+                return -1;
+            }
+            in->number = type[0];
+            continue;
+        }
+        if (!PyArg_ParseTuple(spec, "OOlOKnn", &shape, &dtype, &in->device, &strides, &in->align, &in->first,
+                              &in->stop))
             return -1;
         if (in->align == 0 || in->first < 0 || in->stop < in->first || in->stop > n_places) {
             PyErr_SetString(PyExc_ValueError, "an input's alignment or place range is invalid");

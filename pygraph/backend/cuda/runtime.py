@@ -901,14 +901,19 @@ class CudaRuntime:
 
     def _native_replay(self) -> Any:
         """This runtime's call as `native.py`'s C function, where a call needs nothing but its inputs' and
-        fresh outputs' addresses written into parameter words and the graphs launched: every step a graph,
-        no input staged, copied or carried by value, no random seed, every output a fresh tensor. None
-        elsewhere, or where the C function is not built (`PYGRAPH_NATIVE`)."""
+        fresh outputs' addresses, and its Python numbers' bits, written into parameter words and the graphs
+        launched: every step a graph, no input staged or copied, numbers of the table types C writes, no
+        random seed, every output a fresh tensor. None elsewhere, or where the C function is not built
+        (`PYGRAPH_NATIVE`)."""
+        numbers = {
+            i: _TABLE_TYPES.get(self.plan.buffers[self.inputs[i].buffer].layout.dtype.name)
+            for i, _ in self._valued
+        }
         if (
             not all(is_graphed(step) for step in self.plan.steps)
             or len(self._program) != len(self._graphs)
             or self._staged
-            or self._valued
+            or None in numbers.values()
             or self.rng
             or self._patch_staging
             or not self._all_fresh
@@ -937,8 +942,8 @@ class CudaRuntime:
             places.extend([(table + 8 * (1 + slot), 0, 0)] if slot >= 0 else by_key.get(key, []))
             return first, len(places)
 
-        inputs = tuple(
-            (
+        specs = {
+            i: (
                 layout.shape,
                 torch_dtype(layout),
                 self._index,
@@ -947,7 +952,9 @@ class CudaRuntime:
                 *targets(slot, key),
             )
             for i, slot, key, _, layout in self._slotted
-        )
+        }
+        specs |= {i: (numbers[i], *targets(slot, -1)) for i, slot in self._valued}
+        inputs = tuple(specs[i] for i in range(len(self.inputs)))
         outputs = tuple(
             (prototype, shape, strides, *targets(slot, key))
             for slot, key, shape, strides, prototype in self._fresh
@@ -1162,6 +1169,10 @@ def _table_writer(slots: int, arch: int) -> Cubin:
     source = f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef write_table(table, {', '.join(names)}):\n{body}"
     kernel = TritonKernel(f"write_table_{slots}", source, "write_table", ["*i64", *["i64"] * slots], 1, 1)
     return compile_kernel(kernel, arch)
+
+
+# The dtypes of host scalars the native replay writes from Python numbers, as its table types (replay.c).
+_TABLE_TYPES = {"float32": "f", "float64": "d", "int64": "q", "bool": "?"}
 
 
 def _has_layout(t: torch.Tensor, layout: Layout) -> bool:
