@@ -359,6 +359,26 @@ def test_python_numbers_and_attributes_set_per_call_stay_in_the_native_replay():
     assert len(ran) <= 4  # the traced program's checks, the way traced and its first calls
 
 
+class AttentionThenIndexAdd(torch.nn.Module):
+    """One head's attention (the generated kernel writes [B, 1, L, D] with the head's stride D) read by
+    ATen's `index_put(accumulate=True)`, which torch 2.11 gets wrong on such a stride."""
+
+    def forward(self, x: torch.Tensor, index: torch.Tensor) -> torch.Tensor:
+        y = torch.nn.functional.scaled_dot_product_attention(x, x, x)
+        return y.index_add(2, index, y.new_ones([x.shape[0], 1, index.shape[0], x.shape[-1]]) * 0.5)
+
+
+def test_a_library_call_reads_size_1_dims_at_dense_strides():
+    torch.manual_seed(13)
+    model, x = AttentionThenIndexAdd(), torch.randn(8, 1, 3, 8, device="cuda")
+    index = torch.tensor([0, 0, 1, 2, 2, 2], device="cuda")
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (x, index))
+        for _ in range(3):
+            x = torch.randn(8, 1, 3, 8, device="cuda")
+            assert relative_error(compiled(x, index), model(x, index)) <= 1e-5
+
+
 @pytest.mark.usefixtures("vendor_gemv")
 def test_a_patched_vendor_input_may_be_misaligned_or_strided():
     """cuBLAS's kernels were recorded on an aligned, contiguous input; a view 4 bytes into a larger tensor

@@ -5,7 +5,7 @@ import random
 import pytest
 import torch
 
-from pygraph.backend.tensors import layout_of
+from pygraph.backend.tensors import layout_of, view_of
 from pygraph.ir import dtypes
 from pygraph.ir.context import make_context
 from pygraph.ir.layout import Layout
@@ -78,3 +78,16 @@ def test_layout_attribute_round_trips():
     with make_context():
         assert Layout.from_attr(layout.to_attr()) == layout
         assert str(layout.to_attr()) == "#pygraph.layout<[3, 2, 5], [20, 5, 1], 5 : i64, f32>"
+
+
+def test_a_view_gives_size_1_dims_the_dense_stride():
+    """A size-1 dim's stride addresses nothing, yet torch 2.11's CUDA `index_put(accumulate=True)` sums
+    wrongly where it is not the dense one (`probe_unit_strides.py`): tensors pygraph hands out have it."""
+    storage = torch.arange(192.0)
+    layout = Layout((8, 1, 3, 8), (24, 8, 8, 1), 0, dtypes.from_name("float32"))
+    view = view_of(storage, layout)
+    assert view.stride() == (24, 24, 8, 1) and torch.equal(view, storage.view(8, 1, 3, 8))
+    transposed = view_of(storage, Layout((3, 1, 8), (1, 5, 3), 0, dtypes.from_name("float32")))
+    assert transposed.stride() == (1, 24, 3) and torch.equal(
+        transposed, storage[:24].view(8, 1, 3).permute(2, 1, 0)
+    )

@@ -18,8 +18,22 @@ def view_of(storage: torch.Tensor, layout: Layout, byte_offset: int = 0) -> torc
     if start % itemsize:
         raise ValueError(f"byte offset {start} is not aligned to {layout.dtype.name}")
     out = torch.empty(0, dtype=torch_dtype(layout), device=storage.device)
-    out.set_(storage.untyped_storage(), start // itemsize + layout.offset, layout.shape, layout.strides)
+    strides = _unit_strides_as_dense(layout.shape, layout.strides)
+    out.set_(storage.untyped_storage(), start // itemsize + layout.offset, layout.shape, strides)
     return out
+
+
+def _unit_strides_as_dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> tuple[int, ...]:
+    """`strides` with each size-1 dim's the product of the later dims' sizes and strides, as a contiguous
+    tensor has there. Such a stride addresses nothing, but ATen's CUDA `index_put(accumulate=True)` (torch
+    2.11) sums wrongly where it is another (`probe_unit_strides.py`), as pygraph's attention kernel's
+    output gives one head (strides [L*D, D, D, 1] of [B, 1, L, D])."""
+    dense, after = list(strides), 1
+    for d in reversed(range(len(shape))):
+        if shape[d] == 1:
+            dense[d] = after
+        after = dense[d] * shape[d]
+    return tuple(dense)
 
 
 def empty(layout: Layout, device: torch.device) -> torch.Tensor:
