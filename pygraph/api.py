@@ -568,12 +568,13 @@ class CompiledModel:
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # Inputs whose strides decide what eager computes (`_other_strides`): those the model writes and
         # those its results alias, with the example's strides; all of them where a result is a reshape of
-        # another, a view or a copy by the other's strides, which follow the inputs' in eager.
+        # another, a view or a copy by the other's strides, which follow the inputs' in eager, or is another
+        # (`y.contiguous()` is `y` itself where the trace found it contiguous, a copy elsewhere).
         aliased = {r.source[1] for r in self._regenerated if r.source is not None and r.source[0] == "input"}
         reshaped = any(
             r.source is not None
             and r.source[0] == "result"
-            and any(v[0] is torch.ops.aten.reshape.default for v in r.views)
+            and (not r.views or any(v[0] is torch.ops.aten.reshape.default for v in r.views))
             for r in self._regenerated
         )
         self._stride_keyed = [

@@ -892,6 +892,23 @@ def test_inputs_written_or_returned_in_other_strides_compute_what_eager_does():
     _check_strides_deciding("cpu")
 
 
+def test_a_result_returned_with_its_contiguous_self_follows_the_inputs_strides():
+    """`z, z.contiguous()` of a `z` computed in the input's strides: one tensor twice for a contiguous
+    input, a copy beside it for a transposed one (fuzz seed 30647), as in eager."""
+    model = Fn(lambda y: _and_contiguous(y * 2))
+    compiled = pygraph.export_and_compile(model, (torch.randn(5, 3),), target="emulator")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for transposed in (False, True, False):
+            y = torch.randn(3, 5).t() if transposed else torch.randn(5, 3)
+            got, ref = compiled(y), model(y)
+            assert relative_error(got, ref) == 0 and (got[1] is got[0]) == (ref[1] is ref[0]) == (not transposed)
+
+
+def _and_contiguous(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return z, z.contiguous()
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_inputs_written_or_returned_in_other_strides(no_tf32):
