@@ -902,7 +902,9 @@ def test_a_result_returned_with_its_contiguous_self_follows_the_inputs_strides()
         for transposed in (False, True, False):
             y = torch.randn(3, 5).t() if transposed else torch.randn(5, 3)
             got, ref = compiled(y), model(y)
-            assert relative_error(got, ref) == 0 and (got[1] is got[0]) == (ref[1] is ref[0]) == (not transposed)
+            assert relative_error(got, ref) == 0 and (got[1] is got[0]) == (ref[1] is ref[0]) == (
+                not transposed
+            )
 
 
 def _and_contiguous(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
