@@ -489,7 +489,8 @@ CASES: dict[str, Case] = {
     ),
     # predicates and logic
     "isnan.isinf": Case(
-        lambda x, i: (x.isnan(), x.isinf(), i.isnan(), i.isinf()), lambda: (special(*A), ints(*A))
+        lambda x, i, h: (x.isnan(), x.isinf(), i.isnan(), i.isinf(), h.isnan(), h.isinf()),
+        lambda: (special(*A), ints(*A), special(*A).to(torch.bfloat16)),
     ),
     "compare.Tensor": Case(
         lambda x, y, i: (x == y, x != y, x < y, x <= y, x > y, x >= y, i < x, x == x),

@@ -721,8 +721,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.clamp_max.Tensor": _clamp(None, 1),
     "aten.nan_to_num.default": Pointwise(_nan_to_num),
     # predicates and logic
-    "aten.isnan.default": Pointwise(
-        lambda k: f"{k.x(0)} != {k.x(0)}", compute=_operand_dtype, predicate=True
+    "aten.isnan.default": Pointwise(  # (in float32 for 2-byte floats: the interpreter's bfloat16 is an int16)
+        lambda k: f"{k.x(0)} != {k.x(0)}", compute=lambda k: opmath(_operand_dtype(k)), predicate=True
     ),
     "aten.isinf.default": Pointwise(
         lambda k: f"tl.abs({k.x(0)}) == {INF}" if k.is_float else f"{k.x(0)} != {k.x(0)}",
