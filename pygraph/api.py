@@ -848,8 +848,9 @@ class CompiledModel:
         found other attribute values (`failure`), or recent calls took a way traced later.
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
-        PYGRAPH_MAX_VARIANTS programs (past it, and where the program traced from the call takes another way
-        on it than the model did, the model runs the call itself); each try with the generators as the call
+        PYGRAPH_MAX_VARIANTS programs (past it, where no program can be traced from the call, and where the
+        program traced from the call takes another way on it than the model did, the model runs the call
+        itself); each try with the generators as the call
         found them (`generators`, where it draws random numbers). A program that wrote an input or its state
         before the check that failed cannot run the call again: then that failure is raised."""
         if self._ways is None:  # (a way's own program: the model that traced it tries the others)
@@ -883,8 +884,9 @@ class CompiledModel:
             if generators is not None:
                 restore_generators(generators)
             result = way._call(args, way._flat(args))
-        except ExportError as exc:  # no program takes this way (a failing torch._check)
-            raise failure from exc
+        except ExportError as exc:  # no program takes this way: the model runs the call (eager raises
+            # what it raises on it, a failing torch._check's error; torch's own tracing failures pass)
+            return self._eagerly(args, generators, f"{first}\n(no program could be traced from it: {exc})")
         except AssumptionFailed as exc:
             way._refuse_running_again(None, exc)
             return self._eagerly(

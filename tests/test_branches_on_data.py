@@ -629,3 +629,25 @@ def test_gpu_a_branching_model_bounding_by_a_python_number(no_tf32):
             for sign in (1, -1):
                 x = torch.randn(8, 32, device="cuda").abs() * sign
                 _assert_close(compiled(x, top), model(x, top))
+
+
+def test_a_call_no_program_can_be_traced_from_runs_eagerly(monkeypatch):
+    """Where tracing the way a call takes fails (torch's tracing of some inputs' strides, fuzz seed 31449),
+    the model runs the call, with a warning, rather than the traced program's failed check raising."""
+    torch.manual_seed(4)
+    model = Branchy()
+    compiled = _compile(model, _taken())
+    trace = pygraph.api._compile
+
+    def failing(*args, variant=False, **kwargs):
+        if variant:
+            raise pygraph.frontend.ExportError("torch.export failed for Branchy: tracing failed")
+        return trace(*args, variant=variant, **kwargs)
+
+    monkeypatch.setattr(pygraph.api, "_compile", failing)
+    inputs = _other_ways(4, "cpu")["GATE"]
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        _assert_close(compiled(*inputs), model(*inputs))
+    assert any("no program could be traced from it" in str(w.message) for w in caught)
+    assert compiled._ways == [None]
