@@ -6,11 +6,11 @@ On the GPU machine: `python3 bench/probes/probe_attribute_numbers.py` (output:
 bench/results/probe-attribute-numbers-*.log).
 """
 
-import time
 import warnings
 from collections.abc import Callable
 
 import torch
+from timing import queued_us
 from torch import nn
 
 import pygraph
@@ -29,15 +29,11 @@ class Tempered(nn.Module):
         return (self.layers(x) / t).softmax(-1)
 
 
-def per_call_us(call: Callable[[int], torch.Tensor], calls: int = 2000) -> float:
+def per_call_us(call: Callable[[int], torch.Tensor]) -> float:
+    """Per call of 2000 queued calls, after 50 untimed ones."""
     for i in range(50):
         call(i)
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for i in range(calls):
-        call(i)
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
+    return queued_us(call, 2000)
 
 
 def main() -> None:

@@ -10,25 +10,13 @@ code versions on the same machine, alternating them, e.g. (output: bench/results
 """
 
 import argparse
-import time
-from collections.abc import Callable
-from typing import Any
 
 import torch
-from timing import idle_host_us
+from timing import idle_host_us, queued_us
 
 import pygraph
 from pygraph.backend.cuda import driver
 from pygraph.tools.workloads import WORKLOADS
-
-
-def queued_us(fn: Callable[[int], Any], calls: int = 500) -> float:
-    torch.cuda.synchronize()
-    start = time.perf_counter()
-    for i in range(calls):
-        fn(i)
-    torch.cuda.synchronize()
-    return (time.perf_counter() - start) / calls * 1e6
 
 
 def measure(name: str, label: str) -> None:

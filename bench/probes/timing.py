@@ -1,11 +1,22 @@
 """Timing helpers for the probes: GPU time per call of a short function (replayed from a CUDA graph of 20
-calls, so launch costs do not count), and host time per call with the GPU idle before each."""
+calls, so launch costs do not count), host time per call with the GPU idle before each, and time per call
+of calls queued back to back (what a serving loop pays)."""
 
 import statistics
 import time
 from collections.abc import Callable
 
 import torch
+
+
+def queued_us(fn: Callable[[int], object], calls: int = 500) -> float:
+    """Wall time per call of `fn(i)` for i in range(calls), queued back to back, the GPU's work included."""
+    torch.cuda.synchronize()
+    start = time.perf_counter()
+    for i in range(calls):
+        fn(i)
+    torch.cuda.synchronize()
+    return (time.perf_counter() - start) / calls * 1e6
 
 
 def idle_host_us(fn: Callable[[int], object], calls: int = 300) -> float:
