@@ -649,8 +649,9 @@ class CompiledModel:
 
     def _reads_hold(self) -> bool:
         """After numbers were assigned to watched attributes (a caller setting the temperature a program
-        takes as an input): whether the values this program read still hold, noted as `_run` notes it."""
-        if not all(read.holds() for read in self._reads):
+        takes as an input): whether the values this program read, and its counters, still hold, noted as
+        `_run` notes it."""
+        if not all(read.holds() for read in self._reads) or not all(c.holds() for c in self._attributes):
             return False
         self._assigned = _StateWatch.assigned
         return True
