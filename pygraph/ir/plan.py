@@ -57,9 +57,8 @@ class Buffer:
     index: int = -1  # output: which output of the call
     slot: int = -1  # a root the table reaches (indirect input, output, host result): its slot
     used: bool = True  # False for an ATen call's result that nothing reads (backends ignore it)
-    within: int = (
-        -1
-    )  # a host op's view (`x[i.item()]`): the buffer whose bytes it lies in, where the data say
+    # a host op's view (`x[i.item()]`): the buffer whose bytes it lies in, where the data say
+    within: int = -1
 
 
 @dataclass

@@ -2,9 +2,9 @@
 whose lifetimes do not overlap.
 
 Lifetimes are positions in program order: a buffer lives from the first node that touches it (or a
-view of it, a host op's view among them: `x[i.item()]`) to the last, the function's return included. Placement is greedy best-fit, aligned to 256
-bytes, over the buffers in a few orders (largest first, by first use, by bytes times lifetime), keeping
-the smallest arena.
+view of it, a host op's view among them: `x[i.item()]`) to the last, the function's return included.
+Placement is greedy best-fit, aligned to 256 bytes, over the buffers in a few orders (largest first, by
+first use, by bytes times lifetime), keeping the smallest arena.
 
 In place: a kernel's output takes the bytes of an input that dies at that kernel when both are arena
 buffers with the same layout and no other argument of the kernel reaches that input's storage. Every

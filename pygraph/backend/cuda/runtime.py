@@ -71,6 +71,9 @@ from .graph import (
     side_stream,
 )
 
+# The dtypes of host scalars the native replay writes from Python numbers, as its table types (replay.c).
+_TABLE_TYPES = {"float32": "f", "float64": "d", "int64": "q", "bool": "?"}
+
 Runner = Callable[[], None]
 
 _NOTHING: tuple[()] = ()  # what the runtime holds of a call between calls
@@ -1169,10 +1172,6 @@ def _table_writer(slots: int, arch: int) -> Cubin:
     source = f"import triton\nimport triton.language as tl\n\n\n@triton.jit\ndef write_table(table, {', '.join(names)}):\n{body}"
     kernel = TritonKernel(f"write_table_{slots}", source, "write_table", ["*i64", *["i64"] * slots], 1, 1)
     return compile_kernel(kernel, arch)
-
-
-# The dtypes of host scalars the native replay writes from Python numbers, as its table types (replay.c).
-_TABLE_TYPES = {"float32": "f", "float64": "d", "int64": "q", "bool": "?"}
 
 
 def _has_layout(t: torch.Tensor, layout: Layout) -> bool:
