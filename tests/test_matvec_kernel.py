@@ -204,6 +204,15 @@ class StoredRowStatistic(nn.Module):
         return self.a(x - mean), mean
 
 
+class RowTimesItself(nn.Module):
+    """A computed row multiplied by itself (`F.linear(h, h)`): its weight is no input of the product's kernel, so
+    the row is computed by a kernel of its own, not the product's prologue."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        h = torch.tanh(x)
+        return nn.functional.linear(h, h)
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -223,6 +232,7 @@ MODELS = {
     "broadcast row": (BroadcastRow, (1, 1, 1)),
     "stored row of one": (StoredRowOfOne, (1,)),
     "stored row statistic": (StoredRowStatistic, (1, 37)),
+    "row times itself": (RowTimesItself, (1, 37)),
 }
 
 

@@ -266,6 +266,16 @@ class _Grouping:
         """The members of `group` that are products of one row (class `matvec`)."""
         return [i for i in group.members if _class(self.ops[i]) == "matvec"]
 
+    def _weights(self, products: list[int]) -> list[ir.Value]:
+        """The weights and biases of the matvec ops `products`: a matvec kernel reads them as its inputs, so
+        the group computing them cannot be its prologue (`t @ t`)."""
+        found = []
+        for i in products:
+            product = read_matvec(self.ops[i])
+            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
+            found += [self.ops[i].operands[r] for r in roles]
+        return found
+
     def _row(self, i: int) -> ir.Value:
         """The row that the matvec op `i` multiplies."""
         return self.ops[i].operands[read_matvec(self.ops[i]).rows]
@@ -331,6 +341,7 @@ class _Grouping:
                 or producer.shape != tuple(tensor_info(row.type)[0])
                 or producer.reduced not in (None, (len(producer.shape) - 1,))
                 or producer.members[-1] > first
+                or any(self._group_of(v) is producer for v in self._weights(products))
             ):
                 continue
             later = self._outside_readers(producer) - set(products)
