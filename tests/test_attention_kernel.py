@@ -378,6 +378,28 @@ def test_gpu_grouped_query_heads_and_half_precision(dtype: torch.dtype, queries:
 
 @pytest.mark.gpu
 @needs_gpu
+@pytest.mark.usefixtures("no_tf32")
+@pytest.mark.parametrize("dim", [2, 8])
+def test_gpu_hidden_rows_are_zeros_signed_as_eager(dim: int) -> None:
+    """Rows the mask hides entirely weigh every value by 0; with every value negative the zeros are still
+    +0.0, as eager's CUDA kernels give them (`copysign` would tell -0.0 apart). Eager's math gives -0.0 at
+    one query, one key and head dim 2 only (a cuBLAS path of its own, `docs/status.md`)."""
+    torch.manual_seed(0)
+    q, k, v = (torch.randn(3, 4, n, dim, device="cuda") for n in (5, 3, 3))
+    v = -v.abs()
+    keep = torch.rand(3, 4, 5, 3, device="cuda") > 0.5
+    keep[0, 0, 1] = False
+    model = Attention()
+    compiled = compile_kernel(model, (q, k, v, keep), "cuda")
+    with torch.no_grad():
+        got, ref = compiled(q, k, v, keep), model(q, k, v, keep)
+    hidden = ~keep.any(-1)
+    assert hidden.any() and not got[hidden].signbit().any() and got[hidden].abs().max() == 0
+    assert torch.equal(got.signbit(), ref.signbit()) and relative_error(got, ref) < 1e-5
+
+
+@pytest.mark.gpu
+@needs_gpu
 def test_gpu_attention_kernel_with_tf32() -> None:
     """TF32 dots (10-bit mantissas): about 1e-3 off eager's fp32."""
     torch.manual_seed(0)

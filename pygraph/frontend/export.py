@@ -195,6 +195,7 @@ def _exporting(
             _attributes_kept(model),
             attributes_as_inputs(model, attributes, names),
             _buffers_left_untracked(model),
+            _parameters_without_grad(model),
             _lstm_states_in_shape(),
             quiet_tracing(),
             warnings.catch_warnings(),
@@ -258,6 +259,22 @@ def _buffers_left_untracked(model: torch.nn.Module) -> Iterator[None]:
         for buffer in untracked:
             if buffer.grad_fn is not None or buffer.requires_grad:
                 buffer.detach_()
+
+
+@contextlib.contextmanager
+def _parameters_without_grad(model: torch.nn.Module) -> Iterator[None]:
+    """Traces with the parameters not requiring grad, as pygraph computes no gradients: torch's
+    `run_decompositions` refuses a program returning a view of a parameter that it also writes in place
+    ("A view was created in no_grad mode and its base ... modified inplace with grad mode enabled"), even
+    under `torch.no_grad()`, where eager runs it."""
+    tracked = [p for p in model.parameters() if p.requires_grad]
+    for parameter in tracked:
+        parameter.requires_grad_(False)
+    try:
+        yield
+    finally:
+        for parameter in tracked:
+            parameter.requires_grad_(True)
 
 
 @contextlib.contextmanager
