@@ -1163,6 +1163,38 @@ def test_gpu_vector_norms_are_reductions(dtype, no_tf32):
     _check_norms("cuda", dtype)
 
 
+class ScaledNorm(nn.Module):
+    """A norm over a leading dim of one element, scaled by a number the caller changes (traced again with
+    the number as an input) and permuted: torch 2.11's meta kept a dim of one element given negative."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = 0.5
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return (torch.linalg.vector_norm(torch.expm1(x), dim=-4) * self.scale).permute(2, 1, 0)
+
+
+def _check_scaled_norm(device: str) -> None:
+    model, x = ScaledNorm(), torch.randn(1, 3, 17, 4, device=device)
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda" if device == "cuda" else "emulator")
+    for scale in (0.5, -1.5, 2.0):
+        model.scale = scale
+        x = torch.randn(1, 3, 17, 4, device=device)
+        got, ref = compiled(x), model(x)
+        assert got.shape == ref.shape and relative_error(got, ref) <= 1e-6
+
+
+def test_norm_over_a_dim_of_one_element_scaled_by_an_attribute():
+    _check_scaled_norm("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_norm_over_a_dim_of_one_element_scaled_by_an_attribute(no_tf32):
+    _check_scaled_norm("cuda")
+
+
 def test_diagonal_and_unfold_are_views():
     """Both returned a view of their input as library calls (the emulator refuses that now)."""
     model = Fn(

@@ -197,6 +197,7 @@ def _exporting(
             _buffers_left_untracked(model),
             _parameters_without_grad(model),
             _lstm_states_in_shape(),
+            _vector_norm_meta_with_negative_dims(),
             quiet_tracing(),
             warnings.catch_warnings(),
         ):
@@ -294,6 +295,32 @@ def _lstm_states_in_shape() -> Iterator[None]:
         yield
     finally:
         torch_decompositions.one_layer_lstm = original
+
+
+@contextlib.contextmanager
+def _vector_norm_meta_with_negative_dims() -> Iterator[None]:
+    """torch 2.11's meta of `linalg_vector_norm` over dims of one element keeps them when they are given
+    negative (`vector_norm(x, dim=-1)` of a [32, 1] x: [32, 1] where eager gives [32]), and export then
+    fails at the next op that reads the shape. While exporting, the meta gets the dims non-negative (a
+    no-op where torch is right)."""
+    op = torch.ops.aten.linalg_vector_norm.default
+    meta = op.py_kernels.get(torch._C.DispatchKey.Meta)
+    if meta is None or meta(torch.empty(2, 1, device="meta"), 2, [-1], False).shape == (2,):
+        yield
+        return
+
+    def dims_non_negative(x: torch.Tensor, ord: Any = 2, dim: Any = None, *args: Any, **kwargs: Any) -> Any:
+        if dim is not None and x.dim() > 0:
+            dim = [d % x.dim() for d in ([dim] if isinstance(dim, int) else dim)]
+        return meta(x, ord, dim, *args, **kwargs)
+
+    op.py_kernels[torch._C.DispatchKey.Meta] = dims_non_negative
+    op._dispatch_cache.clear()
+    try:
+        yield
+    finally:
+        op.py_kernels[torch._C.DispatchKey.Meta] = meta
+        op._dispatch_cache.clear()
 
 
 def argument_names(model: torch.nn.Module, count: int) -> list[str]:
