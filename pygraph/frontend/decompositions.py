@@ -178,8 +178,8 @@ def _batch_norm_training(
     """Training batch norm as torch's decomposition computes it, but the running statistics updated in
     float32 and rounded once, as CUDA's eager kernel does: torch's rounds `(1 - momentum) * running` to a
     half dtype first, one ulp off CUDA's in a quarter of the channels (measured on an H100 in bfloat16,
-    `bench/results/bn-stats-s36-h100.log`: 0 of 4800 statistics off with one rounding, against 1342 means
-    and 332 variances; CPU's eager rounds each op in bfloat16 and matches neither)."""
+    `bench/results/bn-stats-s36-h100.log`: of 4800, 2 means and no variance off with one rounding, against
+    1342 means and 332 variances; CPU's eager rounds each op in bfloat16 and matches neither)."""
     if not training:
         return NotImplemented
     dims = [0, *range(2, x.dim())]
