@@ -102,7 +102,7 @@ def _vector_norm(
         return NotImplemented
     x = x.to(dtype) if dtype is not None else x
     result_dtype = x.dtype
-    if x.dtype in (torch.float16, torch.bfloat16):
+    if x.dtype in _HALF:
         x = x.float()
     dims = [dim] if isinstance(dim, int) else list(dim or range(x.dim()))  # (None and [] are all dims)
     if ord == math.inf:

@@ -269,12 +269,7 @@ class _Grouping:
     def _weights(self, products: list[int]) -> list[ir.Value]:
         """The weights and biases of the matvec ops `products`: a matvec kernel reads them as its inputs, so
         the group computing them cannot be its prologue (`t @ t`)."""
-        found = []
-        for i in products:
-            product = read_matvec(self.ops[i])
-            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
-            found += [self.ops[i].operands[r] for r in roles]
-        return found
+        return [self.ops[i].operands[r] for i in products for r in read_matvec(self.ops[i]).weight_and_bias]
 
     def _row(self, i: int) -> ir.Value:
         """The row that the matvec op `i` multiplies."""

@@ -258,8 +258,7 @@ class MatmulWriter(Writer):
         self.parts, start = [], 0
         for op, product in zip(ops, products, strict=True):
             operands = list(op.operands)
-            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
-            if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+            if not all(isinstance(operands[i], ir.BlockArgument) for i in product.weight_and_bias):
                 raise ValueError("the weights and biases of a matmul kernel must be its inputs")
             value = op.results[0]
             out = len(self.args) + self.results.index(value) if value in self.results else None

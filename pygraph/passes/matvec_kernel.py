@@ -160,8 +160,7 @@ class MatvecWriter(RowWriter):
         self.parts, first = [], 0
         for op, product in zip(self.product_ops, products, strict=True):
             operands = list(op.operands)
-            roles = [product.weight] + ([product.bias] if product.bias is not None else [])
-            if not all(isinstance(operands[i], ir.BlockArgument) for i in roles):
+            if not all(isinstance(operands[i], ir.BlockArgument) for i in product.weight_and_bias):
                 raise ValueError("the weights and biases of a matvec kernel must be its inputs")
             programs = -(-product.n // self.block_n)
             bias = operands[product.bias].arg_number if product.bias is not None else None

@@ -43,6 +43,11 @@ class Product:
     k: int
     n: int
 
+    @property
+    def weight_and_bias(self) -> list[int]:
+        """The operand indices of the weight and, if any, the bias: what a generated kernel reads as inputs."""
+        return [self.weight] + ([self.bias] if self.bias is not None else [])
+
 
 def read_product(op: Any, dtypes: tuple[str, ...] = ("float32",)) -> Product | None:
     """The product `op` computes if a generated kernel taking operands of one of `dtypes` can compute it
