@@ -85,6 +85,36 @@ def test_cubin_cache_hits_on_disk_and_keys_on_what_changes_the_code(tmp_path, mo
             compile_kernel(add_kernel(), 80)
 
 
+HALF_FMA = """import triton
+import triton.language as tl
+
+
+@triton.jit
+def half_fma(x_ptr, y_ptr, out_ptr):
+    offs = tl.program_id(0) * 1024 + tl.arange(0, 1024)
+    v0 = (tl.load(x_ptr + offs).to(tl.float32) * 0.75).to(tl.bfloat16)
+    v1 = (v0.to(tl.float32) + tl.load(y_ptr + offs).to(tl.float32)).to(tl.bfloat16)
+    tl.store(out_ptr + offs, v1)
+"""
+
+
+def test_kernels_that_round_to_half_precision_compile_without_contraction(tmp_path, monkeypatch):
+    """Contracted, `v0 * 0.75 + y` of rounded bfloat16 values becomes one `fma.rn.bf16` on the GPU, which
+    skips eager's rounding of the product (the GPU test in test_half_precision.py shows the results)."""
+    fusion, compile_for_real = {}, triton.compile
+
+    def compile_recording(src, target=None, options=None):
+        fusion[src.fn.__name__] = options["enable_fp_fusion"]
+        return compile_for_real(src, target=target, options=options)
+
+    monkeypatch.setattr(triton, "compile", compile_recording)
+    half = TritonKernel("half_fma", HALF_FMA, "half_fma", ["*bf16:16", "*bf16:16", "*bf16:16"], 4, 1)
+    with knobs.scope(cache_dir=tmp_path):
+        compile_kernel(add_kernel(), 90)
+        compile_kernel(half, 90)
+    assert fusion == {"add": True, "half_fma": False}
+
+
 def test_launch_parameters_are_the_pointers_then_null_scratch(tmp_path):
     with knobs.scope(cache_dir=tmp_path):
         cubin = compile_kernel(add_kernel(), 90)

@@ -1,8 +1,9 @@
 """Generated Triton kernels to cubins (cached on disk) and cubins to CUfunctions (one per context).
 
 Nothing here decides how a kernel computes: warps and stages come from the plan, shared memory from
-Triton's metadata; only whether it first waits for its predecessors (programmatic dependent launch,
-below) follows the GPU's compute capability and `PYGRAPH_PDL`. The calling convention is Triton 3.6's, checked on every compile against the PTX entry:
+Triton's metadata; whether it may fuse a multiply with an add (contraction, below) follows from what it
+rounds, and whether it first waits for its predecessors (programmatic dependent launch, below) from the
+GPU's compute capability and `PYGRAPH_PDL`. The calling convention is Triton 3.6's, checked on every compile against the PTX entry:
 one pointer per signature entry, then two scratch pointers (global, profile) that are null because
 kernels needing scratch memory are refused.
 """
@@ -105,14 +106,23 @@ class Function:
 # `a * b + c` may become one fused multiply-add, as in eager's own CUDA kernels and Inductor's: libdevice's
 # polynomials use it (pointwise_1m's tanh/exp/log1p chain: 52.8 -> 47.3 us on the H200), and it rounds less
 # than eager's separate kernels, not worse (errors against float64 unchanged on mlp, MobileNetV3 and BERT:
-# bench/results/probe-fp-fusion-h200.log).
-OPTIONS = {"enable_fp_fusion": True}
+# bench/results/probe-fp-fusion-h200.log). Not in kernels that round to half precision: eager rounds each
+# op's result to float16 or bfloat16, and where a kernel computes on such a rounded value LLVM narrows the
+# multiply and the add after it to half-precision ops, then fuses them (`fma.rn.bf16`), skipping the
+# rounding between them: one ulp of bfloat16 off eager in a fifth of the elements of
+# `b.mul_(0.75).add_(m)` (H100, fuzz seed 42459; bench/results/fp-fusion-half-s37-h100.log).
+_ROUNDS_TO_HALF = re.compile(r"\.to\(tl\.(float16|bfloat16)\)")
+
+
+def contracts(kernel: TritonKernel) -> bool:
+    """Whether `kernel` compiles with floating-point contraction (above)."""
+    return _ROUNDS_TO_HALF.search(kernel.source) is None
 
 
 def cache_key(kernel: TritonKernel, arch: int) -> str:
     """Everything the cubin depends on: source, entry, signature, warps, stages, options, target and Triton."""
     parts = [
-        OPTIONS,
+        contracts(kernel),
         hashlib.sha256(kernel.source.encode()).hexdigest(),
         kernel.entry,
         list(kernel.signature),
@@ -159,7 +169,15 @@ def compile_kernel(kernel: TritonKernel, arch: int) -> Cubin:
 
     types, attrs = signature(kernel)
     cubin = compile_function(
-        load_kernel(kernel), types, attrs, kernel.num_warps, kernel.num_stages, arch, key, f"@{kernel.name}"
+        load_kernel(kernel),
+        types,
+        attrs,
+        kernel.num_warps,
+        kernel.num_stages,
+        arch,
+        key,
+        f"@{kernel.name}",
+        fp_fusion=contracts(kernel),
     )
     cubin = dataclasses.replace(cubin, waits=waits)
     _write(cubin)
@@ -186,12 +204,14 @@ def compile_function(
     arch: int,
     key: str,
     label: str,
+    fp_fusion: bool = True,
 ) -> Cubin:
-    """Compiles a `@triton.jit` function whose arguments are all pointers (`types` as Triton spells them)."""
+    """Compiles a `@triton.jit` function whose arguments are all pointers (`types` as Triton spells them),
+    with floating-point contraction where `fp_fusion` (`contracts`)."""
     compiled = triton.compile(
         ASTSource(fn, types, None, attrs),
         target=GPUTarget("cuda", arch, 32),
-        options={"num_warps": num_warps, "num_stages": num_stages, **OPTIONS},
+        options={"num_warps": num_warps, "num_stages": num_stages, "enable_fp_fusion": fp_fusion},
     )
     meta = compiled.metadata
     for field in ("global_scratch_size", "profile_scratch_size"):
