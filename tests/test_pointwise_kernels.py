@@ -16,9 +16,11 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
+from gpu_marks import needs_gpu
 from torch_mlir import fx
 from torch_mlir.extras.fx_importer import FxImporter
 
+import pygraph
 from pygraph.backend.triton_source import load_interpreted, load_kernel
 from pygraph.ir import aten
 from pygraph.ir import dialect as d
@@ -704,3 +706,39 @@ def test_a_number_stored_in_a_half_dtype_is_what_torch_stores(dtype: torch.dtype
     ours = [pointwise.as_stored(n, from_name(str(dtype).removeprefix("torch."))) for n in numbers]
     assert torch.equal(torch.tensor(ours, dtype=torch.float64), torch.tensor(numbers).to(dtype).double())
     assert math.isnan(pointwise.as_stored(math.nan, from_name("bfloat16")))
+
+
+class Remainders(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.fmod(x, y),
+            x % y,
+            torch.div(x, y, rounding_mode="floor"),
+            torch.fmod(x, -0.7),
+            x.double() % y,
+        )
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_fmod_remainder_and_floor_division_are_exact_on_the_gpu() -> None:
+    """C's fmod is exact, and eager's kernels call it: Triton's `%` of floats on the GPU lost the sign of
+    zero results and was off by the divisor or more from quotients of about 2**20 on."""
+    torch.manual_seed(0)
+    n = 1 << 16
+    divisors = torch.rand(n, device="cuda") + 0.1
+    cases = {
+        "small": (torch.randn(n, device="cuda") * 3, torch.randn(n, device="cuda")),
+        "large quotients": (torch.randn(n, device="cuda") * 1e6, divisors),
+        "huge quotients": (torch.randn(n, device="cuda") * 1e30, divisors),
+        "exact multiples": (
+            torch.randint(-8, 8, (n,), device="cuda") * 0.5,
+            torch.where(torch.rand(n, device="cuda") < 0.5, -0.5, 0.5),
+        ),
+    }
+    model = Remainders()
+    compiled = pygraph.export_and_compile(model, cases["small"], target="cuda")
+    for name, (x, y) in cases.items():
+        for got, want in zip(compiled(x, y), model(x, y), strict=True):
+            same = (got == want) & (got.signbit() == want.signbit()) | (got.isnan() & want.isnan())
+            assert same.all(), (name, got[~same][:4], want[~same][:4])

@@ -28,3 +28,8 @@ expm1 = _elementwise(np.expm1)
 log1p = _elementwise(np.log1p)
 rsqrt = _elementwise(lambda x: 1 / np.sqrt(x))
 rint = _elementwise(np.rint)
+
+
+def fmod(x: tl.tensor, y: tl.tensor | float) -> tl.tensor:
+    """C's fmod: the interpreter computes a float `%` with numpy's fmod, which is exact."""
+    return x % y

@@ -15,7 +15,8 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   fmod, pow, comparisons and threshold round a number or a wider 0-d operand to float16 or bfloat16 first
   (`Pointwise.reads`): `x % 0.7` in bfloat16 divides by 0.69921875, and `x < 0.7` compares with it;
 - tanh, expm1, log1p, rsqrt and rint (round) call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
-  fraction of the cost of formulas built from exp and log); Triton's interpreter has no libdevice, so the
+  fraction of the cost of formulas built from exp and log), and so does a float fmod (remainder and floor
+  division too), as Triton's own `%` of floats is not C's fmod on the GPU; Triton's interpreter has no libdevice, so the
   emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Pow is built from floor, exp
   and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
   CUDA code does (a division by a power of two is the exact multiplication by its reciprocal).
@@ -401,7 +402,7 @@ def _floor_div(k: OpEmitter, a: str, b: str) -> str:
     if not k.is_float:
         q, r = k.let(f"{a} // {b}"), k.let(f"{a} % {b}")
         return f"tl.where(({r} != 0) & (({r} < 0) != ({b} < 0)), {q} - 1, {q})"
-    m = k.let(f"{a} % {b}")
+    m = k.let(_fmod(k, a, b))
     q = k.let(div(k, f"{a} - {m}", b))
     q = k.let(f"tl.where(({m} != 0.0) & (({b} < 0.0) != ({m} < 0.0)), {q} - 1.0, {q})")
     f = k.let(f"tl.floor({q})")
@@ -423,11 +424,15 @@ def _div_mode(k: OpEmitter) -> str:
 
 
 def _fmod(k: OpEmitter, a: str, b: str) -> str:
-    return f"{a} % {b}"
+    """C's fmod (integers: Triton's `%`). Floats call libdevice's, which is exact: on the GPU, Triton's `%`
+    of floats computes `a - b * trunc(a / b)`, which loses the sign of a zero result (`fmod(-1.5, 0.5)`
+    is -0.0) and is off by `b` or worse where the quotient passes about 2**20
+    (`bench/results/fmod-s37-h100.log`)."""
+    return f"libdevice.fmod({a}, {b})" if k.is_float else f"{a} % {b}"
 
 
 def _remainder(k: OpEmitter, a: str, b: str) -> str:
-    m = k.let(f"{a} % {b}")
+    m = k.let(_fmod(k, a, b))
     return f"tl.where(({m} != 0) & (({b} < 0) != ({m} < 0)), {m} + {b}, {m})"
 
 
