@@ -344,6 +344,27 @@ def test_attention_kernels_compile_for_sm90(case: str, dim: int) -> None:
         compile_for_h100(kernel)
 
 
+class BroadcastOperands(nn.Module):
+    """q, k and v broadcast along their rows and head dim (strides 0), a bool mask over the keys."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = x.expand(*x.shape[:2], 5, 4)
+        return sdpa(y, y, y.tanh(), attn_mask=y.sum(-1, keepdim=True).mT > 0)
+
+
+def test_operands_broadcast_along_rows_and_head_dims_are_loaded_as_whole_blocks() -> None:
+    """Their addresses had no term along the block's dims, so Triton refused the load of a block mask
+    through a single pointer (on the GPU; the interpreter broadcast it)."""
+    torch.manual_seed(0)
+    model, x = BroadcastOperands(), torch.randn(3, 2, 1, 1)
+    compiled = compile_kernel(model, (x,))
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+        x = torch.randn_like(x)
+    for kernel in compiled.plan.kernels.values():
+        compile_for_h100(kernel)
+
+
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.usefixtures("no_tf32")

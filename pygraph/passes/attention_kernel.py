@@ -390,17 +390,24 @@ class AttentionWriter(Writer):
     def _load(self, b: int, row: str | None, col: str, group: str | None, *bounds: str | bool) -> str:
         """Buffer `b` at (`row`, `col`) of the program's head within `bounds`, as float32: half-precision
         q, k and v are multiplied and summed in it (exact products, as ATen's kernels take them)."""
-        address = self._at(b, row, col, group)
+        address = self._at(b, row, col, group, whole=True)
         return convert(f"tl.load({address}{_within(*bounds)})", self.attention.dtype, FLOAT32)
 
-    def _at(self, b: int, row: str | None, col: str, group: str | None = None) -> str:
+    def _at(self, b: int, row: str | None, col: str, group: str | None = None, whole: bool = False) -> str:
         """The addresses of buffer `b` at (`row`, `col`) of the program's head, and `group` along the
-        query heads of a group where they are rows of the program (None: index 0)."""
+        query heads of a group where they are rows of the program (None: index 0). A row or column along
+        which `b` is broadcast (stride 0) adds nothing, so a mask is loaded once per column or row, unless
+        `whole`: the operands of the dots are loaded as whole blocks (`index * 0`; an expanded q)."""
         name = "out0" if b == self.out else f"in{b}"
         base, (row_stride, col_stride) = self.head_offset(b), self.strides[b][-2:]
         terms = [base] if base != "0" else []
-        for index, stride in ((group, self.group_strides.get(b, 0)), (row, row_stride), (col, col_stride)):
-            if index is not None and stride:
+        indices = (
+            (group, self.group_strides.get(b, 0), False),
+            (row, row_stride, whole),
+            (col, col_stride, whole),
+        )
+        for index, stride, keep in indices:
+            if index is not None and (stride or keep):
                 terms.append(term(index, stride))
         return " + ".join([name, *terms])
 
