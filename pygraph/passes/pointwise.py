@@ -19,7 +19,11 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   division too), as Triton's own `%` of floats is not C's fmod on the GPU; Triton's interpreter has no libdevice, so the
   emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Pow is built from floor, exp
   and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
-  CUDA code does (a division by a power of two is the exact multiplication by its reciprocal).
+  CUDA code does, but a division by a number multiplies by the number's reciprocal, as CUDA's kernel does
+  (`_true_div`; a division by a literal power of two inside a formula is the exact multiplication by its
+  reciprocal);
+- a float32 subnormal number a function takes (`div_rn`, libdevice, `tl.maximum`) is made a float32 tensor
+  first: Triton would make it a float64 constant (`_subnormal`).
 """
 
 from __future__ import annotations
@@ -94,6 +98,13 @@ def literal(value: bool | int | float, dtype: DType) -> str:
     if math.isinf(value):
         return INF if value > 0 else f"-{INF}"
     return repr(value)
+
+
+def _subnormal(value: bool | int | float) -> bool:
+    """Whether `value` is a float32 subnormal, which Triton makes a float64 constant where a function
+    (`div_rn`, libdevice, `tl.maximum`) takes it as a Python float: the GPU compiler then refuses the call
+    (`div_rn` of float32 by 2.0**-130) or computes it in float64."""
+    return 0 < abs(float(value)) < 2**-126
 
 
 def _float32_rounds(value: float) -> bool:
@@ -217,8 +228,9 @@ class OpEmitter:
             elif isinstance(v, (Value, bool, int, float)):
                 number = self.number(v.const if isinstance(v, Value) else v)
                 text = literal(number, dtype)
-                if dtype == FLOAT64 and _float32_rounds(float(number)):
-                    text = self.let(f"tl.full([{self.block}], {text}, tl.float64)")
+                widened = dtype == FLOAT32 and _subnormal(number)
+                if widened or (dtype == FLOAT64 and _float32_rounds(float(number))):
+                    text = self.let(f"tl.full([{self.block}], {text}, {tl_type(dtype)})")
                 self._converted[i, dtype] = text
             else:
                 raise ValueError(f"operand {i} is {v!r}, not a tensor or a number")
@@ -297,6 +309,33 @@ def div(k: OpEmitter, a: str, b: str) -> str:
         return f"({_operand(a)} / {_operand(b)})"
     reciprocal = _power_of_two_reciprocal(b)
     return f"({_operand(a)} * {reciprocal})" if reciprocal else f"tl.math.div_rn({a}, {b})"
+
+
+def _true_div(k: OpEmitter, a: str, b: str) -> str:
+    """`a / b`. By a number (a CPU scalar to eager), CUDA's kernel multiplies by the number's reciprocal,
+    computed once on the host in the compute dtype (`div_true_kernel_cuda`: one rounding more than a
+    division, and infinite where the reciprocal overflows), and so does pygraph."""
+    divisor = k.value(1)
+    if isinstance(divisor, Value) or not k.is_float:
+        return div(k, a, b)
+    return f"({_operand(a)} * {literal(_reciprocal(float(k.number(divisor)), k.dtype), k.dtype)})"
+
+
+def _reciprocal(value: float, dtype: DType) -> float:
+    """1 / `value` in `dtype` (float32: the number read as float32; rounding float64's quotient to float32
+    is the correctly rounded float32 quotient, float64 holding more than twice float32's digits)."""
+    if dtype == FLOAT32:
+        value = _float32(value)
+    quotient = math.copysign(math.inf, value) if value == 0 else 1.0 / value
+    return _float32(quotient) if dtype == FLOAT32 else quotient
+
+
+def _float32(value: float) -> float:
+    """`value` rounded to float32 (infinite beyond its range)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
 
 
 def _power_of_two_reciprocal(expr: str) -> str | None:
@@ -417,7 +456,7 @@ def _trunc_div(k: OpEmitter, a: str, b: str) -> str:
 
 def _div_mode(k: OpEmitter) -> str:
     mode = k.param(2)
-    formula = {None: div, "trunc": _trunc_div, "floor": _floor_div}.get(mode)
+    formula = {None: _true_div, "trunc": _trunc_div, "floor": _floor_div}.get(mode)
     if formula is None:
         raise ValueError(f"unknown rounding mode {mode!r}")
     return formula(k, k.x(0), k.x(1))
@@ -661,8 +700,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.rsub.Scalar": _add("-", swap=True),
     "aten.mul.Tensor": _binary(lambda k, a, b: f"{a} * {b}"),
     "aten.mul.Scalar": _binary(lambda k, a, b: f"{a} * {b}"),
-    "aten.div.Tensor": _binary(div),
-    "aten.div.Scalar": _binary(div),
+    "aten.div.Tensor": _binary(_true_div),
+    "aten.div.Scalar": _binary(_true_div),
     "aten.div.Tensor_mode": Pointwise(_div_mode),
     "aten.div.Scalar_mode": Pointwise(_div_mode),
     "aten.floor_divide.default": _binary(_floor_div),
