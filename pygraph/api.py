@@ -567,20 +567,16 @@ class CompiledModel:
         written = {plan.root(b).id for seg in plan.segments for n in seg.nodes for b in n.writes}
         self._mutated_inputs = [i for i, a in enumerate(self._inputs) if a.buffer in written]
         # Inputs whose strides decide what eager computes (`_other_strides`): those the model writes and
-        # those its results alias, with the example's strides; all of them where a result is a reshape of
-        # another, a view or a copy by the other's strides, which follow the inputs' in eager, or is another
-        # (`y.contiguous()` is `y` itself where the trace found it contiguous, a copy elsewhere).
+        # those its results alias, with the example's strides; all of them where a result aliases another:
+        # a reshape of it is a view or a copy by its strides, which follow the inputs' in eager, and it may
+        # be a `contiguous()` of the tensor that others view (`y.contiguous()` is `y` itself where the
+        # trace found `y` contiguous, a copy elsewhere: `y.contiguous(), y[0]` share memory only there).
         aliased = {r.source[1] for r in self._regenerated if r.source is not None and r.source[0] == "input"}
-        reshaped = any(
-            r.source is not None
-            and r.source[0] == "result"
-            and (not r.views or any(v[0] is torch.ops.aten.reshape.default for v in r.views))
-            for r in self._regenerated
-        )
+        results_alias = any(r.source is not None and r.source[0] == "result" for r in self._regenerated)
         self._stride_keyed = [
             (i, plan.buffers[a.buffer].layout)
             for i, a in enumerate(self._inputs)
-            if reshaped or i in aliased or i in self._mutated_inputs
+            if results_alias or i in aliased or i in self._mutated_inputs
         ]
         # The state the graphs write (bound by `_bind_state`): their version counters move each call.
         self._written_state_mask = [

@@ -911,6 +911,26 @@ def _and_contiguous(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return z, z.contiguous()
 
 
+def test_a_view_beside_a_contiguous_result_shares_its_memory_where_eager_s_does():
+    """`z.contiguous(), z[:, :2]`: the view shares the first result's memory for a contiguous input only
+    (for a transposed one `contiguous()` copies), as in eager (fuzz seed 48021)."""
+    model = Fn(lambda y: _contiguous_and_viewed(y * 2))
+    compiled = pygraph.export_and_compile(model, (torch.randn(5, 3),), target="emulator")
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for transposed in (False, True, False):
+            y = torch.randn(3, 5).t() if transposed else torch.randn(5, 3)
+            got, ref = compiled(y), model(y)
+            shared = [
+                r[0].untyped_storage().data_ptr() == r[1].untyped_storage().data_ptr() for r in (got, ref)
+            ]
+            assert relative_error(got, ref) == 0 and shared == [not transposed] * 2
+
+
+def _contiguous_and_viewed(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return z.contiguous(), z[:, :2]
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_inputs_written_or_returned_in_other_strides(no_tf32):
