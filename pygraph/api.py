@@ -1093,11 +1093,13 @@ class CompiledModel:
         return variant(*args) if variant is not None else self._eagerly(args, None, self._too_many_shapes())
 
     def _other_strides(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
-        """A call whose inputs that the model writes or that its results alias come in other strides than
-        the example's. Eager's `reshape`, `flatten` and `contiguous()` return a view of a tensor or a copy
-        by the strides they find, so where the model writes an input, or returns one (`x.contiguous()` is
-        `x` itself only where `x` is contiguous), what a call computes depends on them: such calls run the
-        program traced from inputs of their strides (compiled once, as a shape variant, with a warning)."""
+        """A call whose inputs that the model writes or that its results alias (all of them, where results
+        alias each other) come in other strides than the example's. Eager's `reshape`, `flatten` and
+        `contiguous()` return a view of a tensor or a copy by the strides they find, so where the model
+        writes an input, or returns one (`x.contiguous()` is `x` itself only where `x` is contiguous), or
+        returns a tensor beside a view or reshape of it, what a call computes or aliases depends on them:
+        such calls run the program traced from inputs of their strides (compiled once, as a shape
+        variant, with a warning)."""
         key = tuple(inputs[i].stride() for i, _ in self._stride_keyed)
         variant = self._stride_variants.get(key)
         if variant is None:
@@ -1114,7 +1116,7 @@ class CompiledModel:
             names = ", ".join(f"'{self._inputs[i].name}'" for i, _ in self._stride_keyed)
             warnings.warn(
                 f"{type(self.model).__name__}: this call's inputs {names}, which the model writes, returns "
-                f"views of or computes results it reshapes from, come with other strides than the example's "
+                f"views of or computes results that alias each other from, come with other strides than the example's "
                 f"({key}); eager's reshapes alias or copy by strides, so pygraph traced and compiled the "
                 "model again for these",
                 stacklevel=4,
