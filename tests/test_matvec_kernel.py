@@ -213,6 +213,19 @@ class RowTimesItself(nn.Module):
         return nn.functional.linear(h, h)
 
 
+class RowToAPower(nn.Module):
+    """A row raised to a 0-d parameter's power: the prologue reads one value for the whole row, which pow's
+    formula combines with per-element conditions (`(s == 0) | (x == 1)`: Triton's interpreter could not
+    combine a scalar with a block, fuzz seed 48534)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.s, self.a = nn.Parameter(torch.tensor(1.7)), nn.Linear(5, 17)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.a(torch.pow(x.abs() + 0.5, self.s))
+
+
 def wide_row() -> nn.Module:
     """A layer norm and a linear of a row longer than a warp's loads (a decoding step's width)."""
     return nn.Sequential(nn.LayerNorm(3000), nn.Linear(3000, 24))
@@ -233,6 +246,7 @@ MODELS = {
     "stored row of one": (StoredRowOfOne, (1,)),
     "stored row statistic": (StoredRowStatistic, (1, 37)),
     "row times itself": (RowTimesItself, (1, 37)),
+    "row to a 0-d power": (RowToAPower, (1, 5)),
 }
 
 
@@ -439,10 +453,16 @@ def test_a_gathered_row_is_a_prologue_whose_value_is_stored_too() -> None:
 
 def test_matvec_kernels_compile_for_sm90() -> None:
     torch.manual_seed(0)
-    models = [(Products(), (1, 37)), (wide_row(), (1, 3000)), (Gated(), (1, 37)), (GatedLayer(), (1, 37))]
+    models = [
+        (Products(), (1, 37)),
+        (wide_row(), (1, 3000)),
+        (Gated(), (1, 37)),
+        (GatedLayer(), (1, 37)),
+        (RowToAPower(), (1, 5)),
+    ]
     compiled = [compile_model(model.eval(), torch.randn(*shape)) for model, shape in models]
     kernels = [k for c in compiled for k in c.plan.kernels.values() if "matvec" in k.name]
-    assert len(kernels) == 8  # (Products' addmm and mm of one row are one kernel; four with epilogues)
+    assert len(kernels) == 9  # (Products' addmm and mm of one row are one kernel; four with epilogues)
     for kernel in kernels:
         compile_for_h100(kernel)
 

@@ -229,7 +229,9 @@ class MatvecWriter(RowWriter):
                 if r in self.row_values
             ]
             self._index([a for a, _ in side])
-            lines += ["row = 0", *self._whole_rows()]  # (the one row: its offsets are the column's)
+            # The one row, a [1, 1] block: its offsets are the column's, and a broadcast input read at it
+            # is a block too (Triton's interpreter cannot combine a scalar bool with a block: seed 48534).
+            lines += ["row = tl.full([1, 1], 0, tl.int32)", *self._whole_rows()]
             for a, v in side:  # (values others read too: the first program stores them, under a mask, as a
                 # store in an `if` beside a gather's checked index fails Triton's layout passes for sm90)
                 per_element = self.layouts[a].shape == self.shape

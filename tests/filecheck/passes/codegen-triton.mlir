@@ -467,7 +467,7 @@ module {
 // CHECK-SAME:    entry = "k0_relu_matvec"
 // CHECK-SAME:    def k0_relu_matvec(in0, in1, in2, out0, out1):
 // CHECK-SAME:    pid = tl.program_id(0)\0A
-// CHECK-SAME:    row = 0\0A
+// CHECK-SAME:    row = tl.full([1, 1], 0, tl.int32)\0A
 // CHECK-SAME:    col = tl.arange(0, 64)[None, :]\0A
 // CHECK-SAME:    cmask = col < 37\0A
 // CHECK-SAME:    x0 = tl.load(in0 + row + col, mask=cmask)\0A
