@@ -892,29 +892,24 @@ def test_inputs_written_or_returned_in_other_strides_compute_what_eager_does():
     _check_strides_deciding("cpu")
 
 
-def test_a_result_returned_with_its_contiguous_self_follows_the_inputs_strides():
-    """`z, z.contiguous()` of a `z` computed in the input's strides: one tensor twice for a contiguous
-    input, a copy beside it for a transposed one (fuzz seed 30647), as in eager."""
-    model = Fn(lambda y: _and_contiguous(y * 2))
-    compiled = pygraph.export_and_compile(model, (torch.randn(5, 3),), target="emulator")
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")
-        for transposed in (False, True, False):
-            y = torch.randn(3, 5).t() if transposed else torch.randn(5, 3)
-            got, ref = compiled(y), model(y)
-            assert relative_error(got, ref) == 0 and (got[1] is got[0]) == (ref[1] is ref[0]) == (
-                not transposed
-            )
-
-
 def _and_contiguous(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
     return z, z.contiguous()
 
 
-def test_a_view_beside_a_contiguous_result_shares_its_memory_where_eager_s_does():
-    """`z.contiguous(), z[:, :2]`: the view shares the first result's memory for a contiguous input only
-    (for a transposed one `contiguous()` copies), as in eager (fuzz seed 48021)."""
-    model = Fn(lambda y: _contiguous_and_viewed(y * 2))
+def _contiguous_and_viewed(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    return z.contiguous(), z[:, :2]
+
+
+@pytest.mark.parametrize(
+    "results",
+    [_and_contiguous, _contiguous_and_viewed],
+    ids=["z, z.contiguous()", "z.contiguous(), z[:, :2]"],
+)
+def test_results_aliasing_each_other_follow_the_inputs_strides(results: Callable[..., Any]) -> None:
+    """Two results of a `z` computed in the input's strides: `z, z.contiguous()` is one tensor twice for a
+    contiguous input, a copy beside it for a transposed one (fuzz seed 30647); `z.contiguous(), z[:, :2]`
+    share memory for a contiguous input only (seed 48021); as in eager."""
+    model = Fn(lambda y: results(y * 2))
     compiled = pygraph.export_and_compile(model, (torch.randn(5, 3),), target="emulator")
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -925,10 +920,7 @@ def test_a_view_beside_a_contiguous_result_shares_its_memory_where_eager_s_does(
                 r[0].untyped_storage().data_ptr() == r[1].untyped_storage().data_ptr() for r in (got, ref)
             ]
             assert relative_error(got, ref) == 0 and shared == [not transposed] * 2
-
-
-def _contiguous_and_viewed(z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
-    return z.contiguous(), z[:, :2]
+            assert (got[1] is got[0]) == (ref[1] is ref[0])
 
 
 @pytest.mark.gpu
