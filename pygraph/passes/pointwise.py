@@ -116,13 +116,18 @@ def _float32_rounds(value: float) -> bool:
         return False
 
 
+def _float32(value: float) -> float:
+    """`value` rounded to float32 (infinite beyond its range)."""
+    try:
+        return struct.unpack("f", struct.pack("f", value))[0]
+    except OverflowError:
+        return math.copysign(math.inf, value)
+
+
 def as_stored(value: bool | int | float, dtype: DType) -> float:
     """`value` stored in the 2-byte float `dtype` and read back, as c10 does: through float32, rounding to
     nearest even each time."""
-    try:
-        single = struct.unpack("f", struct.pack("f", float(value)))[0]
-    except OverflowError:
-        single = math.copysign(math.inf, float(value))
+    single = _float32(float(value))
     if dtype.name == "float16":
         try:
             return struct.unpack("e", struct.pack("e", single))[0]
@@ -328,14 +333,6 @@ def _reciprocal(value: float, dtype: DType) -> float:
         value = _float32(value)
     quotient = math.copysign(math.inf, value) if value == 0 else 1.0 / value
     return _float32(quotient) if dtype == FLOAT32 else quotient
-
-
-def _float32(value: float) -> float:
-    """`value` rounded to float32 (infinite beyond its range)."""
-    try:
-        return struct.unpack("f", struct.pack("f", value))[0]
-    except OverflowError:
-        return math.copysign(math.inf, value)
 
 
 def _power_of_two_reciprocal(expr: str) -> str | None:
