@@ -981,13 +981,21 @@ def test_gpu_a_model_switched_to_training_mode_after_compiling(no_tf32):
     _check_mode_switches("cuda")
 
 
-def test_a_complex_intermediate_is_refused_naming_the_op_and_line():
-    """FNet's and spectral models' FFTs compute in complex tensors, which pygraph does not compile."""
-    spectral = Fn(lambda x: torch.fft.fftn(x, dim=(-1, -2)).real + x)
+COMPLEX = {
+    "fft": lambda x: torch.fft.fftn(x, dim=(-1, -2)).real + x,
+    # (a complex number in an argument stopped the importer with a TypeError naming nothing)
+    "rotation by a complex number": lambda x: torch.view_as_real(torch.view_as_complex(x) * (1 + 2j)),
+}
+
+
+@pytest.mark.parametrize("name", list(COMPLEX))
+def test_a_complex_intermediate_is_refused_naming_the_op_and_line(name: str):
+    """FNet's and spectral models' FFTs and rotary embeddings written with complex numbers compute in
+    complex tensors, which pygraph does not compile."""
     with pytest.raises(
         UnsupportedError, match=r"test_model_constructs.py:\d+\).*dtype complex64 is not supported"
     ):
-        pygraph.export_and_compile(spectral, (torch.randn(2, 8, 16),))
+        pygraph.export_and_compile(Fn(COMPLEX[name]), (torch.randn(2, 8, 2),))
 
 
 class CheckedPiece(nn.Module):

@@ -335,6 +335,19 @@ def _check_supported(ep: torch.export.ExportedProgram) -> None:
     for node in ep.graph.nodes:
         if isinstance(node.target, torch._ops.HigherOrderOperator):
             raise UnsupportedError(f"{describe_node(node)} is the higher-order operator {node.target.name()}")
+        _check_dtypes(node)
+
+
+def _check_dtypes(node: torch.fx.Node) -> None:
+    """A tensor of a dtype pygraph does not support (complex) fails before the import, naming its node: the
+    importer would stop at a complex number in an argument (`x * 2j`) without saying where."""
+    value = node.meta.get("val")
+    for tensor in value if isinstance(value, (list, tuple)) else [value]:
+        if isinstance(tensor, torch.Tensor):
+            try:
+                dtypes.from_name(str(tensor.dtype))
+            except ValueError as e:
+                raise UnsupportedError(f"{describe_node(node)}: {e}") from e
 
 
 def _check_in_place(nodes: dict[str, torch.fx.Node], spec: Any, target: torch.fx.Node) -> None:
@@ -434,22 +447,19 @@ def _annotate_layouts(nodes: dict[str, torch.fx.Node], block: ir.Block) -> None:
             continue
         value = node.meta.get("val")
         fakes = list(value) if isinstance(value, (list, tuple)) else [value]
-        try:
-            if _agree(results, fakes):
-                layouts = [_layout(f) for f in fakes]
-                if node.target is torch.ops.aten.view.dtype:
-                    layouts = [_fresh(layout) for layout in layouts]
-                    relaid.add(node)
-                op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([layout.to_attr() for layout in layouts])
-                if KERNEL_META in node.meta:  # routed to the generated attention kernel
-                    op.attributes[dialect.ATTENTION_KERNEL] = string(node.meta[KERNEL_META])
-                dense = _dense_mask_results(node)
-                if dense is not None:
-                    op.attributes[dialect.DENSE_MASK_LAYOUTS] = ir.ArrayAttr.get(
-                        [_layout(f).to_attr() for f in dense]
-                    )
-        except ValueError as e:  # a dtype pygraph does not support
-            raise UnsupportedError(f"{describe_node(node)}: {e}") from e
+        if _agree(results, fakes):
+            layouts = [_layout(f) for f in fakes]
+            if node.target is torch.ops.aten.view.dtype:
+                layouts = [_fresh(layout) for layout in layouts]
+                relaid.add(node)
+            op.attributes[dialect.LAYOUTS] = ir.ArrayAttr.get([layout.to_attr() for layout in layouts])
+            if KERNEL_META in node.meta:  # routed to the generated attention kernel
+                op.attributes[dialect.ATTENTION_KERNEL] = string(node.meta[KERNEL_META])
+            dense = _dense_mask_results(node)
+            if dense is not None:
+                op.attributes[dialect.DENSE_MASK_LAYOUTS] = ir.ArrayAttr.get(
+                    [_layout(f).to_attr() for f in dense]
+                )
 
 
 def _unsafe_in_graphs(nodes: Collection[torch.fx.Node]) -> dict[str, str]:
@@ -513,7 +523,6 @@ def _agree(results: list[ir.Value], fakes: list[Any]) -> bool:
     for result, fake in zip(results, fakes, strict=True):
         if not isinstance(fake, torch.Tensor):
             return False
-        dtypes.from_name(str(fake.dtype))  # a dtype pygraph does not support (complex) raises, naming it
         info = torch_types.tensor_info(result.type)
         if info is None:
             return False
