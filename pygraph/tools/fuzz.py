@@ -107,6 +107,20 @@ UNARY = [
     "{a} + torch.arange({a}.shape[-1], device={a}.device, dtype={a}.dtype)",
     "((({a} * 8).long() & 5) ^ 3).to({a}.dtype)",
     "({a} == 0.5).to({a}.dtype) + ({a} <= -0.7).to({a}.dtype)",
+    "F.logsigmoid({a})",
+    "F.selu({a})",
+    "F.celu({a}, 0.7)",
+    "F.softshrink({a}, 0.3) + F.hardshrink({a}, 0.4)",
+    "F.tanhshrink({a}) + F.softsign({a})",
+    "F.prelu({a}, {a}.new_tensor([0.25]))",
+    "F.glu({a}, {d})",
+    "torch.log2({a}.abs() + 1) + torch.exp2({a})",
+    "torch.sinh({a}) + torch.asinh({a}) + torch.atan({a})",
+    "torch.erfinv(torch.tanh({a}) * 0.9)",
+    "torch.lgamma({a}.abs() + 0.5)",
+    "torch.frac({a} * 3) + torch.sinc({a})",
+    "torch.signbit({a}).to({a}.dtype) + torch.heaviside({a}, {a}.new_tensor(0.5))",
+    "F.smooth_l1_loss({a}, torch.tanh({a}), beta=0.5)",
 ]
 BINARY = [
     "{a} + {b}",
@@ -130,6 +144,9 @@ BINARY = [
     "torch.pow({a}.abs() + 0.5, {b})",
     "{a} // ({b}.abs() + 0.5)",
     "torch.copysign({a}, {b})",
+    "torch.xlogy({a}.abs(), {b}.abs() + 0.1)",
+    "torch.logaddexp({a}, {b})",
+    "torch.fmax({a}, {b})",
 ]
 REDUCTION = [
     "{a}.sum({d})",
@@ -157,6 +174,16 @@ REDUCTION = [
     "F.rms_norm({a}, {a}.shape[-1:], eps=1e-6)",
     "{a}.argmax({d}).to({a}.dtype)",
     "{a}.prod({d}).clamp(-10, 10)",
+    "torch.cumprod({a} * 0.5 + 1, {d})",
+    "torch.logcumsumexp({a}, {d})",
+    "torch.cummax({a}, {d}).values",
+    "{a}.argmin({d}).to({a}.dtype)",
+    "{a}.min({d}).values",
+    "({a} > 0).any({d}).to({a}.dtype) + ({a} > -1).all({d}).to({a}.dtype)",
+    "torch.nansum(torch.where({a} > 1, float('nan'), {a}), {d})",
+    "torch.linalg.vector_norm({a}, 3, dim={d}) + {a}.norm(float('inf'), {d})",
+    "F.cross_entropy({a}, {a}.argmin(1), reduction='none')",
+    "F.cross_entropy({a}, {a}.argmax(1), label_smoothing=0.1)",
 ]
 VIEW = [
     "{a}.transpose({d}, {e})",
@@ -201,6 +228,7 @@ INDEX = [
     "F.embedding({i}, {table})",
     "torch.zeros_like({a}).scatter_add({d}, {i}, {g})",
     "{a}.index_add({d}, {i1}, {g1})",
+    "F.one_hot({a}.argmax(-1), {a}.shape[-1]).to({a}.dtype) * {a}",
 ]
 IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.conv2d({a}, {cw}, {cb}, padding={pad}, stride={stride}, groups={groups})",
@@ -219,6 +247,14 @@ IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.batch_norm({a}, {rm}, {rv}, training=True, momentum=0.25)",
     "F.group_norm({a}, 1)",
     "F.pixel_shuffle({a}, 2)",
+    "F.pixel_unshuffle({a}, 2)",
+    "F.instance_norm({a})",
+    "F.local_response_norm({a}, 3)",
+    "F.adaptive_max_pool2d({a}, (2, 3))",
+    "F.avg_pool2d({a}, 3, stride=2, padding=1, count_include_pad=False)",
+    "F.max_pool2d({a}, 2, return_indices=True)[1].to({a}.dtype)",
+    "F.interpolate({a}, size=(5, 3), mode='bicubic', align_corners=True)",
+    "F.interpolate({a}, scale_factor=1.5, mode='nearest-exact')",
     "F.scaled_dot_product_attention({a}, {a}, {a})",
     "F.scaled_dot_product_attention({a}, {a}.flip(-2), {a}, is_causal=True)",
     "F.scaled_dot_product_attention({a}, {a}, {a}.tanh(), attn_mask={a}.sum(-1, keepdim=True).mT > 0)",
@@ -230,6 +266,9 @@ SORT = [
     "torch.tril({a})",
     "torch.triu({a}, 1)",
     "torch.einsum('...ij,...kj->...ik', {a}, {a})",
+    "torch.kthvalue({a}, 1, {d}).values",
+    "torch.sort({a}, dim={d}, stable=True).indices.to({a}.dtype)",
+    "torch.searchsorted(torch.sort({a}).values, {a} * 0.5).to({a}.dtype)",
 ]
 NUMBER = [  # {y} a float argument of forward, {yi} an int one, {attr} a plain attribute of the model
     "{a} * {y}",
