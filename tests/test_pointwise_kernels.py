@@ -21,7 +21,7 @@ from torch_mlir import fx
 from torch_mlir.extras.fx_importer import FxImporter
 
 import pygraph
-from pygraph.backend.cuda.compile import contracts
+from pygraph.backend.cuda.compile import triton_options
 from pygraph.backend.triton_source import load_interpreted, load_kernel
 from pygraph.ir import aten
 from pygraph.ir import dialect as d
@@ -244,7 +244,7 @@ def launcher(plan: Any, inputs: tuple[torch.Tensor, ...]) -> tuple[Callable[[], 
                 options = {
                     "num_warps": kernel.num_warps,
                     "num_stages": kernel.num_stages,
-                    "enable_fp_fusion": contracts(kernel),
+                    **triton_options(kernel),
                 }
                 launches.append(lambda k=kernel, g=grid, a=args, o=options: load_kernel(k)[g](*a, **o))
             else:
@@ -753,13 +753,40 @@ def test_fmod_remainder_and_floor_division_are_exact_on_the_gpu() -> None:
             torch.randint(-8, 8, (n,), device="cuda") * 0.5,
             torch.where(torch.rand(n, device="cuda") < 0.5, -0.5, 0.5),
         ),
+        "subnormal divisors": (torch.randn(n, device="cuda") * 1e-36, subnormals(n)),
     }
     model = Remainders()
     compiled = pygraph.export_and_compile(model, cases["small"], target="cuda")
     for name, (x, y) in cases.items():
-        for got, want in zip(compiled(x, y), model(x, y), strict=True):
-            same = (got == want) & (got.signbit() == want.signbit()) | (got.isnan() & want.isnan())
-            assert same.all(), (name, got[~same][:4], want[~same][:4])
+        assert_same_bits(compiled(x, y), model(x, y), name)
+
+
+def subnormals(n: int) -> torch.Tensor:
+    """`n` float32 subnormals of both signs, none zero, on the GPU."""
+    return (torch.randint(1, 1 << 20, (n,), device="cuda") * 2.0**-149) * torch.randn(n, device="cuda").sign()
+
+
+def assert_same_bits(got: tuple[torch.Tensor, ...], want: tuple[torch.Tensor, ...], name: str) -> None:
+    for g, w in zip(got, want, strict=True):
+        same = (g == w) & (g.signbit() == w.signbit()) | (g.isnan() & w.isnan())
+        assert same.all(), (name, g[~same][:4], w[~same][:4])
+
+
+class OnSubnormals(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return torch.expm1(x), torch.tanh(x), torch.log1p(x), torch.rsqrt(x.abs()), torch.round(x), x * 0.5
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_libdevice_functions_keep_subnormals_as_eager_s_kernels_do() -> None:
+    """Triton compiles libdevice flushing subnormals to zero unless told otherwise
+    (`backend/cuda/compile.KEEP_SUBNORMALS`): expm1 of a subnormal was 0 where eager's is the subnormal."""
+    torch.manual_seed(0)
+    x = subnormals(1 << 16)
+    model = OnSubnormals()
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda")
+    assert_same_bits(compiled(x), model(x), "subnormals")
 
 
 class DivisionsByNumbers(torch.nn.Module):
