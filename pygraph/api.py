@@ -256,6 +256,14 @@ def _compile(
         derived = hoist_derived_state(program)
         context = make_context()
         imported = import_program(program, context, derived.names if derived else ())
+        if imported.copied_views and not variant:
+            warnings.warn(
+                f"{name} returns views of its inputs or state at places its data decide: "
+                f"{', '.join(imported.copied_views)}. pygraph returns copies of their values (it knows the "
+                "place only once the call has run), which later writes to what they view do not change and "
+                "writes into which do not reach it",
+                stacklevel=3,
+            )
         keep_outside_graphs(imported.module, outside)
         cost_key = _cost_key(target, model)
         pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))

@@ -923,6 +923,36 @@ def test_results_aliasing_each_other_follow_the_inputs_strides(results: Callable
             assert (got[1] is got[0]) == (ref[1] is ref[0])
 
 
+class RowChosenByData(nn.Module):
+    """Returns a row of its buffer (after writing it) and one of its input, each at a place the data decide,
+    and a view at a fixed place."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("state", torch.randn(4, 3))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        self.state.mul_(0.5).add_(x)
+        return self.state[self.state.sum(-1).argmax().item() % 4], x[x.sum(-1).argmin().item() % 4], x[1:]
+
+
+def test_views_at_places_the_data_decide_are_copies_and_compiling_says_so():
+    """Eager's `state[i.item()]` views the buffer, so it changes with the buffer's next write; pygraph knows
+    `i` only once the call has run and returns a copy (fuzz seed 50007 read an earlier call's result after
+    the next call): right values, and a warning naming the results, not the view at a fixed place."""
+    model = RowChosenByData()
+    eager = copy.deepcopy(model)
+    with pytest.warns(
+        UserWarning, match=r"result 0 \(view of buffer 'state'\), result 1 \(view of input 'x'\)\."
+    ):
+        compiled = pygraph.export_and_compile(model, (torch.randn(4, 3),), target="emulator")
+    for _ in range(3):
+        x = torch.randn(4, 3)
+        got, ref = compiled(x), eager(x)
+        assert relative_error(got, ref) == 0
+        assert got[2].untyped_storage().data_ptr() == x.untyped_storage().data_ptr()
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_inputs_written_or_returned_in_other_strides(no_tf32):

@@ -34,7 +34,7 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
-from .outputs import Regenerated, describe_results, drop_regenerated_outputs
+from .outputs import Regenerated, copied_views, describe_results, drop_regenerated_outputs
 from .python_arithmetic import python_arithmetic_as_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node
 
@@ -61,6 +61,7 @@ class ImportedProgram:
     input_names: list[str]  # forward's argument names, in order
     # results each call rebuilds instead of the program (`outputs.py`), by position among the flat results
     regenerated: tuple[Regenerated, ...] = ()
+    copied_views: tuple[str, ...] = ()  # results eager returns as views the program copies (`outputs.py`)
 
 
 def import_program(
@@ -68,6 +69,8 @@ def import_program(
 ) -> ImportedProgram:
     """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
+    inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
+    copied = copied_views(ep, inputs)
     regenerated = drop_regenerated_outputs(ep)
     _check_supported(ep)
     python_arithmetic_as_ops(ep)  # (last: fake tensor propagation cannot run the scalar ops it makes)
@@ -84,7 +87,6 @@ def import_program(
         func_op = importer.import_program(ep, func_name="main", import_symbolic_shape_expressions=dynamic)
 
     nodes = {node.name: node for node in ep.graph.nodes}
-    inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
     arguments = [
         ArgumentSpec("input", name, position=i, device=nodes[name].meta["val"].device.type)
         for i, name in enumerate(inputs)
@@ -111,7 +113,9 @@ def import_program(
             importer.module.operation.attributes[dialect.RESULTS] = ir.ArrayAttr.get(
                 [string(how) for how in describe_results(regenerated, _user_outputs(ep), inputs)]
             )
-    return ImportedProgram(importer.module, arguments, ep.call_spec.out_spec, inputs, regenerated)
+    return ImportedProgram(
+        importer.module, arguments, ep.call_spec.out_spec, inputs, regenerated, tuple(copied)
+    )
 
 
 _AS_STRIDED = torch.ops.aten.as_strided.default

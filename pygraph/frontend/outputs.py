@@ -123,11 +123,39 @@ def _sources(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, tuple[str,
     return sources
 
 
+def copied_views(ep: torch.export.ExportedProgram, input_names: Sequence[str]) -> list[str]:
+    """The model's results that eager returns as views of an input or of the state at a place the data
+    decide (`state[i.item()]`), described: the program computes them, so the caller gets copies (the number
+    is known on the host only once the call has run), which neither see later writes to their source nor
+    write into it."""
+    (output,) = ep.graph.find_nodes(op="output")
+    values, specs = output.args[0], ep.graph_signature.output_specs
+    sources = _sources(ep)
+    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
+    copied = []
+    for position, i in enumerate(user):
+        chain = _view_chain(values[i], sources) if isinstance(values[i], torch.fx.Node) else None
+        if chain is not None and chain[2]:
+            source = Regenerated(position, source=chain[0], views=chain[1]).describe(input_names)
+            copied.append(f"result {position} ({source})")
+    return copied
+
+
 def _alias(
     node: torch.fx.Node, sources: dict[torch.fx.Node, tuple[str, int | str]]
 ) -> tuple[tuple[str, int | str], tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...]] | None:
-    """The source `node` is a view of, and the view ops from it; None if `node` computes anything."""
-    steps = []
+    """The source `node` is a view of, and the view ops from it; None if `node` computes anything (a view
+    whose arguments are computed too: not rebuilt)."""
+    chain = _view_chain(node, sources)
+    return None if chain is None or chain[2] else chain[:2]
+
+
+def _view_chain(
+    node: torch.fx.Node, sources: dict[torch.fx.Node, tuple[str, int | str]]
+) -> tuple[tuple[str, int | str], tuple[tuple[Any, tuple[Any, ...], dict[str, Any]], ...], bool] | None:
+    """The source `node` is a view of, the view ops from it, and whether any of their arguments is
+    computed; None if `node` computes anything but those arguments."""
+    steps, computed = [], False
     while node not in sources:
         if node.op != "call_function":
             return None
@@ -138,11 +166,10 @@ def _alias(
             return None
         read: list[torch.fx.Node] = []
         torch.fx.node.map_arg((rest, node.kwargs), read.append)
-        if read:  # (a view whose arguments are computed: not rebuilt)
-            return None
+        computed = computed or bool(read)
         steps.append((_REPLAYED.get(node.target, node.target), tuple(rest), dict(node.kwargs)))
         node = base
-    return sources[node], tuple(reversed(steps))
+    return sources[node], tuple(reversed(steps)), computed
 
 
 # `view` as traced from a `reshape` of a contiguous example: a call's input of other strides is reshaped as
