@@ -34,7 +34,7 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
-from .outputs import Regenerated, copied_views, describe_results, drop_regenerated_outputs
+from .outputs import Regenerated, describe_results, drop_regenerated_outputs
 from .python_arithmetic import python_arithmetic_as_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node
 
@@ -61,7 +61,7 @@ class ImportedProgram:
     input_names: list[str]  # forward's argument names, in order
     # results each call rebuilds instead of the program (`outputs.py`), by position among the flat results
     regenerated: tuple[Regenerated, ...] = ()
-    copied_views: tuple[str, ...] = ()  # results eager returns as views the program copies (`outputs.py`)
+    copied_views: tuple[str, ...] = ()  # results eager returns as views the program copies, described
 
 
 def import_program(
@@ -70,8 +70,7 @@ def import_program(
     """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
     inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
-    copied = copied_views(ep, inputs)
-    regenerated = drop_regenerated_outputs(ep)
+    regenerated, copied = drop_regenerated_outputs(ep)
     _check_supported(ep)
     python_arithmetic_as_ops(ep)  # (last: fake tensor propagation cannot run the scalar ops it makes)
     cache = _ContextCache(context)
@@ -114,7 +113,12 @@ def import_program(
                 [string(how) for how in describe_results(regenerated, _user_outputs(ep), inputs)]
             )
     return ImportedProgram(
-        importer.module, arguments, ep.call_spec.out_spec, inputs, regenerated, tuple(copied)
+        importer.module,
+        arguments,
+        ep.call_spec.out_spec,
+        inputs,
+        regenerated,
+        tuple(f"result {view.position} ({view.describe(inputs)})" for view in copied),
     )
 
 

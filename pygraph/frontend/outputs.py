@@ -65,19 +65,29 @@ class Regenerated:
         return value
 
 
-def drop_regenerated_outputs(ep: torch.export.ExportedProgram) -> tuple[Regenerated, ...]:
+def drop_regenerated_outputs(
+    ep: torch.export.ExportedProgram,
+) -> tuple[tuple[Regenerated, ...], tuple[Regenerated, ...]]:
     """Removes from `ep`'s results the constants of the trace and the views of inputs and state, and gives
-    how each call rebuilds them, in the order of their positions."""
+    how each call rebuilds them, in the order of their positions; and, kept in the program, the results
+    eager returns as views of an input or of the state at a place the data decide (`state[i.item()]`): the
+    program computes them, so the caller gets copies (the place is known on the host only once the call
+    has run), which neither see later writes to their source nor write into it."""
     (output,) = ep.graph.find_nodes(op="output")
     values, specs = list(output.args[0]), ep.graph_signature.output_specs
     sources = _sources(ep)
     user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
     regenerated: dict[int, Regenerated] = {}
+    copied = []
     for position, i in enumerate(user):
         if isinstance(specs[i].arg, ConstantArgument):
             regenerated[i] = Regenerated(position, constant=specs[i].arg.value)
-        elif isinstance(values[i], torch.fx.Node) and (alias := _alias(values[i], sources)) is not None:
-            regenerated[i] = Regenerated(position, source=alias[0], views=alias[1])
+        elif isinstance(values[i], torch.fx.Node) and (chain := _view_chain(values[i], sources)) is not None:
+            view = Regenerated(position, source=chain[0], views=chain[1])
+            if chain[2]:
+                copied.append(view)
+            else:
+                regenerated[i] = view
     # Results that are another result or views of one (`return y, y`, `return y, y.t()`): rebuilt from the
     # result that is no view of another, at its first position.
     computed = {position: values[i] for position, i in enumerate(user) if i not in regenerated}
@@ -96,7 +106,7 @@ def drop_regenerated_outputs(ep: torch.export.ExportedProgram) -> tuple[Regenera
                 regenerated[i] = Regenerated(position, source=alias[0], views=alias[1])
     output.args = (tuple(v for i, v in enumerate(values) if i not in regenerated),)
     ep.graph_signature.output_specs[:] = [spec for i, spec in enumerate(specs) if i not in regenerated]
-    return tuple(sorted(regenerated.values(), key=lambda result: result.position))
+    return tuple(sorted(regenerated.values(), key=lambda result: result.position)), tuple(copied)
 
 
 def _sources(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, tuple[str, int | str]]:
@@ -121,24 +131,6 @@ def _sources(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, tuple[str,
             del sources[old]  # its value before the write is not what the input holds after the call
             sources[nodes[spec.arg.name]] = key
     return sources
-
-
-def copied_views(ep: torch.export.ExportedProgram, input_names: Sequence[str]) -> list[str]:
-    """The model's results that eager returns as views of an input or of the state at a place the data
-    decide (`state[i.item()]`), described: the program computes them, so the caller gets copies (the number
-    is known on the host only once the call has run), which neither see later writes to their source nor
-    write into it."""
-    (output,) = ep.graph.find_nodes(op="output")
-    values, specs = output.args[0], ep.graph_signature.output_specs
-    sources = _sources(ep)
-    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
-    copied = []
-    for position, i in enumerate(user):
-        chain = _view_chain(values[i], sources) if isinstance(values[i], torch.fx.Node) else None
-        if chain is not None and chain[2]:
-            source = Regenerated(position, source=chain[0], views=chain[1]).describe(input_names)
-            copied.append(f"result {position} ({source})")
-    return copied
 
 
 def _alias(
