@@ -505,6 +505,7 @@ class CompiledModel:
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
+        self._number_results = imported.numbers
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._device = _device(model, target)
@@ -535,7 +536,7 @@ class CompiledModel:
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
         self._outside: dict[str, str] = {}
-        self._single_output = self._out_spec.is_leaf() and not self._regenerated
+        self._single_output = self._out_spec.is_leaf() and not self._regenerated and not self._number_results
         _StateWatch.install()
         for watched in [*(read.holder for read in reads), *(change.module for change in attributes)]:
             _StateWatch.watch(watched)  # (a counter is checked only after an assignment to it)
@@ -832,13 +833,18 @@ class CompiledModel:
 
     def _structured(self, flat: list[Any], inputs: Sequence[Any]) -> Any:
         """The model's output structure around a call's flat results, with the results the call rebuilds
-        from its `inputs` and the model's state (`frontend/outputs.py`) in their places."""
+        from its `inputs` and the model's state (`frontend/outputs.py`) in their places, and its numbers
+        as numbers."""
         if self._regenerated:
             flat = list(flat)
             for result in self._regenerated:
                 flat.insert(result.position, None)
             for result in self._regenerated:  # (from results the program computed, all in place by now)
                 flat[result.position] = result.value(inputs, flat, self.model)
+        if self._number_results:
+            flat = list(flat)
+            for position in self._number_results:
+                flat[position] = flat[position].item()
         return pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(

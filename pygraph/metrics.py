@@ -11,15 +11,15 @@ import torch.utils._pytree as pytree
 def relative_error(got: Any, ref: Any) -> float:
     """The worst per-output relative L2 error between two (nested) outputs of the same structure. NaN and
     infinities must sit where the reference has them (else the error is infinite); they are left out of
-    the norms."""
+    the norms. Other leaves (numbers, strings, None) must be equal and of the same type."""
     got_leaves, got_spec = pytree.tree_flatten(got)
     ref_leaves, ref_spec = pytree.tree_flatten(ref)
     if got_spec != ref_spec:
         raise ValueError(f"output structures differ: {got_spec} vs {ref_spec}")
     worst = 0.0
     for g, r in zip(got_leaves, ref_leaves, strict=True):
-        if not isinstance(r, torch.Tensor):
-            worst = max(worst, 0.0 if g == r else float("inf"))
+        if not isinstance(r, torch.Tensor):  # (a number: its type too, `True` is not `1`, nor `tensor(1)`)
+            worst = max(worst, 0.0 if type(g) is type(r) and g == r else float("inf"))
             continue
         if g.shape != r.shape or g.dtype != r.dtype:
             return float("inf")

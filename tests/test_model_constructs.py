@@ -784,16 +784,58 @@ def _check_constant_results(device: str) -> None:
 
 def test_results_that_the_trace_fixes_are_returned_as_eager_returns_them():
     _check_constant_results("cpu")
-    with pytest.raises(
-        UnsupportedError, match=r"output 1 of the model, node 'item' .* neither a tensor nor a constant"
-    ):
-        pygraph.export_and_compile(Fn(lambda x: (x * 2, x.sum().item())), (torch.randn(3),))
 
 
 @pytest.mark.gpu
 @needs_gpu
 def test_gpu_results_that_the_trace_fixes(no_tf32):
     _check_constant_results("cuda")
+
+
+class ReturnsNumbers(nn.Module):
+    """Returns Python numbers read from its data (`.item()`), computed with in Python, and a dynamic size."""
+
+    def forward(self, x: torch.Tensor) -> dict:
+        i, top, positive = x.argmax().item(), x.max().item(), (x.sum() > 0).item()
+        return {
+            "y": x * 2,
+            "i": i,
+            "i % 5": i % 5,
+            "f": top * 3 + 1,
+            "b": positive,
+            "again": positive,
+            "rows": x.shape[0],
+        }
+
+
+def _check_number_results(device: str) -> None:
+    target = "cuda" if device == "cuda" else "emulator"
+    rows = torch.export.Dim("rows", min=2, max=64)
+    compiled = pygraph.export_and_compile(
+        ReturnsNumbers(), (torch.randn(6, 5, device=device),), target=target, dynamic_shapes={"x": {0: rows}}
+    )
+    single = pygraph.export_and_compile(
+        Fn(lambda x: (x > 0).all().item()), (torch.randn(6, 5, device=device),), target=target
+    )
+    for n, shift in [(6, 0.0), (6, 0.5), (9, -0.5), (6, 5.0)]:
+        x = torch.randn(n, 5, device=device) + shift
+        got, want = compiled(x), ReturnsNumbers()(x)
+        assert {k: (type(v), v) for k, v in got.items() if k != "y"} == {
+            k: (type(v), v) for k, v in want.items() if k != "y"
+        }
+        assert relative_error(got["y"], want["y"]) == 0.0
+        if n == 6:
+            assert single(x) is bool((x > 0).all())
+
+
+def test_numbers_read_from_the_data_are_returned_as_python_numbers():
+    _check_number_results("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_numbers_read_from_the_data_are_returned_as_python_numbers(no_tf32):
+    _check_number_results("cuda")
 
 
 class ReturnsAliases(nn.Module):

@@ -34,7 +34,7 @@ from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
 from .fold_constants import LITERAL
-from .outputs import Regenerated, describe_results, drop_regenerated_outputs
+from .outputs import Regenerated, describe_results, drop_regenerated_outputs, numbers_as_tensors
 from .python_arithmetic import python_arithmetic_as_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node
 
@@ -62,6 +62,7 @@ class ImportedProgram:
     # results each call rebuilds instead of the program (`outputs.py`), by position among the flat results
     regenerated: tuple[Regenerated, ...] = ()
     copied_views: tuple[str, ...] = ()  # results eager returns as views the program copies, described
+    numbers: tuple[int, ...] = ()  # results each call returns as Python numbers (`.item()`), by position
 
 
 def import_program(
@@ -70,6 +71,7 @@ def import_program(
     """Imports `ep` (from `export_program`) into `context` (from `pygraph.ir.context.make_context`); the
     lifted constants named in `derived` are derived state (`derived_state.py`)."""
     inputs = [spec.arg.name for spec in ep.graph_signature.input_specs if spec.kind == InputKind.USER_INPUT]
+    numbers = numbers_as_tensors(ep)
     regenerated, copied = drop_regenerated_outputs(ep)
     _check_supported(ep)
     python_arithmetic_as_ops(ep)  # (last: fake tensor propagation cannot run the scalar ops it makes)
@@ -119,6 +121,7 @@ def import_program(
         inputs,
         regenerated,
         tuple(f"result {view.position} ({view.describe(inputs)})" for view in copied),
+        numbers,
     )
 
 

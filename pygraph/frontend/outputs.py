@@ -14,13 +14,22 @@ eager makes a new tensor for them in every call.
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any
 
 import torch
-from torch.export.graph_signature import ConstantArgument, InputKind, OutputKind, TensorArgument
+from torch.export.graph_signature import (
+    ConstantArgument,
+    InputKind,
+    OutputKind,
+    SymBoolArgument,
+    SymFloatArgument,
+    SymIntArgument,
+    TensorArgument,
+)
 
 _WRITES = {
     OutputKind.USER_INPUT_MUTATION: "input",
@@ -107,6 +116,45 @@ def drop_regenerated_outputs(
     output.args = (tuple(v for i, v in enumerate(values) if i not in regenerated),)
     ep.graph_signature.output_specs[:] = [spec for i, spec in enumerate(specs) if i not in regenerated]
     return tuple(sorted(regenerated.values(), key=lambda result: result.position)), tuple(copied)
+
+
+# The dtype a number result travels in: its Python type's values exactly (a float is a double)
+_NUMBER_DTYPES = {SymBoolArgument: torch.bool, SymIntArgument: torch.int64, SymFloatArgument: torch.float64}
+
+
+def numbers_as_tensors(ep: torch.export.ExportedProgram) -> tuple[int, ...]:
+    """Makes each result that is a Python number computed from the data (`return y, (y > 0).all().item()`)
+    a 0-d tensor of the program, of a dtype that holds the number exactly; gives their positions among the
+    model's flat results (constants included), where each call turns the tensor back into the number
+    (`Tensor.item`: a wait for the GPU, as eager's `.item()` is)."""
+    (output,) = ep.graph.find_nodes(op="output")
+    values, specs = list(output.args[0]), ep.graph_signature.output_specs
+    fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in ep.graph.nodes])
+    user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
+    positions, items = [], []
+    for position, i in enumerate(user):
+        dtype = _NUMBER_DTYPES.get(type(specs[i].arg))
+        if dtype is None:
+            continue
+        number = values[i]
+        if number.target is torch.ops.aten.item.default:  # (the tensor it reads holds the number exactly)
+            tensor = number.args[0]
+            items.append(number)
+        else:  # (Python arithmetic on numbers read from the data)
+            with ep.graph.inserting_before(output):
+                tensor = ep.graph.call_function(
+                    torch.ops.aten.scalar_tensor.default, (number,), {"dtype": dtype}
+                )
+            with fake_mode:
+                tensor.meta["val"] = torch.empty((), dtype=dtype)
+        values[i] = tensor
+        specs[i] = dataclasses.replace(specs[i], arg=TensorArgument(name=tensor.name))
+        positions.append(position)
+    output.args = (tuple(values),)
+    for item in dict.fromkeys(items):  # (one that only gave a result: torch-mlir imports no bool `item`)
+        if not item.users:
+            ep.graph.erase_node(item)
+    return tuple(positions)
 
 
 def _sources(ep: torch.export.ExportedProgram) -> dict[torch.fx.Node, tuple[str, int | str]]:

@@ -662,10 +662,15 @@ class _Builder:
 
     def _returned(self, outputs: list[str]) -> str:
         """forward's return: a tuple, a lone tensor, a dict or a nested list, maybe with an input (or a view
-        of one) or a result twice among them: results aliasing inputs and each other."""
+        of one) or a result twice among them (results aliasing inputs and each other), or a Python number
+        read from an input (exact: a result's would follow its rounding)."""
         tensors = [n for n in self.shapes if n.startswith("x")]
         if self.rng.random() < 0.2:
             outputs.append(self.rng.choice([outputs[0], *tensors, *(f"{n}.unsqueeze(0)" for n in tensors)]))
+        numbers = random.Random(f"{self.seed} numbers")  # (its own draws: each seed's program as it was)
+        if tensors and numbers.random() < 0.1:
+            number = numbers.choice(["{}.argmax().item()", "{}.max().item()", "bool(({} > 0).any())"])
+            outputs.append(number.format(numbers.choice(tensors)))
         form = self.rng.random()
         if form < 0.1 and len(outputs) == 1:
             return outputs[0]
