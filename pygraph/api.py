@@ -835,16 +835,13 @@ class CompiledModel:
         """The model's output structure around a call's flat results, with the results the call rebuilds
         from its `inputs` and the model's state (`frontend/outputs.py`) in their places, and its numbers
         as numbers."""
-        if self._regenerated:
-            flat = list(flat)
-            for result in self._regenerated:
-                flat.insert(result.position, None)
-            for result in self._regenerated:  # (from results the program computed, all in place by now)
-                flat[result.position] = result.value(inputs, flat, self.model)
-        if self._number_results:
-            flat = list(flat)
-            for position in self._number_results:
-                flat[position] = flat[position].item()
+        flat = list(flat)
+        for result in self._regenerated:
+            flat.insert(result.position, None)
+        for result in self._regenerated:  # (from results the program computed, all in place by now)
+            flat[result.position] = result.value(inputs, flat, self.model)
+        for position in self._number_results:
+            flat[position] = flat[position].item()
         return pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(

@@ -129,7 +129,6 @@ def numbers_as_tensors(ep: torch.export.ExportedProgram) -> tuple[int, ...]:
     (`Tensor.item`: a wait for the GPU, as eager's `.item()` is)."""
     (output,) = ep.graph.find_nodes(op="output")
     values, specs = list(output.args[0]), ep.graph_signature.output_specs
-    fake_mode = torch._guards.detect_fake_mode([n.meta.get("val") for n in ep.graph.nodes])
     user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
     positions, items = [], []
     for position, i in enumerate(user):
@@ -145,7 +144,7 @@ def numbers_as_tensors(ep: torch.export.ExportedProgram) -> tuple[int, ...]:
                 tensor = ep.graph.call_function(
                     torch.ops.aten.scalar_tensor.default, (number,), {"dtype": dtype}
                 )
-            with fake_mode:
+            with torch._guards.detect_fake_mode([n.meta.get("val") for n in ep.graph.nodes]):
                 tensor.meta["val"] = torch.empty((), dtype=dtype)
         values[i] = tensor
         specs[i] = dataclasses.replace(specs[i], arg=TensorArgument(name=tensor.name))

@@ -920,6 +920,14 @@ def check(program: Program, device: torch.device) -> Outcome:
     # Near a discontinuity (a remainder of a value that cancels to about 0, a tie) eager's own rounding
     # decides: where eager is that far from the program computed in float64 and pygraph no farther, or
     # eager is 10% off, no answer is the right one.
+    try:
+        exact = copy.deepcopy(pristine).double()  # (pristine stays for the rounded evaluations below)
+        with torch.no_grad():  # (in order: a call may write the state the next one reads)
+            exact_calls = [call(exact, exact, index, exact=True) for index in range(len(plan))]
+        exact_calls.append(_state(exact))
+    except Exception as exc:  # (a program whose float64 form eager refuses)
+        detail = f"relative errors per call and of the state: {errors}; no float64 run ({exc})"
+        return Outcome("wrong", detail, max(errors))
     # Other faithful evaluations, every op (`_RoundEachOp`) or every call of torch's API (`_RoundEachCall`)
     # correctly rounded: where one and eager differ by more than the tolerance, rounding decides the answer
     # (a tie, a remainder or truncation of a rounded value), and pygraph's is as good as either if it is
@@ -937,14 +945,6 @@ def check(program: Program, device: torch.device) -> Outcome:
             [relative_error(r, e) for r, e in zip(rounded_calls, [*ref, _state(reference)], strict=True)],
             [relative_error(g, r) for g, r in zip([*got, _state(model)], rounded_calls, strict=True)],
         )
-    try:
-        exact = pristine.double()
-        with torch.no_grad():  # (in order: a call may write the state the next one reads)
-            exact_calls = [call(exact, exact, index, exact=True) for index in range(len(plan))]
-        exact_calls.append(_state(exact))
-    except Exception as exc:  # (a program whose float64 form eager refuses)
-        detail = f"relative errors per call and of the state: {errors}; no float64 run ({exc})"
-        return Outcome("wrong", detail, max(errors))
     eager_off = _distances([*ref, _state(reference)], exact_calls)
     own_off = _distances([*got, _state(model)], exact_calls)
     detail = (
