@@ -764,17 +764,18 @@ class CompiledModel:
             self._refuse_aliased_inputs(inputs)
         generators = generator_states(self._device) if self._draws else None
         if self._ways is not None and self._ways[0] is not None:  # recent calls took another way
-            return self._another_way(args, inputs, None, generators)
+            return self._another_way(args, flat, inputs, None, generators)
         try:
-            result = self._run(inputs)
+            result = self._run(flat, inputs)
         except AssumptionFailed as exc:
-            return self._another_way(args, inputs, exc, generators)
+            return self._another_way(args, flat, inputs, exc, generators)
         if (self._decides or self._attributes or self._reads) and self._ways is not None:
             self._took(None)
         return result
 
-    def _run(self, inputs: Sequence[Any]) -> Any:
-        """The traced program on inputs it takes."""
+    def _run(self, flat: Sequence[Any], inputs: Sequence[Any]) -> Any:
+        """The traced program on inputs it takes: `flat` as the caller gave them, `inputs` with its numbers
+        as 0-d tensors (a result that is a number the caller gave is that number, not its float32)."""
         for change in self._attributes:
             if not change.holds():
                 raise AssumptionFailed(
@@ -818,9 +819,9 @@ class CompiledModel:
                 self._watch_state()
         try:
             with pygraphs_own_ops():  # (a call under autocast: the program holds the casts it wants)
-                flat = self._backend(inputs)
+                results = self._backend(inputs)
         except UnrecordableCall as exc:  # the first call: its results stand, the next call runs a new plan
-            flat = exc.results
+            results = exc.results
             self._keep_outside_graphs(exc)
         if self._writes:
             self._move_versions(inputs)
@@ -829,7 +830,7 @@ class CompiledModel:
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
-        return flat[0] if self._single_output else self._structured(flat, inputs)
+        return results[0] if self._single_output else self._structured(results, flat)
 
     def _structured(self, flat: list[Any], inputs: Sequence[Any]) -> Any:
         """The model's output structure around a call's flat results, with the results the call rebuilds
@@ -840,20 +841,23 @@ class CompiledModel:
             flat.insert(result.position, None)
         for result in self._regenerated:  # (from results the program computed, all in place by now)
             flat[result.position] = result.value(inputs, flat, self.model)
-        for position in self._number_results:
-            flat[position] = flat[position].item()
+        for position in self._number_results:  # (one the caller passed, returned, is a number already)
+            if isinstance(flat[position], torch.Tensor):
+                flat[position] = flat[position].item()
         return pytree.tree_unflatten(flat, self._out_spec)
 
     def _another_way(
         self,
         args: tuple[Any, ...],
+        flat: Sequence[Any],
         inputs: Sequence[Any],
         failure: AssumptionFailed | None,
         generators: list[Any] | None,
     ) -> Any:
         """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`),
         or whose Python attributes do (`frontend/python_state.py`): the traced program failed a check or
-        found other attribute values (`failure`), or recent calls took a way traced later.
+        found other attribute values (`failure`), or recent calls took a way traced later (`flat`, `inputs`:
+        the call's, as `_run` takes them).
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
         PYGRAPH_MAX_VARIANTS programs (past it, where no program can be traced from the call, and where the
@@ -872,7 +876,7 @@ class CompiledModel:
                 restore_generators(generators)
             try:
                 result = (
-                    self._run(inputs) if way is None else way(*args)
+                    self._run(flat, inputs) if way is None else way(*args)
                 )  # (its native replay, where it has one)
             except AssumptionFailed as exc:
                 failure, failed, first = exc, way, first or exc

@@ -29,3 +29,14 @@ def test_nan_and_infinity_where_eager_has_them_match_and_leave_the_norms() -> No
     assert math.isclose(relative_error(torch.tensor([3.0, NAN, INF, 4.5]), ref), 0.1)
     assert relative_error(torch.tensor([3.0, 1.0, INF, 4.0]), ref) == INF
     assert relative_error(torch.tensor([3.0, NAN, -INF, 4.0]), ref) == INF
+
+
+def test_numbers_compare_with_their_type_and_a_float_by_its_relative_error() -> None:
+    assert relative_error((2, True, "s", None), (2, True, "s", None)) == 0.0
+    for got, ref in [(2, 3), (1, True), (True, False), (2.0, 2), (torch.tensor(2.0), 2.0), ("a", "b")]:
+        assert relative_error([got], [ref]) == INF
+    assert math.isclose(relative_error([4.5], [4.0]), 0.125)
+    assert relative_error([1e-3], [0.0]) == 1e-3
+    assert relative_error([NAN], [NAN]) == 0.0 and relative_error([-INF], [-INF]) == 0.0
+    for got, ref in [(NAN, 1.0), (INF, 1.0), (1.0, NAN), (INF, -INF)]:
+        assert relative_error([got], [ref]) == INF

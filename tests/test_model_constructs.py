@@ -808,8 +808,24 @@ class ReturnsNumbers(nn.Module):
         }
 
 
+class ComputesWithNumbers(nn.Module):
+    """Returns Python numbers it was given and numbers computed from them alone (in Python, in eager)."""
+
+    def forward(self, x: torch.Tensor, n: int, t: float, flag: bool) -> tuple:
+        return x * t, n, t, flag, n * 2 - 1, n // 3, n > 2, t / 3, x.sum().item() + n
+
+
 def _check_number_results(device: str) -> None:
     target = "cuda" if device == "cuda" else "emulator"
+    x = torch.randn(6, 5, device=device)
+    with_numbers = pygraph.export_and_compile(ComputesWithNumbers(), (x, 3, 0.1, True), target=target)
+    for n, t, flag in [(3, 0.1, True), (7, 0.3, False), (-5, 1e-3, True)]:
+        got, want = with_numbers(x, n, t, flag), ComputesWithNumbers()(x, n, t, flag)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        assert got[1:7] == want[1:7]  # those given (a float exactly), and ints and bools
+        assert relative_error(got[0], want[0]) == 0.0
+        # floats computed in the float32 a float argument takes, as a tensor result would be
+        assert got[7:] == pytest.approx(want[7:], rel=1e-6)
     rows = torch.export.Dim("rows", min=2, max=64)
     compiled = pygraph.export_and_compile(
         ReturnsNumbers(), (torch.randn(6, 5, device=device),), target=target, dynamic_shapes={"x": {0: rows}}

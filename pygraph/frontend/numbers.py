@@ -93,7 +93,9 @@ def numbers_promoted_as_python(
 ) -> Iterator[None]:
     """While `model` is traced with `inputs`: ops reading the lifted `numbers` get the dtype eager gives
     them with Python numbers (`_AsPythonNumbers`), so that what the model reads of it (`t.dtype`) is
-    eager's too."""
+    eager's too; and a result that is a number (`return y, n`, `n * 2`) is returned as one, read with
+    `.item()` (a Python number of the trace, which `outputs.numbers_as_tensors` makes a result that each
+    call reads back: an int or a bool exactly, a float in the float32 its arguments take)."""
     leaves = pytree.tree_leaves(inputs)
     lifted = [(i, _kind(leaf.dtype)) for i, leaf in enumerate(leaves) if any(leaf is n for n in numbers)]
     if not lifted:
@@ -114,9 +116,13 @@ def numbers_promoted_as_python(
         mode.__exit__(None, None, None)
         entered.pop()
 
+    def returned(module: torch.nn.Module, args: tuple[Any, ...], output: Any) -> Any:
+        leave()
+        return pytree.tree_map(lambda leaf: leaf.item() if _is_number(leaf, mode) else leaf, output)
+
     hooks = [
         model.register_forward_pre_hook(enter, with_kwargs=True),
-        model.register_forward_hook(leave, always_call=True),
+        model.register_forward_hook(returned, always_call=True),
     ]
     try:
         yield
@@ -179,6 +185,10 @@ class _AsPythonNumbers(TorchFunctionMode):
             if isinstance(result, torch.Tensor):  # (not NotImplemented, as `Tensor.pow(0.5, s)` returns)
                 return result.dtype
         return None
+
+
+def _is_number(leaf: Any, mode: _AsPythonNumbers) -> bool:
+    return isinstance(leaf, torch.Tensor) and id(leaf) in mode.numbers
 
 
 _PYTHON_KIND = {"bool": True, "int": 1, "float": 0.5}  # a number of each kind, for its promotion
