@@ -3,8 +3,9 @@
 torch.export bakes a Python number argument (`forward(x, temperature: float)`) into the program as a
 constant, so a new value would need a new compilation. Passed as a 0-d CPU tensor instead, it is an
 input like any other: parameter-indirection gives it a value slot of the per-call table, and each call
-writes the new value there. The dtype is the one the number promotes like: a float is the default
-dtype (float32), an int int64, a bool bool, so that results keep eager's dtypes.
+writes the new value there. The dtype holds the number exactly: a float is float64 (a Python float), an
+int int64, a bool bool; while the model is traced, each op takes it as eager's takes a Python number
+(`_AsPythonNumbers`), so results keep eager's dtypes and values.
 """
 
 from __future__ import annotations
@@ -25,7 +26,7 @@ from .structure import CONSTANT_LEAVES
 def number_dtype(value: bool | int | float) -> torch.dtype:
     if isinstance(value, bool):
         return torch.bool
-    return torch.int64 if isinstance(value, int) else torch.get_default_dtype()
+    return torch.int64 if isinstance(value, int) else torch.float64
 
 
 def lift_numbers(
@@ -134,12 +135,16 @@ def numbers_promoted_as_python(
 
 
 class _AsPythonNumbers(TorchFunctionMode):
-    """A Python number promotes below any tensor: `s * y` of a 0-d bfloat16 `s` is bfloat16, but with `y`
-    a 0-d float32 tensor, as it is traced, float32 (two 0-d tensors promote as equals); likewise where's
-    and clamp's operands. Each call reading a number has its dtype computed again on meta tensors with
-    Python numbers of the same kinds in their place, and where it differs its result is cast to it (the op
-    computes in the wider dtype and rounds once, as eager's op computes in its opmath type and rounds
-    once). Arithmetic on numbers alone (`y * y + 1`) is a number too, as in eager's Python."""
+    """Ops on the lifted numbers as eager's on Python numbers. A Python number promotes below any tensor:
+    `s * y` of a 0-d bfloat16 `s` is bfloat16, but with `y` a 0-d float64 tensor, as it is traced, float64
+    (two 0-d tensors promote as equals); likewise where's and clamp's operands. Each call reading a number
+    beside other tensors has its dtype computed again on meta tensors with Python numbers of the same kinds
+    in their place; it takes its floats in float32, the opmath type eager takes a Python float in below
+    float64 (in float64 where that dtype or another operand is float64: exactly), and where its result's
+    dtype differs, the result is cast to it (the op computes in the wider dtype and rounds once, as eager's
+    op computes in its opmath type and rounds once). Python's operators on numbers alone (`y * y + 1`,
+    `n / 2`: Tensor methods, as the trace sees them) are Python arithmetic: floats in float64, and a 0-d
+    result is a number too; torch's functions on them make tensors (`torch.tensor(y)`), as in eager."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -147,18 +152,37 @@ class _AsPythonNumbers(TorchFunctionMode):
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        result = func(*args, **kwargs)
-        if not isinstance(result, torch.Tensor):  # (sizes, dtypes, bools: most calls of a trace)
-            return result
         tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
-        if not any(id(t) in self.numbers for t in tensors):
-            return result
-        if all(id(t) in self.numbers for t in tensors):
-            if result.dim() == 0:
+        numbers = [id(t) in self.numbers for t in tensors]
+        if not any(numbers):  # (most calls of a trace)
+            return func(*args, **kwargs)
+        if all(numbers) and getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase.")):
+            result = func(*args, **kwargs)
+            if isinstance(result, torch.Tensor) and result.is_floating_point() and result.dtype != torch.float64:
+                args, kwargs = self._numbers_as(torch.float64, args, kwargs, every=True)
+                result = func(*args, **kwargs)  # (`n / 2` of ints: Python's float; the first is dead code)
+            if isinstance(result, torch.Tensor) and result.dim() == 0:
                 self.numbers[id(result)] = (result, _kind(result.dtype))
             return result
         expected = self._eager_dtype(func, args, kwargs)
+        wide = expected == torch.float64 or any(
+            t.dtype == torch.float64 for t, number in zip(tensors, numbers, strict=True) if not number
+        )
+        args, kwargs = self._numbers_as(torch.float64 if wide else torch.float32, args, kwargs)
+        result = func(*args, **kwargs)
+        if not isinstance(result, torch.Tensor):
+            return result
         return result if expected in (None, result.dtype) else result.to(expected)
+
+    def _numbers_as(self, dtype: torch.dtype, args: tuple, kwargs: dict, every: bool = False) -> Any:
+        """`args` and `kwargs` with their float numbers (`every`: all their numbers) in `dtype`."""
+
+        def cast(leaf: Any) -> Any:
+            if not isinstance(leaf, torch.Tensor) or id(leaf) not in self.numbers or leaf.dtype == dtype:
+                return leaf
+            return leaf.to(dtype) if every or self.numbers[id(leaf)][1] == "float" else leaf
+
+        return pytree.tree_map(cast, (args, kwargs))
 
     def _eager_dtype(self, func: Any, args: tuple, kwargs: dict) -> torch.dtype | None:
         """The dtype of `func` called with Python numbers for the numbers, on meta tensors of one element;

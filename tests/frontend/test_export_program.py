@@ -28,10 +28,10 @@ def test_non_tensor_input_is_named():
         export_program(Scaled(), (torch.randn(3), 2j))
 
 
-def test_python_numbers_become_0d_tensors():
+def test_python_numbers_become_0d_tensors_holding_them_exactly():
     program = export_program(Scaled(), (torch.randn(3), 2.0))
     scale = [n for n in program.graph.nodes if n.op == "placeholder"][1].meta["val"]
-    assert scale.shape == () and scale.dtype == torch.float32 and scale.device.type == "cpu"
+    assert scale.shape == () and scale.dtype == torch.float64 and scale.device.type == "cpu"
 
 
 def test_example_inputs_must_be_a_tuple():
