@@ -7,6 +7,7 @@ import itertools
 
 import pytest
 import torch
+import torch.nn.functional as F
 import triton
 from test_pointwise_kernels import CASES, Case, check, compile_case, nz
 from triton.backends.compiler import GPUTarget
@@ -74,6 +75,24 @@ def test_subnormal_numbers_stay_float32_where_functions_take_them() -> None:
         lambda: (nz(7, 5) * 1e-38,),
     )
     for kernel in triton_kernels(check(case)).values():
+        compile_for_h100(kernel)
+
+
+def test_a_float64_kernel_takes_its_constants_in_float64() -> None:
+    """Triton makes a Python float in float32's normal range a float32 constant, in a float64 kernel's
+    arithmetic too: hardsigmoid's 1/6, a division by 3's reciprocal and GELU's 0.044715 were 1e-8 off on the
+    GPU (the interpreter computes with Python's floats), and libdevice's fmod has no (float64, float32)
+    form, which failed the compile for sm_90. Each is a float64 block."""
+    torch.manual_seed(0)
+    case = Case(
+        lambda x: (F.hardsigmoid(x), x / 3, F.gelu(x, approximate="tanh"), torch.fmod(x, -1.5)),
+        lambda: (nz(7, 5, dtype=torch.float64),),
+    )
+    kernels = list(triton_kernels(check(case)).values())
+    source = "\n".join(kernel.source for kernel in kernels)
+    for constant in (1 / 6, 1 / 3, 0.044715, -1.5):
+        assert f"{constant!r}, tl.float64)" in source, constant
+    for kernel in kernels:
         compile_for_h100(kernel)
 
 

@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 
 import pygraph
 from pygraph.metrics import relative_error
@@ -155,7 +156,7 @@ def test_host_scalars_travel_in_the_table():
 
 def test_python_numbers_promote_as_numbers_beside_0_d_tensors():
     """A Python number promotes below any tensor (`s * y` of a 0-d bfloat16 `s` is bfloat16), where the
-    0-d tensor it travels as would promote as an equal (float32); likewise an int beside a 0-d int32, and
+    0-d tensor it travels as would promote as an equal (float64); likewise an int beside a 0-d int32, and
     arithmetic on numbers alone (`y * y + 1`), a Python float in eager. So while tracing, so that a dtype
     the model reads is eager's too."""
 
@@ -188,6 +189,39 @@ def test_python_numbers_promote_as_numbers_beside_0_d_tensors():
         assert [t.dtype for t in got] == [t.dtype for t in want] == dtypes
         for g, w in zip(got, want, strict=True):
             torch.testing.assert_close(g, w, rtol=0, atol=0)
+
+
+def test_float_arguments_are_exact_beside_float64_and_rounded_to_float32_below():
+    _check_float_arguments("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_float_arguments_are_exact_beside_float64_and_rounded_to_float32_below():
+    _check_float_arguments("cuda")
+
+
+def _check_float_arguments(device: str) -> None:
+    """A float argument is a Python float: a float64 model computes with it exactly, and arithmetic on numbers
+    alone is Python's (in double); below float64 an op takes it in float32, as eager's ops take a Python
+    float in their opmath type. Each result as eager's, bit for bit (a division on the GPU within an ulp)."""
+
+    class Scientific(torch.nn.Module):
+        def forward(self, x: torch.Tensor, t: float, n: int) -> tuple[torch.Tensor, ...]:
+            return x * t, x / (t * 3 + n), torch.where(x > t, x, t), x.float() * (n / 3), x.float() - t
+
+    model = Scientific()
+    x = torch.randn(64, dtype=torch.float64, device=device)
+    compiled = pygraph.export_and_compile(
+        model, (x, 0.1, 3), target="cuda" if device == "cuda" else "emulator"
+    )
+    for t, n in ((0.1, 3), (1 / 3, -2), (2.718281828459045, 7)):  # (on the GPU, later calls natively)
+        got, want = compiled(x, t, n), model(x, t, n)
+        assert [g.dtype for g in got] == [w.dtype for w in want]
+        for i, (g, w) in enumerate(zip(got, want, strict=True)):
+            # CUDA's eager multiplies by a host number's reciprocal, the program divides: an ulp apart
+            ulp = torch.finfo(g.dtype).eps if i == 1 and device == "cuda" else 0
+            torch.testing.assert_close(g, w, rtol=ulp, atol=0)
 
 
 def test_static_outputs_return_the_graphs_buffers():

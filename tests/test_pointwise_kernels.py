@@ -282,6 +282,9 @@ def on_device(x: torch.Tensor, device: str) -> torch.Tensor:
     return storage.as_strided(x.shape, x.stride(), x.storage_offset())
 
 
+_TOLERANCE = {torch.float16: {"rtol": 1e-3, "atol": 1e-3}, torch.float64: {"rtol": 1e-12, "atol": 1e-15}}
+
+
 def check(case: Case, seed: int = 0, codegen: str = "codegen-triton", device: str = "cpu") -> Any:
     """Runs the case's kernels on its inputs (on `device`) and compares with eager there; returns the plan."""
     torch.manual_seed(seed)
@@ -295,9 +298,7 @@ def check(case: Case, seed: int = 0, codegen: str = "codegen-triton", device: st
     for want, index in zip(expected, returned, strict=True):
         got = buffers[index]
         assert got.dtype == want.dtype
-        tolerance = (
-            {"rtol": 1e-4, "atol": 1e-6} if want.dtype != torch.float16 else {"rtol": 1e-3, "atol": 1e-3}
-        )
+        tolerance = _TOLERANCE.get(want.dtype, {"rtol": 1e-4, "atol": 1e-6})
         torch.testing.assert_close(got, want, equal_nan=True, **(tolerance | case.tolerance))
     return plan
 

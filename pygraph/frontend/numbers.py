@@ -158,7 +158,11 @@ class _AsPythonNumbers(TorchFunctionMode):
             return func(*args, **kwargs)
         if all(numbers) and getattr(func, "__qualname__", "").startswith(("Tensor.", "TensorBase.")):
             result = func(*args, **kwargs)
-            if isinstance(result, torch.Tensor) and result.is_floating_point() and result.dtype != torch.float64:
+            if (
+                isinstance(result, torch.Tensor)
+                and result.is_floating_point()
+                and result.dtype != torch.float64
+            ):
                 args, kwargs = self._numbers_as(torch.float64, args, kwargs, every=True)
                 result = func(*args, **kwargs)  # (`n / 2` of ints: Python's float; the first is dead code)
             if isinstance(result, torch.Tensor) and result.dim() == 0:
@@ -180,7 +184,10 @@ class _AsPythonNumbers(TorchFunctionMode):
         def cast(leaf: Any) -> Any:
             if not isinstance(leaf, torch.Tensor) or id(leaf) not in self.numbers or leaf.dtype == dtype:
                 return leaf
-            return leaf.to(dtype) if every or self.numbers[id(leaf)][1] == "float" else leaf
+            if not every and self.numbers[id(leaf)][1] != "float":
+                return leaf
+            return torch.ops.aten._to_copy.default(leaf, dtype=dtype)  # (no `to`: export would assert its
+            # device, which draft export moves: `numbers_beside_tensors`)
 
         return pytree.tree_map(cast, (args, kwargs))
 

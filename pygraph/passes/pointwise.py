@@ -231,12 +231,9 @@ class OpEmitter:
                 expr = convert(expr, source, dtype)
                 self._converted[i, dtype] = expr if expr.isidentifier() else self.let(expr)
             elif isinstance(v, (Value, bool, int, float)):
-                number = self.number(v.const if isinstance(v, Value) else v)
-                text = literal(number, dtype)
-                widened = dtype == FLOAT32 and _subnormal(number)
-                if widened or (dtype == FLOAT64 and _float32_rounds(float(number))):
-                    text = self.let(f"tl.full([{self.block}], {text}, {tl_type(dtype)})")
-                self._converted[i, dtype] = text
+                self._converted[i, dtype] = self._constant(
+                    self.number(v.const if isinstance(v, Value) else v), dtype
+                )
             else:
                 raise ValueError(f"operand {i} is {v!r}, not a tensor or a number")
         return self._converted[i, dtype]
@@ -249,7 +246,16 @@ class OpEmitter:
         return self.x(i, BOOL)
 
     def lit(self, value: bool | int | float) -> str:
-        return literal(value, self.dtype)
+        return self._constant(value, self.dtype)
+
+    def _constant(self, number: bool | int | float, dtype: DType) -> str:
+        """`number` in `dtype`: a literal, or a block of it where Triton would make the literal a float32
+        constant of another value (a float64 kernel's 1/6 or 0.1) or a float64 one (a float32 subnormal)."""
+        text = literal(number, dtype)
+        widened = dtype == FLOAT32 and _subnormal(number)
+        if widened or (dtype == FLOAT64 and _float32_rounds(float(number))):
+            text = self.let(f"tl.full([{self.block}], {text}, {tl_type(dtype)})")
+        return text
 
     @property
     def is_float(self) -> bool:
@@ -323,7 +329,7 @@ def _true_div(k: OpEmitter, a: str, b: str) -> str:
     divisor = k.value(1)
     if isinstance(divisor, Value) or not k.is_float:
         return div(k, a, b)
-    return f"({_operand(a)} * {literal(_reciprocal(float(k.number(divisor)), k.dtype), k.dtype)})"
+    return f"({_operand(a)} * {k.lit(_reciprocal(float(k.number(divisor)), k.dtype))})"
 
 
 def _reciprocal(value: float, dtype: DType) -> float:
@@ -463,8 +469,13 @@ def _fmod(k: OpEmitter, a: str, b: str) -> str:
     """C's fmod (integers: Triton's `%`). Floats call libdevice's, which is exact: on the GPU, Triton's `%`
     of floats computes `a - b * trunc(a / b)`, which loses the sign of a zero result (`fmod(-1.5, 0.5)`
     is -0.0) and is off by `b` or worse where the quotient passes about 2**20
-    (`bench/results/fmod-s37-h100.log`)."""
-    return f"libdevice.fmod({a}, {b})" if k.is_float else f"{a} % {b}"
+    (`bench/results/fmod-s37-h100.log`). A float64 literal is made a float64 tensor first: Triton takes a
+    Python float as float32, and libdevice has no fmod of a double and a float."""
+    if not k.is_float:
+        return f"{a} % {b}"
+    if k.dtype == FLOAT64:
+        a, b = (k.let(f"tl.full([{k.block}], {v}, tl.float64)") if _is_literal(v) else v for v in (a, b))
+    return f"libdevice.fmod({a}, {b})"
 
 
 def _remainder(k: OpEmitter, a: str, b: str) -> str:
@@ -537,7 +548,7 @@ def _gelu(k: OpEmitter) -> str:
     x = k.x(0)
     approximate = k.param(1)
     if approximate == "tanh":
-        inner = k.let(f"{k.lit(math.sqrt(2 / math.pi))} * ({x} + 0.044715 * ({x} * {x} * {x}))")
+        inner = k.let(f"{k.lit(math.sqrt(2 / math.pi))} * ({x} + {k.lit(0.044715)} * ({x} * {x} * {x}))")
         return f"0.5 * {x} * (1.0 + {_tanh(k, inner)})"
     if approximate != "none":
         raise ValueError(f"unknown gelu approximation {approximate!r}")

@@ -8,7 +8,10 @@ reproduces it: a failure is a file to read, not a seed to regenerate.
 A program is a chain of lines `tN = <op>(...)` over the model's inputs, parameters and earlier values.
 Every candidate line is run eagerly while the program is built and kept only if it runs and its values
 stay tame (finite, |x| <= 1e3, not all one value, at most `MAX_NUMEL` elements), so the shapes need no
-rules of their own: whatever eager accepts is fair game, and what pygraph then gets wrong is its bug.
+rules of their own: whatever eager accepts is fair game, and what pygraph then gets wrong is its bug. Some
+programs compute in float64, and some take inputs holding NaN, infinities or negative zeros in a tenth of
+their elements (their values may then be non-finite in up to half of theirs): eager's answer there is as
+defined as anywhere else.
 
 Besides the ops, a program draws how it is called, as a user's model is: Python numbers among its
 arguments, buffers it reads and updates (running statistics), plain attributes it reads that the caller
@@ -408,6 +411,12 @@ class _Builder:
     def __post_init__(self) -> None:
         self.rng = random.Random(self.seed)
         self.dtype = self.rng.choice(DTYPES)
+        # Draws of their own, so that other seeds' programs stay as they were: float64 programs, and inputs
+        # holding NaN, infinities or negative zeros in some elements.
+        self.specials = random.Random(f"{self.seed} specials")
+        if self.specials.random() < 0.06:
+            self.dtype = torch.float64
+        self.special_inputs = self.specials.random() < 0.15
         self.settings = self.rng.choice(SETTINGS)
         self.param_gen = torch.Generator().manual_seed(self.seed)
         self.input_gen = torch.Generator().manual_seed(self.seed)
@@ -422,7 +431,11 @@ class _Builder:
 
     def new_input(self, shape: list[int]) -> str:
         name = f"x{len(self.inputs)}"
-        self._draw(name, f"torch.randn({{shape}}, generator=g){self._cast}", shape)
+        draw = "torch.randn({shape}, generator=g)"
+        if self.special_inputs and self.specials.random() < 0.6:
+            value = self.specials.choice(("nan", "inf", "-inf", "-0.0"))
+            draw += f".masked_fill(torch.rand({{shape}}, generator=g) < 0.1, float('{value}'))"
+        self._draw(name, draw + self._cast, shape)
         self.floats.append(name)
         return name
 
@@ -515,7 +528,7 @@ class _Builder:
         except Exception:
             return False
         value = scope[name]
-        if not isinstance(value, torch.Tensor) or not _tame(value):
+        if not isinstance(value, torch.Tensor) or not _tame(value, self.special_inputs):
             return False
         self.values[name] = value
         if value.is_floating_point():
@@ -697,7 +710,7 @@ class _Builder:
             except Exception:
                 continue
             leaves = pytree.tree_leaves(results)
-            if all(
+            if self.special_inputs or all(
                 t.isfinite().all() for t in leaves if isinstance(t, torch.Tensor) and t.is_floating_point()
             ):
                 return program
@@ -801,13 +814,20 @@ def _broadcasts(small: torch.Size, big: list[int]) -> bool:
     return all(s in (1, b) for s, b in zip(reversed(small), reversed(big), strict=False))
 
 
-def _tame(value: torch.Tensor) -> bool:
+def _tame(value: torch.Tensor, specials: bool = False) -> bool:
+    """`specials`: NaN and infinities allowed where the program's inputs hold them, in at most half of the
+    elements (a value all NaN checks nothing)."""
     if value.numel() == 0 or value.numel() > MAX_NUMEL or value.dim() > 5:
         return False
     if not value.is_floating_point():
         return True
     flat = value.detach().double()
-    return bool(flat.isfinite().all() and flat.abs().max() <= 1e3 and (flat.numel() < 4 or flat.std() > 0))
+    finite = flat.isfinite()
+    if not finite.all():
+        if not specials or 2 * int(finite.sum()) < flat.numel():
+            return False
+        flat = flat[finite]
+    return bool(flat.abs().max() <= 1e3 and (flat.numel() < 4 or flat.std() > 0))
 
 
 def _eval(expression: str, gen: torch.Generator) -> Any:
