@@ -895,7 +895,8 @@ def check(program: Program, device: torch.device) -> Outcome:
         if built.between is not None:
             built.between(holder, index)
         seed, sizes, transposed = plan[index]
-        args = tuple(x.to(device) if isinstance(x, torch.Tensor) else x for x in built.inputs(seed, **sizes))
+        on = torch.device("cpu") if exact else device
+        args = tuple(x.to(on) if isinstance(x, torch.Tensor) else x for x in built.inputs(seed, **sizes))
         args = tuple(_transposed(x) for x in args) if transposed else args
         args = _double(args) if exact else args
         return run(*args), args
@@ -939,9 +940,11 @@ def check(program: Program, device: torch.device) -> Outcome:
         return Outcome("copied", copied, max(errors)) if copied else Outcome("pass", error=max(errors))
     # Near a discontinuity (a remainder of a value that cancels to about 0, a tie) eager's own rounding
     # decides: where eager is that far from the program computed in float64 and pygraph no farther, or
-    # eager is 10% off, no answer is the right one.
+    # eager is 10% off, no answer is the right one. The float64 program runs on the CPU, whose kernels are
+    # another implementation than the GPU's (a float64 program's own eager: CUDA's hardswish takes 1/6 in
+    # float32).
     try:
-        exact = copy.deepcopy(pristine).double()  # (pristine stays for the rounded evaluations below)
+        exact = copy.deepcopy(pristine).double().cpu()  # (pristine stays for the rounded evaluations below)
         with torch.no_grad():  # (in order: a call may write the state the next one reads)
             exact_calls = [call(exact, exact, index, exact=True) for index in range(len(plan))]
         exact_calls.append(_state(exact))
