@@ -764,18 +764,17 @@ class CompiledModel:
             self._refuse_aliased_inputs(inputs)
         generators = generator_states(self._device) if self._draws else None
         if self._ways is not None and self._ways[0] is not None:  # recent calls took another way
-            return self._another_way(args, flat, inputs, None, generators)
+            return self._another_way(args, inputs, None, generators)
         try:
-            result = self._run(flat, inputs)
+            result = self._run(inputs)
         except AssumptionFailed as exc:
-            return self._another_way(args, flat, inputs, exc, generators)
+            return self._another_way(args, inputs, exc, generators)
         if (self._decides or self._attributes or self._reads) and self._ways is not None:
             self._took(None)
         return result
 
-    def _run(self, flat: Sequence[Any], inputs: Sequence[Any]) -> Any:
-        """The traced program on inputs it takes: `flat` as the caller gave them, `inputs` with its numbers
-        as 0-d tensors (a result that is a number the caller gave is that number, not its float32)."""
+    def _run(self, inputs: Sequence[Any]) -> Any:
+        """The traced program on inputs it takes."""
         for change in self._attributes:
             if not change.holds():
                 raise AssumptionFailed(
@@ -830,7 +829,7 @@ class CompiledModel:
         if self._backend.native is not self._replay and self._replayable:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
-        return results[0] if self._single_output else self._structured(results, flat)
+        return results[0] if self._single_output else self._structured(results, inputs)
 
     def _structured(self, flat: list[Any], inputs: Sequence[Any]) -> Any:
         """The model's output structure around a call's flat results, with the results the call rebuilds
@@ -841,7 +840,8 @@ class CompiledModel:
             flat.insert(result.position, None)
         for result in self._regenerated:  # (from results the program computed, all in place by now)
             flat[result.position] = result.value(inputs, flat, self.model)
-        for position in self._number_results:  # (one the caller passed, returned, is a number already)
+        for position in self._number_results:  # (one the caller passed, returned: a number on the native
+            # replay, else the 0-d tensor holding it exactly)
             if isinstance(flat[position], torch.Tensor):
                 flat[position] = flat[position].item()
         return pytree.tree_unflatten(flat, self._out_spec)
@@ -849,15 +849,13 @@ class CompiledModel:
     def _another_way(
         self,
         args: tuple[Any, ...],
-        flat: Sequence[Any],
         inputs: Sequence[Any],
         failure: AssumptionFailed | None,
         generators: list[Any] | None,
     ) -> Any:
         """A call of a model whose data decide its way through conditions on data (`frontend/branches.py`),
         or whose Python attributes do (`frontend/python_state.py`): the traced program failed a check or
-        found other attribute values (`failure`), or recent calls took a way traced later (`flat`, `inputs`:
-        the call's, as `_run` takes them).
+        found other attribute values (`failure`), or recent calls took a way traced later.
         Runs the call with the programs traced so far, in that order (`_ways`, None standing for the traced
         one), or traces one from this call (as a shape variant is compiled, with a warning), at most
         PYGRAPH_MAX_VARIANTS programs (past it, where no program can be traced from the call, and where the
@@ -876,7 +874,7 @@ class CompiledModel:
                 restore_generators(generators)
             try:
                 result = (
-                    self._run(flat, inputs) if way is None else way(*args)
+                    self._run(inputs) if way is None else way(*args)
                 )  # (its native replay, where it has one)
             except AssumptionFailed as exc:
                 failure, failed, first = exc, way, first or exc

@@ -180,7 +180,7 @@ def test_a_call_that_the_program_traced_from_it_decides_otherwise_runs_eagerly(m
     compiled = _compile(model, _taken())
     traced_from_the_call = pygraph.api._compile
 
-    def decides_otherwise(flat: list, inputs: list) -> None:
+    def decides_otherwise(inputs: list) -> None:
         raise pygraph.AssumptionFailed("x.mean() > 0 (rounded)")
 
     def deciding_otherwise(*args, **kwargs) -> pygraph.CompiledModel:

@@ -96,7 +96,7 @@ def numbers_promoted_as_python(
     them with Python numbers (`_AsPythonNumbers`), so that what the model reads of it (`t.dtype`) is
     eager's too; and a result that is a number (`return y, n`, `n * 2`) is returned as one, read with
     `.item()` (a Python number of the trace, which `outputs.numbers_as_tensors` makes a result that each
-    call reads back: an int or a bool exactly, a float in the float32 its arguments take)."""
+    call reads back, as Python computes it)."""
     leaves = pytree.tree_leaves(inputs)
     lifted = [(i, _kind(leaf.dtype)) for i, leaf in enumerate(leaves) if any(leaf is n for n in numbers)]
     if not lifted:

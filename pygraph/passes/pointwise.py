@@ -108,8 +108,8 @@ def _subnormal(value: bool | int | float) -> bool:
 
 
 def _float32_rounds(value: float) -> bool:
-    """Whether Triton rounds `value` where a function (`tl.maximum`, libdevice) takes it as a Python
-    float: it makes a float32 constant of any value in float32's normal range."""
+    """Whether Triton rounds `value` as a Python float in a kernel: it makes a float32 constant of any value
+    in float32's normal range, in a float64 kernel's arithmetic too."""
     try:
         return abs(value) >= 2**-126 and struct.unpack("f", struct.pack("f", value))[0] != value
     except OverflowError:  # beyond float32: Triton makes it a float64 constant
