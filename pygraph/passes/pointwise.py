@@ -254,8 +254,12 @@ class OpEmitter:
         text = literal(number, dtype)
         widened = dtype == FLOAT32 and _subnormal(number)
         if widened or (dtype == FLOAT64 and _float32_rounds(float(number))):
-            text = self.let(f"tl.full([{self.block}], {text}, {tl_type(dtype)})")
+            text = self.let(self.block_of(text, dtype))
         return text
+
+    def block_of(self, literal_text: str, dtype: DType) -> str:
+        """A block of the literal `literal_text` in `dtype`, which Triton takes as that dtype's value."""
+        return f"tl.full([{self.block}], {literal_text}, {tl_type(dtype)})"
 
     @property
     def is_float(self) -> bool:
@@ -296,7 +300,7 @@ def emit(name: str, k: OpEmitter) -> str:
     if _is_literal(expr):  # a number: make it a block (the interpreter mishandles 0-d tensors)
         if dtype.name == "bfloat16":  # made in float32: the interpreter has no bfloat16 constants
             dtype = FLOAT32
-        expr = f"tl.full([{k.block}], {expr}, {tl_type(dtype)})"
+        expr = k.block_of(expr, dtype)
     return convert(expr, dtype, k.out)
 
 
@@ -474,7 +478,7 @@ def _fmod(k: OpEmitter, a: str, b: str) -> str:
     if not k.is_float:
         return f"{a} % {b}"
     if k.dtype == FLOAT64:
-        a, b = (k.let(f"tl.full([{k.block}], {v}, tl.float64)") if _is_literal(v) else v for v in (a, b))
+        a, b = (k.let(k.block_of(v, FLOAT64)) if _is_literal(v) else v for v in (a, b))
     return f"libdevice.fmod({a}, {b})"
 
 
