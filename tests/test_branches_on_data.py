@@ -470,6 +470,63 @@ def test_python_arithmetic_on_numbers_read_from_the_data_computes_what_python_co
             assert relative_error(compiled(x), model(x)) <= 1e-4, name  # (the sum in another order)
 
 
+# A boolean read from the data as an operand of ops on tensors: torch's trace of `mask & b` converted `b`
+# with `bool(b)`, fixing it to the example's value, and the program then failed to decompose (or, for the
+# other value, computed in int64).
+BOOLEAN_OPERANDS = {
+    "mask & b": lambda y, m, b: m & b,
+    "mask | b": lambda y, m, b: m | b,
+    "b ^ mask": lambda y, m, b: b ^ m,
+    "mask == b": lambda y, m, b: m == b,
+    "mask + b": lambda y, m, b: m + b,
+    "y * b": lambda y, m, b: y * b,
+    "b * y.half()": lambda y, m, b: b * y.half(),
+    "int8 + b": lambda y, m, b: (y * 10).to(torch.int8) + b,
+    "where(mask, y, b)": lambda y, m, b: torch.where(m, y, b),
+    "y.masked_fill(mask, b)": lambda y, m, b: y.masked_fill(m, b),
+    "y ** b": lambda y, m, b: y**b,
+}
+
+
+@pytest.mark.parametrize("name", BOOLEAN_OPERANDS)
+@pytest.mark.parametrize("keepdim", [False, True], ids=["0-d", "1 element"])
+def test_a_boolean_read_from_the_data_is_an_operand_on_the_device(name, keepdim):
+    """No branch: `b` is its tensor in the program, each call's value, no host read."""
+    operation = BOOLEAN_OPERANDS[name]
+
+    class Flagged(nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            b = (x > 0).any(0, keepdim=True).item() if keepdim else (x > 0).any().item()
+            return operation(y, y > 0.3, b)
+
+    model = Flagged()
+    y = torch.randn(16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # (no warning of a decision on data)
+        compiled = pygraph.export_and_compile(model, (torch.rand(16), y), target="emulator")
+    explanation = compiled.explain()
+    assert explanation.outside == [] and len(explanation.segments) == 1, str(explanation)
+    for x in (torch.rand(16), -torch.rand(16)):
+        got, want = compiled(x, y), model(x, y)
+        assert got.dtype == want.dtype and torch.equal(got, want), (name, x[0] > 0)
+
+
+def test_a_boolean_read_from_a_tensor_written_after_is_the_value_read():
+    class WritesItsFlag(nn.Module):
+        def forward(self, flag: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            b = flag.item()
+            flag.logical_not_()
+            return y * b
+
+    model, y = WritesItsFlag(), torch.randn(16)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a decision on data: the read stays a number)
+        compiled = pygraph.export_and_compile(model, (torch.tensor(True), y), target="emulator")
+    for value in (True, False, True):
+        mine, theirs = torch.tensor(value), torch.tensor(value)
+        assert torch.equal(compiled(mine, y), model(theirs, y)) and torch.equal(mine, theirs)
+
+
 def test_a_python_builtin_on_a_number_with_no_scalar_op_is_an_error_naming_the_line():
     class RoundedTo(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:

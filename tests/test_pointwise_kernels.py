@@ -762,6 +762,41 @@ def test_fmod_remainder_and_floor_division_are_exact_on_the_gpu() -> None:
         assert_same_bits(compiled(x, y), model(x, y), name)
 
 
+class Powers(torch.nn.Module):
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        whole = y.round()
+        return (
+            x**y,
+            2.0**whole,
+            x**2.7,
+            (-x) ** whole,
+            10.0 ** (y * 0.25),
+            x.double() ** y.double(),
+            x.half() ** 1.3,
+            x.bfloat16() ** y.bfloat16(),
+        )
+
+
+def test_powers_of_two_are_exact() -> None:
+    """`exp(y * log(2))` was an ulp or more off `2 ** y` for a third of the integers y in [-20, 20)."""
+    y = torch.arange(-20, 20, dtype=torch.float32)
+    x = torch.rand(40) * 4 + 0.1
+    got = pygraph.export_and_compile(Powers(), (x, y), target="emulator")(x, y)[1]
+    assert torch.equal(got, torch.pow(2.0, y.double()).float())
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_pow_is_eager_s_on_the_gpu() -> None:
+    """Eager's kernels call C's pow (libdevice's `powf`/`pow`), past ATen's special exponents."""
+    torch.manual_seed(0)
+    n = 1 << 16
+    x, y = torch.rand(n, device="cuda") * 4 + 0.1, torch.randn(n, device="cuda") * 8
+    model = Powers()
+    compiled = pygraph.export_and_compile(model, (x, y), target="cuda")
+    assert_same_bits(compiled(x, y), model(x, y), "pow")
+
+
 def subnormals(n: int) -> torch.Tensor:
     """`n` float32 subnormals of both signs, none zero, on the GPU."""
     return (torch.randint(1, 1 << 20, (n,), device="cuda") * 2.0**-149) * torch.randn(n, device="cuda").sign()

@@ -94,14 +94,12 @@ def numbers_promoted_as_python(
 ) -> Iterator[None]:
     """While `model` is traced with `inputs`: ops reading the lifted `numbers` get the dtype eager gives
     them with Python numbers (`_AsPythonNumbers`), so that what the model reads of it (`t.dtype`) is
-    eager's too; and a result that is a number (`return y, n`, `n * 2`) is returned as one, read with
-    `.item()` (a Python number of the trace, which `outputs.numbers_as_tensors` makes a result that each
-    call reads back, as Python computes it)."""
+    eager's too; a boolean read from the data (`b = t.item()`) is its tensor in ops on tensors; and a
+    result that is a number (`return y, n`, `n * 2`) is returned as one, read with `.item()` (a Python
+    number of the trace, which `outputs.numbers_as_tensors` makes a result that each call reads back, as
+    Python computes it)."""
     leaves = pytree.tree_leaves(inputs)
     lifted = [(i, _kind(leaf.dtype)) for i, leaf in enumerate(leaves) if any(leaf is n for n in numbers)]
-    if not lifted:
-        yield
-        return
     # Entered inside the traced call, above torch's own modes: their frames come after the model's line.
     mode = _AsPythonNumbers()
     entered: list[bool] = []
@@ -144,15 +142,29 @@ class _AsPythonNumbers(TorchFunctionMode):
     dtype differs, the result is cast to it (the op computes in the wider dtype and rounds once, as eager's
     op computes in its opmath type and rounds once). Python's operators on numbers alone (`y * y + 1`,
     `n / 2`: Tensor methods, as the trace sees them) are Python arithmetic: floats in float64, and a 0-d
-    result is a number too; torch's functions on them make tensors (`torch.tensor(y)`), as in eager."""
+    result is a number too; torch's functions on them make tensors (`torch.tensor(y)`), as in eager.
+
+    A boolean read from the data (`b = t.item()`) meets tensors as its 0-d tensor (`mask & b`, `y * b`):
+    a bool promotes alike as a Python number and as a 0-d tensor, and the op then runs on the device
+    instead of reading `b` back to the host; torch's trace of a bool number in a boolean op (`bool(b)` in
+    its type conversion) would otherwise fix `b` to the example's value. Indexing (`x[b]`) keeps the
+    number, as does a call after the tensor was written in place."""
 
     def __init__(self) -> None:
         super().__init__()
         self.numbers: dict[int, tuple[torch.Tensor, str]] = {}  # by id, the tensor held so its id stays
+        # by the id of a bool that `.item()` read: it, the 0-d tensor it was read from and that tensor's version
+        self.bool_reads: dict[int, tuple[torch.SymBool, torch.Tensor, int]] = {}
 
     def __torch_function__(self, func: Any, types: Any, args: tuple = (), kwargs: dict | None = None) -> Any:
         kwargs = kwargs or {}
-        tensors = [t for t in pytree.tree_leaves((args, kwargs)) if isinstance(t, torch.Tensor)]
+        leaves = pytree.tree_leaves((args, kwargs))
+        if func is torch.Tensor.item and args[0].dtype == torch.bool:
+            return self._read_bool(args[0])
+        if self.bool_reads and any(id(leaf) in self.bool_reads for leaf in leaves):
+            args, kwargs = self._bool_reads_as_tensors(func, args, kwargs)
+            leaves = pytree.tree_leaves((args, kwargs))
+        tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
         numbers = [id(t) in self.numbers for t in tensors]
         if not any(numbers):  # (most calls of a trace)
             return func(*args, **kwargs)
@@ -177,6 +189,37 @@ class _AsPythonNumbers(TorchFunctionMode):
         if not isinstance(result, torch.Tensor):
             return result
         return result if expected in (None, result.dtype) else result.to(expected)
+
+    def _read_bool(self, tensor: torch.Tensor) -> Any:
+        number = tensor.item()
+        if isinstance(number, torch.SymBool):
+            scalar = tensor.reshape(())
+            self.bool_reads[id(number)] = (number, scalar, scalar._version)
+        return number
+
+    def _bool_reads_as_tensors(self, func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """`args` and `kwargs` with the bool reads as their tensors, where the call takes tensors of a
+        device they may meet (other than indexing, and unless the tensor was written since the read)."""
+        if getattr(func, "__name__", "") in _INDEXING:
+            return args, kwargs
+        devices = {
+            leaf.device
+            for leaf in pytree.tree_leaves((args, kwargs))
+            if isinstance(leaf, torch.Tensor) and id(leaf) not in self.numbers
+        }
+        if not devices:
+            return args, kwargs
+
+        def as_tensor(leaf: Any) -> Any:
+            read = self.bool_reads.get(id(leaf))
+            if read is None:
+                return leaf
+            _, scalar, version = read
+            if scalar._version != version or (scalar.device not in devices and scalar.device.type != "cpu"):
+                return leaf
+            return scalar
+
+        return pytree.tree_map(as_tensor, (args, kwargs))
 
     def _numbers_as(self, dtype: torch.dtype, args: tuple, kwargs: dict, every: bool = False) -> Any:
         """`args` and `kwargs` with their float numbers (`every`: all their numbers) in `dtype`."""
@@ -222,6 +265,7 @@ def _is_number(leaf: Any, mode: _AsPythonNumbers) -> bool:
     return isinstance(leaf, torch.Tensor) and id(leaf) in mode.numbers
 
 
+_INDEXING = {"__getitem__", "__setitem__", "index_put", "index_put_"}  # (a bool there selects: a mask)
 _PYTHON_KIND = {"bool": True, "int": 1, "float": 0.5}  # a number of each kind, for its promotion
 
 

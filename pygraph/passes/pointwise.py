@@ -15,10 +15,10 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
   fmod, pow, comparisons and threshold round a number or a wider 0-d operand to float16 or bfloat16 first
   (`Pointwise.reads`): `x % 0.7` in bfloat16 divides by 0.69921875, and `x < 0.7` compares with it;
 - tanh, expm1, log1p, rsqrt and rint (round) call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
-  fraction of the cost of formulas built from exp and log), and so does a float fmod (remainder and floor
-  division too), as Triton's own `%` of floats is not C's fmod on the GPU; Triton's interpreter has no libdevice, so the
-  emulator binds that name to numpy's (`backend/interpreted_libdevice.py`). Pow is built from floor, exp
-  and log; true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
+  fraction of the cost of formulas built from exp and log), and so do a float fmod (remainder and floor
+  division too), as Triton's own `%` of floats is not C's fmod on the GPU, and pow past ATen's special
+  exponents (2, 3, 0.5, -1, ...); Triton's interpreter has no libdevice, so the emulator binds that name
+  to numpy's (`backend/interpreted_libdevice.py`); true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
   CUDA code does, but a division by a number multiplies by the number's reciprocal, as CUDA's kernel does
   (`_true_div`; a division by a literal power of two inside a formula is the exact multiplication by its
   reciprocal);
@@ -397,18 +397,18 @@ def negate(x: str) -> str:
     return f"{x} * -1.0"
 
 
-def _negative_base(k: OpEmitter, magnitude: str, y: str) -> str:
-    """pow for a negative base, given |base| ** y: defined for integer exponents only (C's pow)."""
-    whole = k.let(f"tl.floor({y}) == {y}")
-    odd = k.let(f"{whole} & (tl.floor({y} * 0.5) * 2.0 != {y})")
-    return f'tl.where({whole}, tl.where({odd}, {negate(magnitude)}, {magnitude}), float("nan"))'
+def _pow(k: OpEmitter, x: str, y: str) -> str:
+    """C's pow of floats (libdevice's, which eager's kernels call): exact where the power is representable
+    (`2.0 ** 10`), where `exp(y * log(x))` was off by an ulp or more."""
+    return _libdevice_binary(k, "pow", x, y)
 
 
-def _pow_runtime(k: OpEmitter, x: str, y: str) -> str:
-    """x ** y for float tensors (pow(x, 0) = pow(1, y) = 1, as in C)."""
-    t = k.let(f"tl.exp({y} * tl.log(tl.abs({x})))")
-    signed = _negative_base(k, t, y)
-    return f"tl.where(({y} == 0.0) | ({x} == 1.0), 1.0, tl.where({x} < 0.0, {signed}, {t}))"
+def _libdevice_binary(k: OpEmitter, name: str, a: str, b: str) -> str:
+    """`libdevice.NAME(a, b)` of floats. A float64 literal is made a float64 tensor first: Triton takes a
+    Python float as float32, and libdevice has no function of a double and a float."""
+    if k.dtype == FLOAT64:
+        a, b = (k.let(k.block_of(v, FLOAT64)) if _is_literal(v) else v for v in (a, b))
+    return f"libdevice.{name}({a}, {b})"
 
 
 # ----------------------------------------------------------------------------------------- the entries
@@ -473,13 +473,8 @@ def _fmod(k: OpEmitter, a: str, b: str) -> str:
     """C's fmod (integers: Triton's `%`). Floats call libdevice's, which is exact: on the GPU, Triton's `%`
     of floats computes `a - b * trunc(a / b)`, which loses the sign of a zero result (`fmod(-1.5, 0.5)`
     is -0.0) and is off by `b` or worse where the quotient passes about 2**20
-    (`bench/results/fmod-s37-h100.log`). A float64 literal is made a float64 tensor first: Triton takes a
-    Python float as float32, and libdevice has no fmod of a double and a float."""
-    if not k.is_float:
-        return f"{a} % {b}"
-    if k.dtype == FLOAT64:
-        a, b = (k.let(k.block_of(v, FLOAT64)) if _is_literal(v) else v for v in (a, b))
-    return f"libdevice.fmod({a}, {b})"
+    (`bench/results/fmod-s37-h100.log`)."""
+    return _libdevice_binary(k, "fmod", a, b) if k.is_float else f"{a} % {b}"
 
 
 def _remainder(k: OpEmitter, a: str, b: str) -> str:
@@ -512,26 +507,17 @@ def _pow_tensor_scalar(k: OpEmitter) -> str:
     }
     if e in special:
         return special[e]
-    e = k.number(e)
-    t = k.let(f"tl.exp({k.lit(e)} * tl.log(tl.abs({x})))")
-    if float(e).is_integer():
-        negative = negate(t) if int(e) % 2 else t
-    else:
-        negative = 'float("nan")'
-    return f"tl.where({x} == 1.0, 1.0, tl.where({x} < 0.0, {negative}, {t}))"
+    return _pow(k, x, k.lit(k.number(e)))
 
 
 def _pow_tensor_tensor(k: OpEmitter) -> str:
-    return _pow_runtime(k, k.x(0), k.x(1))
+    return _pow(k, k.x(0), k.x(1))
 
 
 def _pow_scalar(k: OpEmitter) -> str:
-    """number ** tensor: what depends on the base alone is settled at compile time."""
-    base, y = k.number(k.param(0)), k.x(1)
-    if base == 0:
-        return f"tl.where({y} == 0.0, 1.0, tl.where({y} > 0.0, 0.0, {INF}))"
-    t = k.let(f"tl.exp({y} * {k.lit(math.log(abs(base)))})")
-    return t if base > 0 else _negative_base(k, t, y)
+    """number ** tensor: 1 ** y is 1 (ATen's special case, NaN exponents included)."""
+    base = k.number(k.param(0))
+    return k.lit(1) if base == 1 else _pow(k, k.lit(base), k.x(1))
 
 
 def _clamp(low: int | None, high: int | None) -> Pointwise:
