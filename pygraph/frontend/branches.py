@@ -336,8 +336,10 @@ def _taken_or_torchs_own(failure: Any) -> bool:
 
 def check_branches(program: torch.export.ExportedProgram) -> None:
     """Makes the decomposed `program`'s checks on values of its data importable and their failures
-    readable: a condition that draft export wrote as `sym_ite(b, 1, 0)` on a boolean `b = t.item()` is
-    the item of `t` as an integer; each check on data names the line of the model it guards."""
+    readable: a boolean `b = t.item()` that the program uses (torch 2.11's; torch-mlir imports no boolean
+    `item`) is the item of `t` as an integer, which draft export's `sym_ite(b, 1, 0)` is, and `i == 1`
+    elsewhere (a returned one stays: `outputs.numbers_as_tensors` returns `t`); each check on data names
+    the line of the model it guards."""
     graph = program.graph
     for deferred in list(graph.find_nodes(op="call_function", target=_DEFER)):
         if _deferred(deferred):
@@ -345,7 +347,7 @@ def check_branches(program: torch.export.ExportedProgram) -> None:
     flags = [
         _integer_condition(graph, read)
         for read in list(graph.find_nodes(op="call_function", target=torch.ops.aten.item.default))
-        if any(user.target is torch.sym_ite for user in read.users)
+        if isinstance(read.meta.get("val"), torch.SymBool) and any(u.op != "output" for u in read.users)
     ]
     for node in list(graph.find_nodes(op="call_function", target=torch.sym_not)):
         _negate(graph, node)
@@ -368,7 +370,7 @@ def _integer_condition(graph: torch.fx.Graph, read: torch.fx.Node) -> torch.fx.N
     """Reads the boolean 0-d tensor `t` of `read = t.item()` as an integer `i = t.to(int64).item()`, which
     it returns: draft export's `sym_ite(read, 1, 0)` is `i`, any other use of `read` reads `i == 1`."""
     (flag,) = read.args
-    number = _read_integer(graph, flag, read, None)
+    number = _read_integer(graph, flag, read, torch.sym_ite(read.meta["val"], 1, 0))
     with graph.inserting_before(read):
         truth = graph.call_function(operator.eq, (number, 1))
     truth.meta = {"val": read.meta["val"], "stack_trace": read.meta.get("stack_trace")}
@@ -381,10 +383,6 @@ def _integer_condition(graph: torch.fx.Graph, read: torch.fx.Node) -> torch.fx.N
     graph.erase_node(read)
     if not truth.users:
         graph.erase_node(truth)
-    if number.meta["val"] is None:
-        raise NotImplementedError(
-            f"{_where(read, read)}: a condition on data pygraph cannot read as a number"
-        )
     return number
 
 
