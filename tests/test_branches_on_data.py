@@ -527,6 +527,23 @@ def test_a_boolean_read_from_a_tensor_written_after_is_the_value_read():
         assert torch.equal(compiled(mine, y), model(theirs, y)) and torch.equal(mine, theirs)
 
 
+@pytest.mark.parametrize("special", [math.inf, -math.inf, math.nan])
+def test_a_branching_model_reading_a_float_that_is_not_finite(special):
+    """Reading the example's numbers once for the checks made each an int: `int(inf)` refused the model."""
+
+    class ReadsItsMaximum(nn.Module):
+        def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, float]:
+            y = x * 2 if x.sum() > 0 else x
+            return y, x[1].item()
+
+    model, x = ReadsItsMaximum(), torch.rand(4) + 1
+    x[1] = special
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (the decision on data)
+        compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+    assert relative_error(compiled(x), model(x)) == 0
+
+
 def test_a_python_builtin_on_a_number_with_no_scalar_op_is_an_error_naming_the_line():
     class RoundedTo(nn.Module):
         def forward(self, x: torch.Tensor) -> torch.Tensor:

@@ -38,7 +38,8 @@ unsqueeze, expand, a copy, a view) are read as the model holds them, with `enabl
 goes to the generated kernel or, in half precision, to ATen (`_grouped_query_heads`): no copy of the cache
 per call. Semantics are eager's either way: the scale defaults to 1/sqrt(E); a
 boolean mask keeps where True, a float mask is added; `is_causal` keeps the lower triangle; rows a mask
-hides entirely give zeros, as the fused kernel gives them.
+hides entirely give zeros, as the fused kernel gives them, and as ATen's call gives them once its result
+passes `_hides_rows_from_cudnn`'s fix-up in half precision.
 """
 
 from __future__ import annotations
@@ -50,7 +51,7 @@ import torch
 
 from ..knobs import knobs
 from ..passes.attention_kernel import split_size, unsupported
-from .rewrite import add_constant, propagate_fake_tensors, replace_node
+from .rewrite import add_constant, propagate_fake_tensors, redirect_uses, replace_node
 
 aten = torch.ops.aten
 ROUTES = ("auto", "kernel", "decompose", "aten")
@@ -88,8 +89,30 @@ def route_attentions(ep: torch.export.ExportedProgram, devices: tuple[str, ...] 
                 result = _decomposed(ep, args, query, key, node.meta["val"])
             replace_node(ep, node, result)
             decomposed = True
+        elif _hides_rows_from_cudnn(args, devices):
+            with graph.inserting_after(node):
+                kept = graph.call_function(aten.any.dim, (args["attn_mask"], -1, True))
+            with graph.inserting_after(kept):
+                result = graph.call_function(aten.where.ScalarOther, (kept, node, 0.0))
+            redirect_uses(ep, node, result)
+            decomposed = True
     if decomposed:
         propagate_fake_tensors(ep)
+
+
+def _hides_rows_from_cudnn(args: dict, devices: tuple[str, ...]) -> bool:
+    """Whether ATen's call may take cuDNN's kernel, eager's default in half precision on sm_90 and newer,
+    with a boolean mask: for a row the mask hides entirely it gives neither the zeros of the math and
+    memory-efficient kernels nor NaN, and eager takes it or the math kernel by the inputs' strides
+    (`bench/results/masked-rows-s41-h100.log`). Such rows are made zeros after the call, PyTorch's
+    semantics whichever kernel runs."""
+    mask, query = args["attn_mask"], args["query"].meta["val"]
+    return (
+        isinstance(mask, torch.fx.Node)
+        and mask.meta["val"].dtype == torch.bool
+        and query.dtype in (torch.float16, torch.bfloat16)
+        and query.device.type in devices
+    )
 
 
 def route(args: dict, devices: tuple[str, ...]) -> str:

@@ -200,8 +200,9 @@ def _check_float_bounds(graph: torch.fx.Graph) -> None:
 _BOUNDS = {sympy.LessThan: operator.le, sympy.GreaterThan: operator.ge}
 
 
-def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int]:
-    """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1), by node name: its graph
+def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict[str, int | float]:
+    """The value of each `.item()` of `program` for `inputs` (booleans as 0 or 1; floats as they are, inf and
+    NaN among them), by node name: its graph
     run once on the real tensors (copies of those it may write in place, so that the model's state and the
     inputs stay as they were; the random generators are restored; torch's checks are skipped). Draft
     export's record of the way each condition took is keyed by expressions that torch 2.11 rewrites, and in
@@ -226,7 +227,7 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
         if isinstance(a, torch.Tensor) and kind == InputKind.PARAMETER and p not in written
     }
     args = [a if i in kept or not isinstance(a, torch.Tensor) else a.clone() for i, a in enumerate(args)]
-    reads: dict[str, int] = {}
+    reads: dict[str, int | float] = {}
 
     class Recorder(torch.fx.Interpreter):
         def run_node(self, node: torch.fx.Node) -> Any:
@@ -234,7 +235,7 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
                 return None
             result = super().run_node(node)
             if node.target in _READS_DATA:
-                reads[node.name] = int(result)
+                reads[node.name] = result if isinstance(result, float) else int(result)
             return result
 
     devices = sorted({a.device.index or 0 for a in args if isinstance(a, torch.Tensor) and a.is_cuda})

@@ -7,6 +7,7 @@ import torch
 from gpu_marks import needs_gpu
 from test_attention_kernel import Attention, ops
 from torch import nn
+from torch.nn.attention import SDPBackend, sdpa_kernel
 from torch.nn.functional import scaled_dot_product_attention as sdpa
 
 import pygraph
@@ -95,6 +96,38 @@ def test_gpu_decomposed_attention_matches_eager(case: str) -> None:
     for _ in range(2):
         assert relative_error(compiled(*inputs), model(*inputs)) < 1e-5
         inputs = tuple(torch.randn_like(x) for x in inputs[:3]) + inputs[3:]
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_rows_a_boolean_mask_hides_are_zeros_after_aten_s_call_in_half_precision(dtype) -> None:
+    """cuDNN's kernel, which eager's call may take there, gives other values (see the GPU twin)."""
+    torch.manual_seed(0)
+    inputs = tuple(x.to(dtype) for x in qkv(2, 3, 100, 120)) + (bool_mask(2, 100, 120),)
+    model = Attention()
+    with knobs.scope(gpu_layouts="on", attention="aten"):
+        compiled = pygraph.export_and_compile(model, inputs)
+    assert ops(compiled)[0] == "aten.scaled_dot_product_attention.default"
+    got, ref = compiled(*inputs), model(*inputs)
+    assert got[0, 0, 3].abs().max() == 0 and relative_error(got, ref) < 1e-2
+
+
+@pytest.mark.gpu
+@needs_gpu
+@pytest.mark.parametrize("reversed_in_memory", [False, True], ids=["contiguous", "dims reversed"])
+def test_gpu_rows_a_boolean_mask_hides_are_zeros_whatever_kernel_aten_takes(reversed_in_memory) -> None:
+    """Eager's call takes cuDNN's kernel for contiguous half-precision inputs (a hidden row: neither zeros
+    nor NaN) and the math kernel for others (zeros): pygraph gives the math kernel's answer either way."""
+    torch.manual_seed(0)
+    inputs = tuple(x.cuda().half() for x in qkv(2, 3, 100, 120))
+    if reversed_in_memory:
+        inputs = tuple(x.transpose(0, -1).contiguous().transpose(0, -1) for x in inputs)
+    inputs += (bool_mask(2, 100, 120).cuda(),)
+    model = Attention()
+    compiled = pygraph.export_and_compile(model, inputs, target="cuda")
+    with sdpa_kernel([SDPBackend.MATH]):
+        ref = model(*inputs)
+    got = compiled(*inputs)
+    assert got[0, 0, 3].abs().max() == 0 and relative_error(got, ref) < 1e-2
 
 
 class SelfAttention(nn.Module):
