@@ -400,7 +400,7 @@ def negate(x: str) -> str:
 def _pow(k: OpEmitter, x: str, y: str) -> str:
     """C's pow of floats, float32 ones computed in float64 and rounded once: correctly rounded, as eager's
     CUDA powf is in 94% of the elements and within an ulp in the rest, where libdevice's float32 pow was
-    up to 3 ulp off eager's (38% misrounded, `2.0 ** -3` among them) and `exp(y * log|x|)` up to 93
+    up to 3 ulp off eager's (38% misrounded, powers of two among them) and `exp(y * log|x|)` up to 93
     (`bench/results/pow-s41-h100.log`). The price, a float64 pow per element, is paid by non-special
     exponents only (`x ** 2`, `x ** 0.5`, ... are ATen's special cases)."""
     if k.dtype == FLOAT64:
