@@ -162,7 +162,7 @@ class _AsPythonNumbers(TorchFunctionMode):
         if func is torch.Tensor.item and args[0].dtype == torch.bool:
             return self._read_bool(args[0])
         if self.bool_reads and any(id(leaf) in self.bool_reads for leaf in leaves):
-            args, kwargs = self._bool_reads_as_tensors(func, args, kwargs)
+            args, kwargs = self._bool_reads_as_tensors(func, args, kwargs, leaves)
             leaves = pytree.tree_leaves((args, kwargs))
         tensors = [t for t in leaves if isinstance(t, torch.Tensor)]
         numbers = [id(t) in self.numbers for t in tensors]
@@ -197,16 +197,15 @@ class _AsPythonNumbers(TorchFunctionMode):
             self.bool_reads[id(number)] = (number, scalar, scalar._version)
         return number
 
-    def _bool_reads_as_tensors(self, func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
-        """`args` and `kwargs` with the bool reads as their tensors, where the call takes tensors of a
-        device they may meet (other than indexing, and unless the tensor was written since the read)."""
+    def _bool_reads_as_tensors(
+        self, func: Any, args: tuple, kwargs: dict, leaves: list[Any]
+    ) -> tuple[tuple, dict]:
+        """`args` and `kwargs` (whose leaves are `leaves`) with the bool reads as their tensors, where the
+        call takes tensors of a device they may meet (other than indexing, and unless the tensor was
+        written since the read)."""
         if getattr(func, "__name__", "") in _INDEXING:
             return args, kwargs
-        devices = {
-            leaf.device
-            for leaf in pytree.tree_leaves((args, kwargs))
-            if isinstance(leaf, torch.Tensor) and id(leaf) not in self.numbers
-        }
+        devices = {t.device for t in leaves if isinstance(t, torch.Tensor) and id(t) not in self.numbers}
         if not devices:
             return args, kwargs
 

@@ -403,18 +403,22 @@ def _pow(k: OpEmitter, x: str, y: str) -> str:
     up to 3 ulp off eager's (38% misrounded, powers of two among them) and `exp(y * log|x|)` up to 93
     (`bench/results/pow-s41-h100.log`). The price, a float64 pow per element, is paid by non-special
     exponents only (`x ** 2`, `x ** 0.5`, ... are ATen's special cases)."""
-    if k.dtype == FLOAT64:
-        return _libdevice_binary(k, "pow", x, y)
-    wide = (k.let(k.block_of(v, FLOAT64)) if _is_literal(v) else f"{v}.to(tl.float64)" for v in (x, y))
-    return f"libdevice.pow({', '.join(wide)}).to({tl_type(k.dtype)})"
+    return _libdevice_binary(k, "pow", x, y, FLOAT64)
 
 
-def _libdevice_binary(k: OpEmitter, name: str, a: str, b: str) -> str:
-    """`libdevice.NAME(a, b)` of floats. A float64 literal is made a float64 tensor first: Triton takes a
-    Python float as float32, and libdevice has no function of a double and a float."""
-    if k.dtype == FLOAT64:
-        a, b = (k.let(k.block_of(v, FLOAT64)) if _is_literal(v) else v for v in (a, b))
-    return f"libdevice.{name}({a}, {b})"
+def _libdevice_binary(k: OpEmitter, name: str, a: str, b: str, compute: DType | None = None) -> str:
+    """`libdevice.NAME(a, b)` of floats, computed in `compute` (default: the kernel's dtype) and rounded to
+    the kernel's. A literal is made a float64 tensor there: Triton takes a Python float as float32, and
+    libdevice has no function of a double and a float."""
+    compute = compute or k.dtype
+
+    def operand(v: str) -> str:
+        if _is_literal(v):
+            return k.let(k.block_of(v, FLOAT64)) if compute == FLOAT64 else v
+        return v if compute == k.dtype else f"{v}.to({tl_type(compute)})"
+
+    call = f"libdevice.{name}({operand(a)}, {operand(b)})"
+    return call if compute == k.dtype else f"{call}.to({tl_type(k.dtype)})"
 
 
 # ----------------------------------------------------------------------------------------- the entries
