@@ -189,6 +189,22 @@ def _tensor_at(model: torch.nn.Module, name: str) -> Any:
         return None
 
 
+def _same_tensor(value: Any, tensor: torch.Tensor) -> bool:
+    """`value` is `tensor` or a view of the same bytes in the same layout (export detaches constants)."""
+    return isinstance(value, torch.Tensor) and (
+        value is tensor
+        or (value.data_ptr(), value.shape, value.stride(), value.dtype)
+        == (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype)
+    )
+
+
+def _described(value: Any) -> str:
+    if not isinstance(value, torch.Tensor):
+        return repr(value)
+    strides = "" if value.is_contiguous() else f" with strides {list(value.stride())}"
+    return f"a {str(value.dtype).removeprefix('torch.')}{list(value.shape)} tensor on {value.device}{strides}"
+
+
 class CompileError(Exception):
     """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
 
@@ -509,7 +525,15 @@ class CompiledModel:
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._device = _device(model, target)
-        self._constants = {a.name: a.value for a in imported.arguments if a.role == "constant"}
+        # Constants as compiled: tensors made in forward, and tensor attributes of the model's modules that
+        # are not buffers (`self.table = torch.randn(...)`), which calls read from the model (`_state`).
+        self._constants = {
+            **(derived.constants if derived is not None else {}),
+            **{a.name: a.value for a in imported.arguments if a.role == "constant"},
+        }
+        self._attribute_constants = {
+            n for n, t in self._constants.items() if _same_tensor(_tensor_at(model, n), t)
+        }
         # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
         # computed from with the versions they had then. First the values export computed (computing them
         # again would hold two copies of, say, every convolution weight in NHWC at once).
@@ -538,7 +562,12 @@ class CompiledModel:
         self._outside: dict[str, str] = {}
         self._single_output = self._out_spec.is_leaf() and not self._regenerated and not self._number_results
         _StateWatch.install()
-        for watched in [*(read.holder for read in reads), *(change.module for change in attributes)]:
+        holders = [model.get_submodule(name.rpartition(".")[0]) for name in self._attribute_constants]
+        for watched in [
+            *(read.holder for read in reads),
+            *(change.module for change in attributes),
+            *holders,
+        ]:
             _StateWatch.watch(watched)  # (a counter is checked only after an assignment to it)
         if derived is not None:
             self._derived_from = [(t, t._version) for t in self._derived_sources()]
@@ -658,6 +687,10 @@ class CompiledModel:
         `_run` notes it."""
         if not all(read.holds() for read in self._reads) or not all(c.holds() for c in self._attributes):
             return False
+        if not all(
+            isinstance(_tensor_at(self.model, name), torch.Tensor) for name in self._attribute_constants
+        ):
+            return False  # (a number where the program reads a tensor attribute: `_run` says so)
         self._assigned = _StateWatch.assigned
         return True
 
@@ -789,6 +822,9 @@ class CompiledModel:
                     f"forward read the Python attribute {read.describe()} in the call the program was "
                     f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
                 )
+        if self._assigned != assigned:  # (a number where the program reads a tensor attribute: not a rebind)
+            for name in self._attribute_constants:
+                self._attribute_tensor(name)
         self._assigned = assigned
         if self._epoch != _StateWatch.epoch:
             changed = self._tree.difference(self.model)
@@ -1028,10 +1064,7 @@ class CompiledModel:
         self._watch_state()
 
     def _derived_sources(self) -> list[torch.Tensor]:
-        return [
-            self._derived.constants[name] if role == "constant" else self._state(role, name)
-            for role, name in self._derived.sources
-        ]
+        return [self._state(role, name) for role, name in self._derived.sources]
 
     def _derive(self, refresh: bool) -> None:
         """Computes the derived state from the model's tensors; `refresh` writes the new values into the
@@ -1199,7 +1232,24 @@ class CompiledModel:
             ) from None
         if role == "derived":
             return self._derived_values[name]
+        if name in self._attribute_constants:
+            return self._attribute_tensor(name)
         return self._constants[name]
+
+    def _attribute_tensor(self, name: str) -> torch.Tensor:
+        """The tensor the attribute `name` of a module holds now (a constant of the program), where it has the
+        layout the program was compiled for."""
+        compiled, now = self._constants[name], _tensor_at(self.model, name)
+        if not _same_tensor(now, compiled) and not (
+            isinstance(now, torch.Tensor)
+            and (now.shape, now.dtype, now.device, now.stride())
+            == (compiled.shape, compiled.dtype, compiled.device, compiled.stride())
+        ):
+            raise AssumptionFailed(
+                f"the tensor attribute `{name}` the program reads was {_described(compiled)} when the program "
+                f"was traced and is {_described(now)} now: a call runs a program traced from the model as it is now"
+            )
+        return now.detach()
 
     def ir(self, stage: str) -> str:
         if stage not in STAGES:

@@ -26,6 +26,10 @@ pytestmark = [
 ]
 
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
+# The first 64 seeds whose programs torch.export takes: a line may fix a dim the program declares dynamic,
+# which only export finds (the program is then `invalid` and checks nothing). The generator's tables decide
+# which seeds those are, so a new op family moves them (the forty-second session's COMPLEX: 35, 43, 44).
+SEEDS = [seed for seed in range(67) if seed not in (35, 43, 44)]
 
 
 def program(body: str, dynamic: bool = False, dtype: str = "float32") -> fuzz.Program:
@@ -71,7 +75,7 @@ def test_a_seed_is_one_program() -> None:
     assert first.lines >= 1
 
 
-@pytest.mark.parametrize("seed", range(64))
+@pytest.mark.parametrize("seed", SEEDS)
 def test_random_programs_match_eager(seed: int) -> None:
     outcome = fuzz.check(fuzz.generate(seed), CPU)
     assert outcome.status in ("pass", "unstable", "copied"), outcome.detail  # (copied: README's limits)
@@ -190,7 +194,7 @@ return t3, t2"""
 
 @pytest.mark.gpu
 @needs_gpu
-@pytest.mark.parametrize("seed", range(48))
+@pytest.mark.parametrize("seed", SEEDS[:48])
 def test_gpu_random_programs_match_eager(seed: int, no_tf32: None) -> None:
     outcome = fuzz.check(fuzz.generate(seed), CUDA)
     assert outcome.status in ("pass", "unstable", "copied"), outcome.detail

@@ -469,6 +469,59 @@ def test_attributes_forward_reads_are_checked_after_an_assignment():
     _check_reassigned_options("cpu")
 
 
+class TensorAttributes(nn.Module):
+    """Tensors held as plain attributes, not buffers (torch.export makes them constants): a table on the
+    model, and a complex one on a submodule (Meta's Llama keeps `freqs_cis` so)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.table = torch.randn(8)
+        self.inner = nn.Module()
+        self.inner.freqs = torch.randn(8, dtype=torch.complex64)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.table + torch.view_as_real(self.inner.freqs * 2).sum(-1)
+
+
+def _check_tensor_attributes_replaced(device: str) -> None:
+    """A call reads the tensors the attributes hold then, as eager: changed in place, replaced by a tensor
+    of the same layout (no new trace) or of another, or by a number (each a new trace, with a warning)."""
+    torch.manual_seed(0)
+    model = TensorAttributes()
+    model.table, model.inner.freqs = model.table.to(device), model.inner.freqs.to(device)
+    x = torch.randn(8, device=device)
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda" if device == "cuda" else "emulator")
+    steps = [
+        lambda: (model.table.mul_(2), model.inner.freqs.mul_(1j)),
+        lambda: setattr(model, "table", torch.randn(8, device=device)),
+        lambda: setattr(model.inner, "freqs", torch.randn(8, dtype=torch.complex64, device=device)),
+        lambda: setattr(model, "table", torch.randn(1, device=device)),
+        lambda: setattr(model, "table", 3.0),
+    ]
+    traced = []
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        for step in steps:
+            step()
+            for _ in range(2):
+                x = torch.randn(8, device=device)
+                torch.testing.assert_close(compiled(x), model(x), rtol=1e-5, atol=1e-6)
+            traced.append(len(compiled._ways))
+    assert traced == [1, 1, 1, 2, 3]
+    messages = [str(w.message) for w in caught if "tensor attribute" in str(w.message)]
+    assert len(messages) == 2 and "float32[8] tensor" in messages[0] and "float32[1] tensor" in messages[0]
+    assert "is 3.0 now" in messages[1]
+
+
+def test_tensor_attributes_are_read_as_the_model_holds_them() -> None:
+    _check_tensor_attributes_replaced("cpu")
+
+
+@needs_gpu
+def test_gpu_tensor_attributes_are_read_as_the_model_holds_them() -> None:
+    _check_tensor_attributes_replaced("cuda")
+
+
 class Annealed(nn.Module):
     """Numbers a caller sets between calls, read as operands of tensor ops: a softmax temperature (float), a
     step (int), an exponent, a bound; and in bfloat16, where the number must not widen the result."""
@@ -1066,23 +1119,6 @@ def test_a_model_switched_to_training_mode_after_compiling_computes_in_that_mode
 @needs_gpu
 def test_gpu_a_model_switched_to_training_mode_after_compiling(no_tf32):
     _check_mode_switches("cuda")
-
-
-COMPLEX = {
-    "fft": lambda x: torch.fft.fftn(x, dim=(-1, -2)).real + x,
-    # (a complex number in an argument stopped the importer with a TypeError naming nothing)
-    "rotation by a complex number": lambda x: torch.view_as_real(torch.view_as_complex(x) * (1 + 2j)),
-}
-
-
-@pytest.mark.parametrize("name", list(COMPLEX))
-def test_a_complex_intermediate_is_refused_naming_the_op_and_line(name: str):
-    """FNet's and spectral models' FFTs and rotary embeddings written with complex numbers compute in
-    complex tensors, which pygraph does not compile."""
-    with pytest.raises(
-        UnsupportedError, match=r"test_model_constructs.py:\d+\).*dtype complex64 is not supported"
-    ):
-        pygraph.export_and_compile(Fn(COMPLEX[name]), (torch.randn(2, 8, 2),))
 
 
 class CheckedPiece(nn.Module):

@@ -111,6 +111,8 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         value = node.meta.get("val")
         if node not in reads or node.op != "call_function" or not isinstance(value, torch.Tensor):
             return False
+        if node.target is aten.view_as_real.default:
+            return True  # (complex state as the program reads it: the same memory, `complex_as_real.py`)
         if node.target.is_view or node.target is aten._to_copy.default:
             return False
         if node.target in _LOOKUPS and value.numel() > _SMALL and all(map(_pointwise, node.users)):
@@ -122,8 +124,16 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         read = sum(source.meta["val"].numel() for source in reads[node])
         return value.numel() <= (read * (1 + _SLACK) if read else _SMALL)
 
+    hoisted = {n for n in ep.graph.nodes if hoistable(n)}
+    # what the program still computes and needs: a view of state that only hoisted ops read is not
+    kept: set[torch.fx.Node] = set()
+    for node in reversed(ep.graph.nodes):
+        if node not in hoisted and (
+            node.op == "output" or node.is_impure() or not kept.isdisjoint(node.users)
+        ):
+            kept.add(node)
     results = _held(
-        [n for n in ep.graph.nodes if hoistable(n) and not all(hoistable(u) for u in n.users)],
+        [n for n in ep.graph.nodes if n in hoisted and not kept.isdisjoint(n.users)],
         lambda: working_bytes(ep, reads),
     )
     if not results:
@@ -157,6 +167,10 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         node.replace_all_uses_with(add_constant(ep, name, value))
         derived.names.append(name)
     ep.graph.eliminate_dead_code()
+    for node in sources:  # complex state the recipe alone reads now: the program cannot hold it
+        if not node.users and node.meta["val"].dtype.is_complex:
+            ep.graph_signature.input_specs.remove(specs[node.name])
+            ep.graph.erase_node(node)
     ep.graph_module.recompile()
     return derived
 

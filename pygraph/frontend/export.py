@@ -24,6 +24,7 @@ from .attention import route_attentions
 from .branches import check_branches, draft_export, failing_line, quiet_tracing, user_frames
 from .channels_last import convolutions_channels_last
 from .common_subexpressions import merge_common_subexpressions
+from .complex_as_real import complex_as_real
 from .decompositions import TABLE
 from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
@@ -58,7 +59,7 @@ def export_program(
     state (`state_aliases.py`). The numbers in the attributes of `attributes` are inputs after the
     example's (`python_state.attributes_as_inputs`).
 
-    A model that decides in Python from values of its data is traced the way `example_inputs` take, with
+    Complex values become pairs of reals (`complex_as_real.py`). A model that decides in Python from values of its data is traced the way `example_inputs` take, with
     checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
@@ -81,6 +82,7 @@ def export_program(
         program = program.run_decompositions(TABLE)
     with pygraphs_own_ops():  # the decomposed program holds autocast's casts (`settings.py`)
         check_branches(program)
+        complex_as_real(program)
         devices = _GPU_LAYOUT_DEVICES.get(knobs.gpu_layouts)
         if devices is None:
             raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")

@@ -308,6 +308,20 @@ MUTATE = [  # an intermediate written in place (functionalized by export into *_
     "{q}.mul_(0.75).add_({a}.mean() * 0.25)",  # a buffer, as running statistics are
     "{a} * {attr}; {attr} = -{attr}",  # a plain attribute forward changes
 ]
+COMPLEX = [  # complex values inside a line, real ones around it (frontend/complex_as_real.py)
+    "torch.view_as_real(torch.view_as_complex({a}.unflatten(-1, (-1, 2))) * torch.polar({b}[..., ::2].abs(), {b}[..., 1::2])).flatten(-2)",
+    "torch.view_as_real(torch.view_as_complex({a}.unflatten(-1, (-1, 2)).contiguous()).transpose(0, -1) / (1 + 2j)).sum(-1)",
+    "({a} * 1j + {b}).abs()",
+    "torch.polar({a}.abs(), {b}).angle()",
+    "(torch.complex({a}, {b}) / torch.complex({b}, {a}.abs() + 0.5)).real",
+    "torch.view_as_real(torch.complex({a}, {b}).exp().conj()).sum(-1)",
+    "torch.view_as_real(torch.complex({a}, {b}) @ torch.complex({b}, {a}).mT).select(-1, 1)",
+    "torch.complex({a}, {b}).transpose({d}, {e}).reciprocal().imag",
+    "torch.complex({a}, -{b}).sum({d}).real + torch.complex({a}, {b}).mean({d}).imag",
+    "torch.where({a} > 0, torch.complex({a}, {b}), torch.complex({b}, {a})).imag",
+    "(2.0 - torch.complex({a}, {b}).unsqueeze({d}) * {b}.unsqueeze({d})).real",
+    "torch.view_as_real(torch.cat([torch.complex({a}, {b}), torch.complex({b}, {a})], {d})).select(-1, 0)",
+]
 FAMILIES = [
     (UNARY, 6),
     (BINARY, 5),
@@ -320,6 +334,7 @@ FAMILIES = [
     (SORT, 1),
     (NUMBER, 2),
     (CONTROL, 1),
+    (COMPLEX, 1),
 ]
 DYNAMIC_SHARE = 0.35  # of programs that declare a dim dynamic and call it with another size once
 # knobs a program is compiled under (reproduce with the environment variables `pygraph fuzz` prints)
