@@ -14,6 +14,7 @@ from test_codegen_triton import compile_for_h100
 from torch import nn
 
 import pygraph
+from pygraph.frontend import export_program
 from pygraph.ir.plan import Node, Segment
 from pygraph.knobs import knobs
 
@@ -284,6 +285,30 @@ def test_pieces_computed_by_pointwise_ops_run_in_the_cat_kernel() -> None:
         compile_for_h100(kernel)
 
 
+class RotateEveryTwo(nn.Module):
+    """GPT-J's rotary embedding: `stack([-x2, x1], -1).flatten(-2)` on interleaved pairs."""
+
+    def forward(self, x: torch.Tensor, cos: torch.Tensor, sin: torch.Tensor) -> torch.Tensor:
+        rotated = torch.stack([-x[..., 1::2], x[..., ::2]], -1).flatten(-2)
+        return x * cos + rotated * sin
+
+
+def test_stack_is_a_generated_concatenation() -> None:
+    """`stack` decomposes into a `cat` of its pieces unsqueezed: generated kernels read the input through
+    views, where ATen's stack (a library call) needed it copied into the arena first; the unsqueeze moves
+    onto the negation's operand (`frontend/unsqueeze_operands.py`), so the `cat`'s kernel computes it.
+    Left: the reader of the flattened pair is a kernel of its own (the fuser does not see through the
+    flatten), where `rotate_half`'s `cat` is one kernel with its reader."""
+    torch.manual_seed(0)
+    model, shapes = RotateEveryTwo(), [(2, 8, 4, 16), (8, 1, 16), (8, 1, 16)]
+    compiled = pygraph.export_and_compile(model, tuple(torch.randn(*s) for s in shapes))
+    assert library_ops(compiled) == [] and kernels(compiled) == ["k0_neg_cat", "k0_mul_add"]
+    assert all(io["mechanism"] == "indirect" for io in compiled.explain().io)  # (x read where it is)
+    for _ in range(2):
+        inputs = [torch.randn(*s) for s in shapes]
+        assert_matches(compiled(*inputs), model(*inputs))
+
+
 class PatchEmbedding(nn.Module):
     """ViT's patch embedding (timm's and Hugging Face's): a strided convolution, flatten(2), transpose(1, 2),
     the class token concatenated in front, the position embedding added."""
@@ -329,6 +354,31 @@ def test_unbatched_convolution_bias_runs_along_its_channels() -> None:
     compiled = pygraph.export_and_compile(model, (x,))
     assert [n.aten_args[2] for n in nodes(compiled) if n.op == "aten.conv2d.default"] == [None]
     assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+class CombinedMask(nn.Module):
+    """A mask combined before its unit dims are added (`(a & b)[:, None, None, :]`), and a value also read
+    elsewhere (computed once, so its unsqueeze stays)."""
+
+    def forward(self, scores: torch.Tensor, a: torch.Tensor, b: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        mask = (a & b)[:, None, None, :]
+        shared = a.float() * 2
+        return torch.where(mask, scores, -1e4).softmax(-1), scores + shared[:, None, None, :], shared
+
+
+def test_unit_dims_added_after_pointwise_ops_are_added_to_their_operands() -> None:
+    torch.manual_seed(0)
+    model, scores = CombinedMask(), torch.randn(2, 3, 5, 5)
+    masks = (torch.rand(2, 5) > 0.3, torch.rand(2, 5) > 0.3)
+    program = export_program(model, (scores, *masks))
+    (both,) = program.graph.find_nodes(op="call_function", target=torch.ops.aten.__and__.Tensor)
+    assert [str(u.target) for u in both.users] == ["aten.where.ScalarOther"]  # (its unit dims moved)
+    compiled = pygraph.export_and_compile(model, (scores, *masks))
+    assert kernels(compiled) == ["k0_to_copy_mul", "k0_and_where_softmax_add"], kernels(compiled)
+    for _ in range(2):
+        scores, masks = torch.randn(2, 3, 5, 5), (torch.rand(2, 5) > 0.3, torch.rand(2, 5) > 0.3)
+        for got, ref in zip(compiled(scores, *masks), model(scores, *masks), strict=True):
+            assert_matches(got, ref)
 
 
 class ExpandedMasks(nn.Module):

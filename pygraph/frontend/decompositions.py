@@ -31,6 +31,7 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     aten.index_fill.int_Tensor: "becomes index_put of the expanded fill value",
     aten.take.default: "becomes index on a view of the flattened input",
     aten.rsub.Tensor: "becomes sub with swapped operands",
+    aten.stack.default: "becomes cat of the pieces unsqueezed, which kernels compute (ATen's is a library call)",
     aten.sinc.default: "becomes pointwise mul, sin, div and where (fusible)",
     aten.nansum.default: "becomes isnan, where and sum",
     aten.std_mean.correction: "becomes var_mean and sqrt",

@@ -36,6 +36,7 @@ from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
 from .structure import drop_constant_inputs
+from .unsqueeze_operands import unsqueeze_operands
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
 # (channels_last.py, spatial_means.py, align_matmuls.py, attention.py)
@@ -93,6 +94,7 @@ def export_program(
         split_spatial_means(program, devices)
         route_attentions(program, devices)
         align_matmul_outputs(program, devices)
+        unsqueeze_operands(program)
         keep_output_layouts(program, layouts)
         fold_constants(program, fresh)
         merge_common_subexpressions(program)
