@@ -235,17 +235,20 @@ def _python_div(a: float, b: float) -> float:
 # ------------------------------------------------------------------------------------------ arithmetic
 
 
+def _product(ops: _Ops, a: tuple[Value, Value], b: tuple[Value, Value]) -> tuple[Value, Value]:
+    """The parts of the product of two complex values given by their parts: `(ac - bd, ad + bc)`."""
+    (ar, ai), (br, bi) = a, b
+    return ops.sub(ops.mul(ar, br), ops.mul(ai, bi)), ops.add(ops.mul(ar, bi), ops.mul(ai, br))
+
+
 def _mul(ops: _Ops, a: Any, b: Any) -> Node:
-    (ar, ai), (br, bi) = ops.parts(a), ops.parts(b)
-    return ops.stack(ops.sub(ops.mul(ar, br), ops.mul(ai, bi)), ops.add(ops.mul(ar, bi), ops.mul(ai, br)))
+    return ops.stack(*_product(ops, ops.parts(a), ops.parts(b)))
 
 
 def _add(ops: _Ops, a: Any, b: Any, *, alpha: Any = 1, subtract: bool = False) -> Node:
     """`a ± alpha * b` with alpha a complex number, as ATen's kernels compute it, even for 1: an infinite
     part of `b` makes the other part NaN (`0 * inf`)."""
-    (ar, ai), (br, bi) = ops.parts(a), ops.parts(b)
-    (pr, pi) = complex(alpha).real, complex(alpha).imag
-    br, bi = ops.sub(ops.mul(br, pr), ops.mul(bi, pi)), ops.add(ops.mul(bi, pr), ops.mul(br, pi))
+    (ar, ai), (br, bi) = ops.parts(a), _product(ops, ops.parts(b), ops.parts(complex(alpha)))
     combine = ops.sub if subtract else ops.add
     return ops.stack(combine(ar, br), combine(ai, bi))
 

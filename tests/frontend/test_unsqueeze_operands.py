@@ -3,22 +3,12 @@ which stay, and the values against eager."""
 
 import pytest
 import torch
-from torch import nn
+from test_model_constructs import Fn
 
 import pygraph
 from pygraph.frontend import export_program
 from pygraph.frontend.unsqueeze_operands import unsqueeze_operands
 from pygraph.metrics import relative_error
-
-
-class Fn(nn.Module):
-    def __init__(self, fn) -> None:
-        super().__init__()
-        self.fn = fn
-
-    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
-        return self.fn(*inputs)
-
 
 CASES = {  # (function of x [4, 6] and y [4, 6], how many unsqueezes sit after a pointwise op in the end)
     "a chain to the inputs": (lambda x, y: ((x * y).tanh() + 1)[:, None] * x[:, None], 0),
