@@ -43,12 +43,14 @@ from .frontend import (
     watching_attributes,
 )
 from .frontend import settings as global_settings
+from .frontend.row_prefixes import Padding
 from .frontend.settings import pygraphs_own_ops
 from .ir import aten
 from .ir.context import make_context, parse, print_module
 from .ir.explain import Explanation, explain_plan, node_name, source_location
 from .ir.plan import Plan, read_plan, writes_before_a_check
 from .knobs import knobs
+from .padding import PaddedCall, bucket
 from .passes.base import PassError
 from .passes.pipeline import PLAN_PIPELINE, TENSOR_PIPELINE, Instrumentation, parse_pipeline, run_pipeline
 
@@ -230,10 +232,12 @@ def export_and_compile(
     target = _choose_target(target, model, example_inputs)
     if profile and target == "emulator":
         raise ValueError("profile=True measures on a GPU; the emulator has nothing to measure")
-    dynamic = {} if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
+    dynamic, padding = (
+        ({}, {}) if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
+    )
     options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
     compiled = _compile(model, example_inputs, options, {})
-    compiled._dynamic = dynamic
+    compiled._dynamic, compiled._padding = dynamic, padding
     return compiled
 
 
@@ -543,8 +547,12 @@ class CompiledModel:
         # Host tensors the plan places on the GPU (constants, CPU buffers the model copies there): by name,
         # (the model's tensor, its version when copied, the copy the graphs read).
         self._placed: dict[str, tuple[torch.Tensor, int, torch.Tensor]] = {}
-        # Dims `dynamic_shapes` declared, and how `_other_shapes` compiles a variant for other sizes of them.
+        # Dims `dynamic_shapes` declared, and how `_other_shapes` compiles a variant for other sizes of them;
+        # by symbol, whether calls of other sizes may run a variant of more (`frontend/row_prefixes.py`), and
+        # how calls of each set of shapes that do run (`padding.py`).
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
+        self._padding: dict[str, Padding] = {}
+        self._padded_calls: dict[tuple[tuple[int, ...], ...], PaddedCall] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: dict[tuple[tuple[int, ...], ...], CompiledModel] = {}
         # Programs for calls whose inputs that the model writes or whose results alias come in other strides
@@ -726,7 +734,11 @@ class CompiledModel:
         if len(self._by_settings) > knobs.max_variants:
             return None
         program = _compile(self.model, args, self._variant_options, self._outside, variant=True)
-        program._dynamic, program._by_settings = self._dynamic, self._by_settings
+        program._dynamic, program._padding, program._by_settings = (
+            self._dynamic,
+            self._padding,
+            self._by_settings,
+        )
         self._by_settings[now] = program
         warnings.warn(
             f"{type(self.model).__name__}: this call runs under other settings than the compiled model was "
@@ -1131,11 +1143,18 @@ class CompiledModel:
 
     def _other_shapes(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
         """Inputs the plan does not take: the variant compiled for their shapes, if any (its own checks
-        judge the rest), else `_new_variant`'s."""
+        judge the rest), else `_padded`'s or `_new_variant`'s."""
         key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
+        padded = self._padded_calls.get(key)
+        if padded is not None:
+            return self._run_padded(padded, args, inputs)
         variant = self._variants.get(key)
         if variant is None:
-            variant = self._new_variant(args, inputs, key)
+            sizes = self._declared_sizes(inputs, key)
+            padded = self._padded(args, inputs, sizes)
+            if padded is not None:
+                return self._run_padded(padded, args, inputs)
+            variant = self._new_variant(args, key)
         return variant(*args) if variant is not None else self._eagerly(args, None, self._too_many_shapes())
 
     def _other_strides(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
@@ -1157,7 +1176,7 @@ class CompiledModel:
                     f"{knobs.max_variants} strides besides the example's",
                 )
             variant = _compile(self.model, args, self._variant_options, self._outside, variant=True)
-            variant._dynamic = self._dynamic
+            variant._dynamic, variant._padding = self._dynamic, self._padding
             self._stride_variants[key] = variant
             names = ", ".join(f"'{self._inputs[i].name}'" for i, _ in self._stride_keyed)
             warnings.warn(
@@ -1175,14 +1194,10 @@ class CompiledModel:
             f"example's (compiled for {', '.join(str(key) for key in self._variants)})"
         )
 
-    def _new_variant(
-        self, args: tuple[Any, ...], inputs: tuple[Any, ...], key: tuple[tuple[int, ...], ...]
-    ) -> CompiledModel | None:
-        """A variant compiled for inputs where only dims declared in `dynamic_shapes` differ, within the
-        ranges export kept for them and equal where they share a symbol; kept for later calls. None past
-        PYGRAPH_MAX_VARIANTS variants: compiling one per call of a workload whose sizes keep changing would
-        cost far more than it saves, so such calls run eagerly. Anything else raises an error naming the
-        input and what differs."""
+    def _declared_sizes(self, inputs: tuple[Any, ...], key: tuple[tuple[int, ...], ...]) -> dict[str, int]:
+        """The sizes of the symbols of dims declared in `dynamic_shapes` in inputs where only such dims differ
+        from the example's, within the ranges export kept for them and equal where they share a symbol; for
+        anything else an error naming the input and what differs."""
         self._explain_bad_inputs(inputs)
         sizes: dict[str, tuple[int, str]] = {}
         for (i, dim), spec in self._dynamic.items():
@@ -1210,8 +1225,72 @@ class CompiledModel:
                     f"dimension {dim} of input '{self._inputs[i].name}' is {inputs[i].shape[dim]}, "
                     f"dynamic_shapes made it {spec.formula} = {want} ({names})"
                 )
-        if key == tuple(tuple(shape) for shape, _, _ in self._expected):
+        if key == self._example_key():
             raise AssertionError("inputs were refused but no check fails")  # unreachable: the checks agree
+        return known
+
+    def _example_key(self) -> tuple[tuple[int, ...], ...]:
+        return tuple(tuple(shape) for shape, _, _ in self._expected)
+
+    def _padded(
+        self, args: tuple[Any, ...], inputs: tuple[Any, ...], sizes: dict[str, int]
+    ) -> PaddedCall | None:
+        """How calls of these inputs' shapes run padded (`padding.py`), with the program of the padded shapes
+        (compiled now where there is none), kept for later calls; None where no symbol they size pads (a
+        size of 1, one at its bucket already, a symbol along which ops mix entries), where results alias
+        each other (a cut result might have to be a copy), or past PYGRAPH_MAX_VARIANTS."""
+        if any(r.source is not None and r.source[0] == "result" for r in self._regenerated):
+            return None
+        example = {
+            s.symbol: self._expected[i][0][d] for (i, d), s in self._dynamic.items() if s.formula is None
+        }
+        upper = {s.symbol: s.upper for s in self._dynamic.values() if s.formula is None}
+        buckets = {}
+        for symbol, n in sizes.items():
+            padding = self._padding.get(symbol)
+            m = bucket(n, example[symbol], upper[symbol])
+            if padding is not None and padding.refusal is None and n >= 2 and m != n:
+                buckets[symbol] = (n, m)
+        if not buckets:
+            return None
+        pads = []
+        for (i, dim), spec in self._dynamic.items():
+            held = [spec.symbol] if spec.formula is None else [str(s) for s in spec.formula.free_symbols]
+            for symbol in (s for s in held if s in buckets):
+                n, m = buckets[symbol]
+                pads.append((i, dim, inputs[i].shape[dim] // n, n, m))
+        cuts = [
+            (leaf, dim, *buckets[symbol])
+            for symbol in buckets
+            for leaf, dims in enumerate(self._padding[symbol].outputs)
+            for dim in dims
+        ]
+        padded = PaddedCall(pads, cuts)
+        replaced = padded.padded(inputs)
+        key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
+        padded_key = tuple(tuple(replaced[i].shape) if i in replaced else k for i, k in enumerate(key))
+        padded.program = self if padded_key == self._example_key() else self._variants.get(padded_key)
+        if padded.program is None:
+            padded.program = self._new_variant(self._replaced_args(args, replaced), padded_key)
+            if padded.program is None:
+                return None
+        self._padded_calls[key] = padded
+        return padded
+
+    def _run_padded(self, padded: PaddedCall, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
+        """A call run by the program of its padded shapes, its results cut to its own sizes."""
+        return padded.cut(padded.program(*self._replaced_args(args, padded.padded(inputs))))
+
+    def _replaced_args(self, args: tuple[Any, ...], replaced: dict[int, torch.Tensor]) -> tuple[Any, ...]:
+        """`args` with the plan's inputs at the indices of `replaced` replaced."""
+        if self._structure is None:
+            return tuple(replaced.get(i, a) for i, a in enumerate(args))
+        return self._structure.replaced(args, replaced)
+
+    def _new_variant(self, args: tuple[Any, ...], key: tuple[tuple[int, ...], ...]) -> CompiledModel | None:
+        """A variant compiled for inputs of shapes `key` (checked by `_declared_sizes`), kept for later
+        calls; None past PYGRAPH_MAX_VARIANTS variants: compiling one per call of a workload whose sizes keep
+        changing would cost far more than it saves, so such calls run eagerly."""
         if len(self._variants) >= knobs.max_variants:
             return None
         variant = self._variants[key] = _compile(
@@ -1349,4 +1428,19 @@ class CompiledModel:
         return self._backend.stats()
 
     def explain(self) -> Explanation:
-        return explain_plan(self.plan, parse(self._stages["plan"]))
+        explanation = explain_plan(self.plan, parse(self._stages["plan"]))
+        for symbol in sorted({spec.symbol for spec in self._dynamic.values() if spec.formula is None}):
+            padding = self._padding.get(symbol)
+            explanation.dynamic.append(
+                {
+                    "symbol": symbol,
+                    "dims": [
+                        f"dim {dim} of '{self._inputs[i].name}'"
+                        for (i, dim), spec in self._dynamic.items()
+                        if symbol == spec.symbol
+                        or symbol in {str(s) for s in getattr(spec.formula, "free_symbols", ())}
+                    ],
+                    "refusal": "PYGRAPH_PADDING=off" if padding is None else padding.refusal,
+                }
+            )
+        return explanation

@@ -64,6 +64,12 @@ class Knobs:
         "and settings (autocast, TF32, default dtype) a compiled model compiles programs for beside its "
         "example's; calls past it run eagerly",
     )
+    padding = _Knob(
+        "PYGRAPH_PADDING",
+        "auto",
+        "calls of new sizes of a dim declared dynamic whose entries no op mixes (frontend/row_prefixes.py): "
+        "auto: padded to the next power of two's program (pygraph/padding.py); off: each size compiled",
+    )
     verify = _IntKnob(
         "PYGRAPH_VERIFY", 1, "0: verify at pipeline entry and exit; 1 (default): after every pass"
     )

@@ -32,6 +32,7 @@ from .numbers import lift_numbers, numbers_promoted_as_python, user_placeholders
 from .pooling import pooling_as_views
 from .python_state import AttributeRead, attributes_as_inputs, refuse_values_read
 from .rewrite import keep_output_layouts, output_layouts
+from .row_prefixes import Padding, paddable
 from .settings import pygraphs_own_ops
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
@@ -147,13 +148,27 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
 
 def declared_dims(
     model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any
-) -> dict[tuple[int, int], DynamicDim]:
-    """The dims `dynamic_shapes` declares, as torch.export reads them (ranges, dims sharing a symbol):
-    traced once with them, not decomposed. The program pygraph compiles is exported for the example's
-    sizes (`export_program` without `dynamic_shapes`): a plan is specialized to its shapes, and symbolic
-    sizes in a traced model reach ops whose kernels need them known."""
+) -> tuple[dict[tuple[int, int], DynamicDim], dict[str, Padding]]:
+    """The dims `dynamic_shapes` declares, as torch.export reads them (ranges, dims sharing a symbol), and
+    whether calls may be padded along each symbol (`row_prefixes.py`, on the program decomposed as
+    `export_program` decomposes; PYGRAPH_PADDING=off: none): traced once with them. The program pygraph
+    compiles is exported for the example's sizes (`export_program` without `dynamic_shapes`): a plan is
+    specialized to its shapes, and symbolic sizes in a traced model reach ops whose kernels need them
+    known."""
+    if knobs.padding not in ("auto", "off"):
+        raise ValueError(f"PYGRAPH_PADDING must be auto or off, not {knobs.padding!r}")
     with _exporting(model, example_inputs) as (inputs, numbers):
-        return dynamic_dims(_export(model, inputs, numbers, dynamic_shapes, warn=False))
+        program = _export(model, inputs, numbers, dynamic_shapes, warn=False)
+        dims = dynamic_dims(program)
+        symbols = sorted({spec.symbol for spec in dims.values() if spec.formula is None})
+        if knobs.padding == "off" or not symbols:
+            return dims, {}
+        try:
+            program = program.run_decompositions(TABLE)
+        except Exception as exc:  # (a decomposition that needs sizes known): each size compiles
+            why = f"the program traced with symbolic sizes does not decompose ({type(exc).__name__}: {exc})"
+            return dims, {s: Padding(s, (), why) for s in symbols}
+    return dims, paddable(program, symbols)
 
 
 def _export(

@@ -83,6 +83,13 @@ class InputStructure:
                 )
         return tuple(map(leaves.__getitem__, self.inputs))
 
+    def replaced(self, args: tuple[Any, ...], inputs: dict[int, Any]) -> tuple[Any, ...]:
+        """`args` with the plan's inputs at the indices of `inputs` replaced by their values there."""
+        leaves, spec = pytree.tree_flatten(args)
+        for i, value in inputs.items():
+            leaves[self.inputs[i]] = value
+        return pytree.tree_unflatten(leaves, spec)
+
 
 Gather = Callable[[Any, list[Any]], bool]
 

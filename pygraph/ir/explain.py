@@ -23,6 +23,9 @@ class Explanation:
     segments: list[dict[str, Any]]  # per segment: nodes by kind, mode, info (candidates, costs, reason)
     outside: list[dict[str, Any]]  # each op left outside graphs: op, reason, location
     transforms: list[dict[str, Any]] = field(default_factory=list)
+    # per symbol of the dims `dynamic_shapes` declared: the input dims it sizes and how calls of other sizes
+    # run (padded, or compiled per size and why); filled by the compiled model, which the plan does not hold
+    dynamic: list[dict[str, Any]] = field(default_factory=list)
 
     def __str__(self) -> str:
         lines = [
@@ -52,6 +55,15 @@ class Explanation:
             lines.append("outside graphs:")
             for item in self.outside:
                 lines.append(f"  {item['op']} at {item['location']}: {item['reason']}")
+        if self.dynamic:
+            lines.append("dims declared dynamic:")
+            for item in self.dynamic:
+                how = (
+                    "calls of other sizes run the program of the next power of two, padded"
+                    if item["refusal"] is None
+                    else f"each size compiles its own program: {item['refusal']}"
+                )
+                lines.append(f"  {', '.join(item['dims'])}: {how}")
         if self.transforms:
             lines.append("graph-safety transformations:")
             for item in self.transforms:

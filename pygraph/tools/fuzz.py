@@ -405,7 +405,7 @@ class Built:
     def dynamic_shapes(self) -> dict[str, Any] | None:
         if not self.dynamic:
             return None
-        dim = torch.export.Dim("n", min=min(self.sizes), max=max(self.sizes))
+        dim = torch.export.Dim("n", min=min(self.sizes), max=2 * max(self.sizes))
         names = list(inspect.signature(self.model.forward).parameters)
         return {n: {d: dim for d in self.dynamic[n]} if n in self.dynamic else None for n in names}
 

@@ -1,0 +1,157 @@
+"""Calls of new sizes of a dim declared dynamic run the program of the next power of two, padded, where no
+op mixes entries along the dim (frontend/row_prefixes.py, pygraph/padding.py); against eager, on the
+emulator and on the GPU."""
+
+import warnings
+
+import pytest
+import torch
+import torch.nn.functional as F
+from gpu_marks import needs_gpu
+from torch import nn
+from torch.export import Dim
+
+import pygraph
+from pygraph.knobs import knobs
+from pygraph.metrics import relative_error
+
+
+class Rows(nn.Module):
+    """Rows that no op mixes, and a result whose rows are its last dim (cut inside its memory order)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.up, self.down, self.norm = nn.Linear(32, 64), nn.Linear(64, 16), nn.LayerNorm(64)
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y = self.down(F.gelu(self.norm(self.up(x)))).softmax(-1)
+        return y, (y * 2).t().contiguous()
+
+
+def _compile(model: nn.Module, example: tuple, dims: dict, **options) -> pygraph.CompiledModel:
+    with torch.no_grad():
+        return pygraph.export_and_compile(model, example, dynamic_shapes=dims, **options)
+
+
+def _check(compiled, model: nn.Module, inputs: tuple) -> tuple:
+    with torch.no_grad():
+        got, want = compiled(*inputs), model(*inputs)
+    for g, w in zip(torch.utils._pytree.tree_leaves(got), torch.utils._pytree.tree_leaves(want), strict=True):
+        assert g.shape == w.shape and g.is_contiguous() == w.is_contiguous()
+        assert relative_error(g, w) <= 1e-5
+    return got
+
+
+def test_calls_of_new_sizes_run_the_program_of_the_next_power_of_two():
+    torch.manual_seed(0)
+    model = Rows().eval()
+    compiled = _compile(model, (torch.randn(4, 32),), {"x": {0: Dim("batch", min=1, max=48)}})
+    assert compiled._padding and all(p.refusal is None for p in compiled._padding.values())
+    kept = [
+        (x, _check(compiled, model, (x,))) for x in (torch.randn(n, 32) for n in (3, 5, 7, 6, 33, 2, 1, 40))
+    ]
+    # 3 runs the example's program (4 rows), 5 to 7 the one of 8, 33 and 40 the largest declared (48); 1
+    # and 2 compile for their own size (1 is never padded, 2 is its own bucket)
+    assert sorted(compiled._variants) == [((1, 32),), ((2, 32),), ((8, 32),), ((48, 32),)]
+    assert sorted(compiled._padded_calls) == [((n, 32),) for n in (3, 5, 6, 7, 33, 40)]
+    for x, (y, t) in kept:  # results of earlier calls stay as they were
+        assert relative_error(y, model(x)[0]) <= 1e-5 and relative_error(t, model(x)[1]) <= 1e-5
+
+
+def test_padding_off_compiles_each_size():
+    model = Rows().eval()
+    with knobs.scope(padding="off"):
+        compiled = _compile(model, (torch.randn(4, 32),), {"x": {0: Dim("batch", min=1, max=48)}})
+    _check(compiled, model, (torch.randn(5, 32),))
+    assert sorted(compiled._variants) == [((5, 32),)] and not compiled._padded_calls
+    assert "PYGRAPH_PADDING=off" in str(compiled.explain())
+
+
+class Pairs(nn.Module):
+    """Inputs whose dims are a symbol and twice it, in a dict (a structured argument)."""
+
+    def forward(self, batch: dict[str, torch.Tensor]) -> torch.Tensor:
+        pairs = batch["pairs"].view(-1, 2, 8)
+        return (pairs.sum(1) * batch["weights"][:, None]).tanh()
+
+
+def test_structured_inputs_and_a_derived_dim_pad_with_their_symbol():
+    torch.manual_seed(1)
+    model, n = Pairs(), Dim("n", min=2, max=32)
+    example = ({"pairs": torch.randn(8, 8), "weights": torch.randn(4)},)
+    compiled = _compile(model, example, {"batch": {"pairs": {0: 2 * n}, "weights": {0: n}}})
+    for rows in (3, 5, 4, 6):
+        _check(compiled, model, ({"pairs": torch.randn(2 * rows, 8), "weights": torch.randn(rows)},))
+    assert sorted(compiled._variants) == [((16, 8), (8,))]
+
+
+class Causal(nn.Module):
+    """A decoder as nanoGPT writes it: positions from arange, causal attention (is_causal=True)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.wte, self.wpe = nn.Embedding(50, 16), nn.Embedding(64, 16)
+        self.qkv, self.out, self.norm = nn.Linear(16, 48), nn.Linear(16, 50), nn.LayerNorm(16)
+
+    def forward(self, ids: torch.Tensor) -> torch.Tensor:
+        b, t = ids.shape
+        x = self.wte(ids) + self.wpe(torch.arange(t, device=ids.device))
+        q, k, v = self.qkv(self.norm(x)).split(16, dim=2)
+        q, k, v = (y.view(b, t, 2, 8).transpose(1, 2) for y in (q, k, v))
+        y = F.scaled_dot_product_attention(q, k, v, is_causal=True).transpose(1, 2).reshape(b, t, 16)
+        return self.out(x + y)
+
+
+def test_a_causal_decoder_pads_its_prompts_length():
+    torch.manual_seed(2)
+    model = Causal().eval()
+    compiled = _compile(model, (torch.randint(0, 50, (2, 16)),), {"ids": {1: Dim("length", min=2, max=64)}})
+    for length in (9, 13, 5, 16, 30):
+        _check(compiled, model, (torch.randint(0, 50, (2, length)),))
+    assert sorted(compiled._variants) == [((2, 8),), ((2, 32),)]
+    assert "run the program of the next power of two" in str(compiled.explain())
+
+
+class Centered(nn.Module):
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x - x.mean(0)
+
+
+def test_a_dim_an_op_mixes_compiles_each_size_and_explain_says_why():
+    model = Centered()
+    compiled = _compile(model, (torch.randn(4, 8),), {"x": {0: Dim("batch", min=2, max=64)}})
+    for n in (5, 6):
+        _check(compiled, model, (torch.randn(n, 8),))
+    assert sorted(compiled._variants) == [((5, 8),), ((6, 8),)]
+    said = str(compiled.explain())
+    assert "dim 0 of 'x': each size compiles its own program: aten.mean.dim at" in said
+    assert "test_padded_calls.py" in said and "reduces along" in said
+
+
+def test_past_the_variant_limit_padded_calls_run_eagerly():
+    model = Rows().eval()
+    with knobs.scope(max_variants=1):
+        compiled = _compile(model, (torch.randn(4, 32),), {"x": {0: Dim("batch", min=1, max=64)}})
+        _check(compiled, model, (torch.randn(5, 32),))  # compiles the program of 8
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            _check(compiled, model, (torch.randn(17, 32),))  # the program of 32 would be a second
+    assert sorted(compiled._variants) == [((8, 32),)]
+    assert any("runs such calls eagerly" in str(w.message) for w in caught)
+
+
+@needs_gpu
+@pytest.mark.gpu
+def test_gpu_padded_calls_queued_without_synchronising():
+    torch.manual_seed(3)
+    model = Rows().cuda().eval()
+    compiled = _compile(model, (torch.randn(8, 32, device="cuda"),), {"x": {0: Dim("batch", min=1, max=256)}})
+    inputs = [torch.randn(n, 32, device="cuda") for n in (5, 8, 100, 7, 129, 5, 100)]
+    with torch.no_grad():
+        outputs = [compiled(x) for x in inputs]
+        torch.cuda.synchronize()
+        for x, (y, t) in zip(inputs, outputs, strict=True):
+            want = model(x)
+            assert relative_error(y, want[0]) <= 1e-4 and relative_error(t, want[1]) <= 1e-4
+    assert sorted(compiled._variants) == [((128, 32),), ((256, 32),)]
+    assert all(v.stats()["graphs"] >= 1 for v in compiled._variants.values())
