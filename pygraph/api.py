@@ -820,42 +820,15 @@ class CompiledModel:
 
     def _run(self, inputs: Sequence[Any]) -> Any:
         """The traced program on inputs it takes."""
-        for change in self._attributes:
-            if not change.holds():
-                raise AssumptionFailed(
-                    f"forward changes the Python attribute {change.describe()} in the call the program was "
-                    f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
-                )
+        failure = self._failure()
+        if failure is not None:
+            raise AssumptionFailed(failure)
         assigned = _StateWatch.assigned
-        stale = self._epoch != _StateWatch.epoch or self._assigned != assigned
-        for read in self._reads if stale else self._reads_per_call:
-            if not read.holds():
-                raise AssumptionFailed(
-                    f"forward read the Python attribute {read.describe()} in the call the program was "
-                    f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
-                )
         if self._assigned != assigned:  # (a number where the program reads a tensor attribute: not a rebind)
             for name in self._attribute_constants:
                 self._attribute_tensor(name)
         self._assigned = assigned
         if self._epoch != _StateWatch.epoch:
-            changed = self._tree.difference(self.model)
-            if changed is not None:
-                raise AssumptionFailed(
-                    f"{changed}: a call now runs a program traced through the modules and hooks it finds"
-                )
-            for names in self._tied:
-                if len({id(_tensor_at(self.model, name)) for name in names}) != 1:
-                    raise AssumptionFailed(
-                        f"{', '.join(f'`{n}`' for n in names)} shared one tensor when the program was traced "
-                        "and no longer do: a call runs a program traced from the model as it is now"
-                    )
-            if _modes(self.model) != self._modes:
-                raise AssumptionFailed(
-                    f"{type(self.model).__name__} was compiled in "
-                    f"{'training' if self._modes[0] else 'eval'} mode and `.train()` or `.eval()` changed "
-                    "the mode of its modules since: a call in the new modes runs a program traced in them"
-                )
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
             self._derive(refresh=True)
@@ -878,6 +851,41 @@ class CompiledModel:
             self._replay = self._backend.native  # built by the first call, rebuilt after a rebind
             self._watch_state()
         return results[0] if self._single_output else self._structured(results, inputs)
+
+    def _failure(self) -> str | None:
+        """Why the traced program no longer computes what the model would: an attribute forward changes or
+        reads found otherwise, its modules, hooks, shared tensors or modes changed; None where it holds."""
+        for change in self._attributes:
+            if not change.holds():
+                return (
+                    f"forward changes the Python attribute {change.describe()} in the call the program was "
+                    f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
+                )
+        stale = self._epoch != _StateWatch.epoch or self._assigned != _StateWatch.assigned
+        for read in self._reads if stale else self._reads_per_call:
+            if not read.holds():
+                return (
+                    f"forward read the Python attribute {read.describe()} in the call the program was "
+                    f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
+                )
+        if self._epoch == _StateWatch.epoch:
+            return None
+        changed = self._tree.difference(self.model)
+        if changed is not None:
+            return f"{changed}: a call now runs a program traced through the modules and hooks it finds"
+        for names in self._tied:
+            if len({id(_tensor_at(self.model, name)) for name in names}) != 1:
+                return (
+                    f"{', '.join(f'`{n}`' for n in names)} shared one tensor when the program was traced "
+                    "and no longer do: a call runs a program traced from the model as it is now"
+                )
+        if _modes(self.model) != self._modes:
+            return (
+                f"{type(self.model).__name__} was compiled in "
+                f"{'training' if self._modes[0] else 'eval'} mode and `.train()` or `.eval()` changed "
+                "the mode of its modules since: a call in the new modes runs a program traced in them"
+            )
+        return None
 
     def _structured(self, flat: list[Any], inputs: Sequence[Any]) -> Any:
         """The model's output structure around a call's flat results, with the results the call rebuilds
@@ -1143,15 +1151,17 @@ class CompiledModel:
 
     def _other_shapes(self, args: tuple[Any, ...], inputs: tuple[Any, ...]) -> Any:
         """Inputs the plan does not take: the variant compiled for their shapes, if any (its own checks
-        judge the rest), else `_padded`'s or `_new_variant`'s."""
+        judge the rest), else `_padded`'s or `_new_variant`'s. Calls pad only while the traced program
+        holds for the model as it is (`_failure`): the proof that they may is that program's."""
         key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
-        padded = self._padded_calls.get(key)
+        pads = bool(self._padding) and self._failure() is None
+        padded = self._padded_calls.get(key) if pads else None
         if padded is not None:
             return self._run_padded(padded, args, inputs)
         variant = self._variants.get(key)
         if variant is None:
             sizes = self._declared_sizes(inputs, key)
-            padded = self._padded(args, inputs, sizes)
+            padded = self._padded(args, inputs, sizes) if pads else None
             if padded is not None:
                 return self._run_padded(padded, args, inputs)
             variant = self._new_variant(args, key)
@@ -1238,8 +1248,9 @@ class CompiledModel:
         """How calls of these inputs' shapes run padded (`padding.py`), with the program of the padded shapes
         (compiled now where there is none), kept for later calls; None where no symbol they size pads (a
         size of 1, one at its bucket already, a symbol along which ops mix entries), where results alias
-        each other (a cut result might have to be a copy), or past PYGRAPH_MAX_VARIANTS."""
-        if any(r.source is not None and r.source[0] == "result" for r in self._regenerated):
+        each other (a cut result might have to be a copy), where the program decides on values of the data
+        (the proof covers the way the example took), or past PYGRAPH_MAX_VARIANTS."""
+        if self._decides or any(r.source is not None and r.source[0] == "result" for r in self._regenerated):
             return None
         example = {
             s.symbol: self._expected[i][0][d] for (i, d), s in self._dynamic.items() if s.formula is None
@@ -1265,7 +1276,7 @@ class CompiledModel:
             for leaf, dims in enumerate(self._padding[symbol].outputs)
             for dim in dims
         ]
-        padded = PaddedCall(pads, cuts)
+        padded = PaddedCall(pads, cuts, len(self._padding[next(iter(buckets))].outputs))
         replaced = padded.padded(inputs)
         key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
         padded_key = tuple(tuple(replaced[i].shape) if i in replaced else k for i, k in enumerate(key))

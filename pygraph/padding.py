@@ -35,6 +35,7 @@ class PaddedCall:
 
     pads: list[tuple[int, int, int, int, int]]
     cuts: list[tuple[int, int, int, int]]
+    leaves: int  # the results' leaves, as the analysis counted the program's outputs
     program: Any = None
     _indices: dict[tuple[int, int, int, torch.device], torch.Tensor] = field(default_factory=dict)
 
@@ -58,6 +59,8 @@ class PaddedCall:
     def cut(self, results: Any) -> Any:
         """The padded call's results cut to the call's sizes, dense in their own memory order."""
         leaves, spec = pytree.tree_flatten(results)
+        if len(leaves) != self.leaves:  # (the analysis and the program disagree: never cut blindly)
+            raise AssertionError(f"a padded call returned {len(leaves)} results where {self.leaves} were cut")
         for leaf, dim, n, m in self.cuts:
             x = leaves[leaf]
             leaves[leaf] = x.narrow(dim, 0, x.shape[dim] // m * n)

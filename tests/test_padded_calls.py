@@ -2,6 +2,7 @@
 op mixes entries along the dim (frontend/row_prefixes.py, pygraph/padding.py); against eager, on the
 emulator and on the GPU."""
 
+import copy
 import warnings
 
 import pytest
@@ -126,6 +127,47 @@ def test_a_dim_an_op_mixes_compiles_each_size_and_explain_says_why():
     said = str(compiled.explain())
     assert "dim 0 of 'x': each size compiles its own program: aten.mean.dim at" in said
     assert "test_padded_calls.py" in said and "reduces along" in said
+
+
+class Normed(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.norm, self.out = nn.BatchNorm1d(8), nn.Linear(8, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.out(self.norm(x)).tanh()
+
+
+class Deciding(Normed):
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("flag", torch.tensor(True))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        y = super().forward(x)
+        return y.relu() if self.flag.item() else y  # a decision on the data, not on rows
+
+
+def test_calls_pad_only_while_the_traced_program_holds():
+    """The proof is the traced program's: after `.train()` (batch statistics mix rows) a call of a size
+    padded before compiles its own; a program deciding on the data pads none (other ways are unproven)."""
+    torch.manual_seed(4)
+    model = Normed().eval()
+    compiled = _compile(model, (torch.randn(4, 8),), {"x": {0: Dim("batch", min=2, max=16)}})
+    x = torch.randn(5, 8)
+    _check(compiled, model, (x,))
+    assert sorted(compiled._padded_calls) == [((5, 8),)]
+    model.train()
+    reference = copy.deepcopy(model)
+    with torch.no_grad():
+        assert relative_error(compiled(x), reference(x)) <= 1e-5  # batch statistics of its own 5 rows
+    assert ((5, 8),) in compiled._variants
+
+    deciding = Deciding().eval()
+    compiled = _compile(deciding, (torch.randn(4, 8),), {"x": {0: Dim("batch", min=2, max=16)}})
+    assert compiled._padding and all(p.refusal is None for p in compiled._padding.values())
+    _check(compiled, deciding, (torch.randn(5, 8),))
+    assert not compiled._padded_calls and sorted(compiled._variants) == [((5, 8),)]
 
 
 def test_past_the_variant_limit_padded_calls_run_eagerly():

@@ -1,12 +1,13 @@
 """Models in no suite: timm and torchvision models of many families, compiled for the GPU and compared with eager.
 
 Usage (GPU machine): `python3 bench/probes/probe_zoo.py [--zoo timm|torchvision] [--dtype float16|bfloat16]
-[--shard K/N] [names...]`.
+[--shard K/N] [--dynamic-batch] [names...]`.
 Each model is built with random weights in eval mode, compiled with `target="cuda"` on example inputs of its
 usual size (torchvision's detection models take a list of images, its optical-flow model two frames) and
 called on two fresh inputs; TF32 is off and the error is the design's relative error against eager, with
 eager's and pygraph's own errors against the model in float64 beside it. One line per model: PASS or FAIL
-with the error's first line, and the time taken.
+with the error's first line, and the time taken. With `--dynamic-batch` the batch is declared dynamic and
+two calls of 3 and 5 rows follow (padded to 4 and 8 where the rows are independent: pygraph/padding.py).
 """
 
 from __future__ import annotations
@@ -100,7 +101,7 @@ def timm_model(name: str) -> tuple[torch.nn.Module, Callable[[], tuple]]:
 
     model = timm.create_model(name, pretrained=False)
     size = model.pretrained_cfg.get("input_size", (3, 224, 224))
-    return model, lambda: (torch.randn(2, *size, device="cuda"),)
+    return model, lambda batch=2: (torch.randn(batch, *size, device="cuda"),)
 
 
 def torchvision_model(name: str) -> tuple[torch.nn.Module, Callable[[], tuple]]:
@@ -113,8 +114,8 @@ def torchvision_model(name: str) -> tuple[torch.nn.Module, Callable[[], tuple]]:
     model = builder(weights=None, **no_downloads)
     shapes = TORCHVISION[name]
     if shapes == "images":
-        return model, lambda: ([torch.rand(3, 320, 320, device="cuda") for _ in range(2)],)
-    return model, lambda: tuple(torch.randn(shape, device="cuda") for shape in shapes)
+        return model, lambda batch=2: ([torch.rand(3, 320, 320, device="cuda") for _ in range(batch)],)
+    return model, lambda batch=2: tuple(torch.randn(batch, *shape[1:], device="cuda") for shape in shapes)
 
 
 ZOOS = {"timm": (TIMM, timm_model), "torchvision": (list(TORCHVISION), torchvision_model)}
@@ -126,7 +127,10 @@ def cast(value: Any, dtype: torch.dtype) -> Any:
 
 
 def run(
-    name: str, build: Callable[[str], tuple[torch.nn.Module, Callable[[], tuple]]], dtype: torch.dtype
+    name: str,
+    build: Callable[[str], tuple[torch.nn.Module, Callable[..., tuple]]],
+    dtype: torch.dtype,
+    dynamic_batch: bool = False,
 ) -> str:
     """In float32 a model passes within the design's 1e-4 of eager; in half precision, where eager's own
     rounding shows, if pygraph's error against the model in float64 is at most twice eager's."""
@@ -141,11 +145,14 @@ def run(
                     weight.normal_(std=0.02)
         exact = copy.deepcopy(model).double()
         model = model.to(dtype)
+        example = cast(inputs(), dtype)
+        batch = torch.export.Dim("batch", min=1, max=32)
+        dims = tuple({0: batch} for _ in example) if dynamic_batch else None
         with torch.no_grad():
-            compiled = pygraph.export_and_compile(model, cast(inputs(), dtype), target="cuda")
+            compiled = pygraph.export_and_compile(model, example, target="cuda", dynamic_shapes=dims)
             worst = eager64 = ours64 = 0.0
-            for _ in range(2):
-                args = inputs()
+            for size in (2, 2, 3, 5) if dynamic_batch else (2, 2):
+                args = inputs(size)
                 ours, eager = compiled(*cast(args, dtype)), model(*cast(args, dtype))
                 worst = max(worst, relative_error(ours, eager))
                 try:
@@ -160,6 +167,10 @@ def run(
         else:
             passed = ours64 <= max(2 * eager64, torch.finfo(dtype).eps)
         verdict = "PASS" if passed else "FAIL"
+        if dynamic_batch:
+            (padding,) = compiled._padding.values() or [None]
+            how = "padding off" if padding is None else padding.refusal or "padded"
+            verdict += f" batch 3 and 5: {len(compiled._padded_calls)} padded calls, {how};"
         return (
             f"{verdict} {name} err={worst:.1e} (against float64: eager {eager64:.1e}, pygraph {ours64:.1e}) "
             f"graphs={stats.get('graphs')} "
@@ -180,13 +191,16 @@ def main() -> None:
     parser.add_argument("--zoo", choices=sorted(ZOOS), default="timm")
     parser.add_argument("--shard", default="0/1", help="K/N: every N-th model from the K-th")
     parser.add_argument("--dtype", choices=["float32", "float16", "bfloat16"], default="float32")
+    parser.add_argument(
+        "--dynamic-batch", action="store_true", help="declare the batch dynamic, also call with 3 and 5 rows"
+    )
     args = parser.parse_args()
     names, build = ZOOS[args.zoo]
     k, n = (int(v) for v in args.shard.split("/"))
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
     for name in (args.names or names)[k::n]:
-        print(run(name, build, getattr(torch, args.dtype)), flush=True)
+        print(run(name, build, getattr(torch, args.dtype), args.dynamic_batch), flush=True)
 
 
 if __name__ == "__main__":

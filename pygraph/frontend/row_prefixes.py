@@ -114,7 +114,11 @@ class _Analysis:
         held = frozenset(d for d, size in enumerate(tensor.shape) if self.holds(size))
         for d in held:
             size = tensor.shape[d].node.expr
-            if size.subs(self.s, 0) != 0 or self.s in sympy.diff(size, self.s).free_symbols:
+            try:
+                linear = size.subs(self.s, 0) == 0 and self.s not in sympy.diff(size, self.s).free_symbols
+            except Exception:  # (torch's own functions of sizes: FloorDiv, Mod)
+                linear = False
+            if not linear:
                 return _Mixed(f"a size {size} that is not {self.s} times a number")
         return held
 
