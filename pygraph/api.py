@@ -1161,7 +1161,7 @@ class CompiledModel:
         variant = self._variants.get(key)
         if variant is None:
             sizes = self._declared_sizes(inputs, key)
-            padded = self._padded(args, inputs, sizes) if pads else None
+            padded = self._padded(args, inputs, key, sizes) if pads else None
             if padded is not None:
                 return self._run_padded(padded, args, inputs)
             variant = self._new_variant(args, key)
@@ -1243,7 +1243,11 @@ class CompiledModel:
         return tuple(tuple(shape) for shape, _, _ in self._expected)
 
     def _padded(
-        self, args: tuple[Any, ...], inputs: tuple[Any, ...], sizes: dict[str, int]
+        self,
+        args: tuple[Any, ...],
+        inputs: tuple[Any, ...],
+        key: tuple[tuple[int, ...], ...],
+        sizes: dict[str, int],
     ) -> PaddedCall | None:
         """How calls of these inputs' shapes run padded (`padding.py`), with the program of the padded shapes
         (compiled now where there is none), kept for later calls; None where no symbol they size pads (a
@@ -1266,8 +1270,7 @@ class CompiledModel:
             return None
         pads = []
         for (i, dim), spec in self._dynamic.items():
-            held = [spec.symbol] if spec.formula is None else [str(s) for s in spec.formula.free_symbols]
-            for symbol in (s for s in held if s in buckets):
+            for symbol in (s for s in spec.symbols() if s in buckets):
                 n, m = buckets[symbol]
                 pads.append((i, dim, inputs[i].shape[dim] // n, n, m))
         cuts = [
@@ -1278,7 +1281,6 @@ class CompiledModel:
         ]
         padded = PaddedCall(pads, cuts, len(self._padding[next(iter(buckets))].outputs))
         replaced = padded.padded(inputs)
-        key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
         padded_key = tuple(tuple(replaced[i].shape) if i in replaced else k for i, k in enumerate(key))
         padded.program = self if padded_key == self._example_key() else self._variants.get(padded_key)
         if padded.program is None:
@@ -1448,8 +1450,7 @@ class CompiledModel:
                     "dims": [
                         f"dim {dim} of '{self._inputs[i].name}'"
                         for (i, dim), spec in self._dynamic.items()
-                        if symbol == spec.symbol
-                        or symbol in {str(s) for s in getattr(spec.formula, "free_symbols", ())}
+                        if symbol in spec.symbols()
                     ],
                     "refusal": "PYGRAPH_PADDING=off" if padding is None else padding.refusal,
                 }

@@ -113,6 +113,23 @@ def test_a_causal_decoder_pads_its_prompts_length():
     assert "run the program of the next power of two" in str(compiled.explain())
 
 
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_a_transformer_layer_pads_its_batch(batch_first):
+    """nn.MultiheadAttention folds the batch into each position's rows and back (blocks of the batch);
+    sequence-first, each result is cut inside its memory order and copied dense."""
+    torch.manual_seed(5)
+    model = nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=batch_first).eval()
+    batch = 0 if batch_first else 1
+
+    def draw(n: int) -> torch.Tensor:
+        return torch.randn(n, 10, 32) if batch_first else torch.randn(10, n, 32)
+
+    compiled = _compile(model, (draw(4),), {"src": {batch: Dim("batch", min=1, max=16)}})
+    for n in (3, 5, 7):
+        _check(compiled, model, (draw(n),))
+    assert len(compiled._variants) == 1 and len(compiled._padded_calls) == 3
+
+
 class Centered(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         return x - x.mean(0)

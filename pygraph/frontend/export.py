@@ -114,6 +114,10 @@ class DynamicDim:
     upper: int | None
     formula: Any = None  # a sympy expression, for a derived dim
 
+    def symbols(self) -> list[str]:
+        """The symbols whose sizes decide this dim's."""
+        return [self.symbol] if self.formula is None else sorted(str(s) for s in self.formula.free_symbols)
+
     def expected(self, sizes: dict[str, int]) -> int | None:
         """A derived dim's size given the sizes of the symbols, if all are known."""
         if self.formula is None or any(str(s) not in sizes for s in self.formula.free_symbols):

@@ -5,12 +5,14 @@ so a workload of many sizes spends its time compiling, or runs eagerly past PYGR
 pads a batch to the next size it captured, which it may do because it knows its models. pygraph pads only
 where it proves, on the program traced with the dims symbolic (`declared_dims`), that padding changes
 nothing the caller sees. For a symbol `s`: every tensor whose shape holds `s` holds it in dims of size
-`s * c` (`c` free of `s`), and the tensor computed with `s = n` is the one computed with `s = m > n` cut to
-its first `n * c` entries along each such dim; every tensor whose shape does not hold `s` is the same for
-both. The inputs' dims are so by construction (the call's entries first, then padding). An op keeps the
-property where it computes no entry inside the prefix from one past it and reads `s` only as a size:
-pointwise ops, reductions and products over other dims, views that keep `s` outermost in what they merge,
-scans along `s`, causal attention along it. Then each result's prefix is what the unpadded call returns.
+`s * c` (`c` free of `s`), or `B` blocks of that where a reshape merged `s` inside another dim, and the
+tensor computed with `s = n` is the one computed with `s = m > n` cut to the first `n * c` entries (of
+each block) along each such dim; every tensor whose shape does not hold `s` is the same for both. The
+inputs' dims are so by construction (the call's entries first, then padding). An op keeps the property
+where it computes no entry inside the prefix from one past it and reads `s` only as a size: pointwise ops,
+reductions and products over other dims, reshapes that keep `s` outermost in what they merge or merge it
+inside as blocks, scans along `s` and causal attention along it (not in blocks). Then each result's prefix
+is what the unpadded call returns (results holding `s` in blocks are refused: their cut would be a copy).
 The batch dims of most inference models qualify, and so do the lengths of causal models that take no
 padding mask. An op pygraph knows no rule for, or one that mixes entries along `s` (a softmax over it, a
 sum of everything, a sort, a convolution along it, a write into the model's state), refuses `s`, naming
@@ -94,6 +96,11 @@ class _Analysis:
         # tensors holding `s` in one dim whose entries are their own index along it (`arange(s)` and views
         # that add unit dims or broadcast it): indices that read each row where it is (`x[arange(b), i]`)
         self.positions: set[torch.fx.Node] = set()
+        # dims holding `s` in blocks: a dim of size `B * s * c` whose entries run through `B` blocks of
+        # `s * c`, the first `n * c` of each in the prefix (a reshape merging `s` inside another dim, as
+        # `nn.MultiheadAttention` folds the batch into rows of each position); by node, {dim: B} for the
+        # dims with B > 1 (a list of them for a node with several results)
+        self.blocks: dict[torch.fx.Node, Any] = {}
 
     def run(self, program: torch.export.ExportedProgram) -> Padding:
         kinds = {spec.arg.name: spec.kind for spec in program.graph_signature.input_specs}
@@ -133,7 +140,9 @@ class _Analysis:
 
     def call(self, node: torch.fx.Node) -> Value:
         if node.target is operator.getitem:
-            whole = self.values[node.args[0]]
+            whole, blocks = self.values[node.args[0]], self.blocks.get(node.args[0])
+            if isinstance(blocks, list) and blocks[node.args[1]]:
+                self.blocks[node] = blocks[node.args[1]]
             return whole[node.args[1]] if isinstance(whole, tuple) else whole
         arguments = _arguments(node)
         values = {name: self.value_of(a) for name, a in arguments.items()}
@@ -161,9 +170,46 @@ class _Analysis:
         if why is not None:
             return _Mixed(f"{target}{where} {why}")
         value = self.result(result, f"{target}{where}", touched=name not in _READS_SIZES_ONLY)
+        if node not in self.blocks:  # (a reshape places its own)
+            blocks = self.carried_blocks(result, value, arguments)
+            if isinstance(blocks, _Mixed):
+                return _Mixed(f"{target}{where} {blocks.why}")
+            if any(blocks if isinstance(blocks, list) else [blocks]):
+                self.blocks[node] = blocks
         if self.is_position(node, name, arguments, value):
             self.positions.add(node)
         return value
+
+    def block(self, tensor: Any, dim: int) -> sympy.Expr:
+        """The blocks `dim` of the tensor `tensor` (an FX node) holds `s` in (see `blocks`)."""
+        blocks = self.blocks.get(tensor)
+        return blocks.get(dim, sympy.Integer(1)) if isinstance(blocks, dict) else sympy.Integer(1)
+
+    def carried_blocks(self, result: Any, value: Value, arguments: dict[str, Any]) -> Any:
+        """The blocks of each dim of `result` holding `s`: those of the operands' dims of the same size
+        (an op that keeps a dim keeps its blocks; one that makes a dim holding `s`, one block), which must
+        agree."""
+        if isinstance(result, (tuple, list)):
+            found = [self.carried_blocks(r, v, arguments) for r, v in zip(result, value, strict=True)]
+            mixed = next((b for b in found if isinstance(b, _Mixed)), None)
+            return mixed if mixed is not None else found
+        if not isinstance(result, torch.Tensor) or not isinstance(value, frozenset):
+            return {}
+        operands = [
+            (a, k)
+            for a in _leaves(arguments.values())
+            if isinstance(a, torch.fx.Node) and isinstance(self.values.get(a), frozenset)
+            for k in self.values[a]
+        ]
+        blocks = {}
+        for d in value:
+            size = result.shape[d].node.expr
+            found = {self.block(a, k) for a, k in operands if _expr(a.meta["val"].shape[k]) == size}
+            if len(found) > 1:
+                return _Mixed(f"combines entries of {self.s} in blocks of different sizes")
+            if found and found != {1}:
+                blocks[d] = found.pop()
+        return blocks
 
     def is_position(self, node: torch.fx.Node, name: str, arguments: dict[str, Any], value: Value) -> bool:
         """Whether `node` computes a tensor of positions along `s` (see `positions`)."""
@@ -220,6 +266,8 @@ class _Analysis:
                 continue
             if value and isinstance(spec.arg, TensorArgument) and _views(arg, users):
                 return Padding(symbol, (), "a result is a view of an input, which padding copies")
+            if isinstance(self.blocks.get(arg), dict):
+                return Padding(symbol, (), f"a result holds {self.s} in blocks (a cut would be a copy)")
             cuts.append(tuple(sorted(value)) if isinstance(value, frozenset) else ())
         for check in (n for n in program.graph.nodes if n.target in _CHECKS):
             if any(isinstance(self.value_of(a), _Mixed) for a in check.args):
@@ -245,11 +293,20 @@ def _arguments(node: torch.fx.Node) -> dict[str, Any]:
     return arguments
 
 
-def _leaves(values: Any) -> list[Value]:
-    out: list[Value] = []
+def _leaves(values: Any) -> list[Any]:
+    out: list[Any] = []
     for value in values:
-        out.extend(_leaves(value) if isinstance(value, tuple) else [value])
+        out.extend(_leaves(value) if isinstance(value, (tuple, list)) else [value])
     return out
+
+
+def _expr(size: Any) -> sympy.Expr:
+    return size.node.expr if isinstance(size, torch.SymInt) else sympy.Integer(int(size))
+
+
+def _whole(expr: sympy.Expr) -> bool:
+    """Whether a quotient of sizes is a whole size (no denominator left)."""
+    return sympy.fraction(sympy.cancel(expr))[1] == 1
 
 
 def _where(node: torch.fx.Node) -> str:
@@ -386,6 +443,8 @@ def _attention(analysis: _Analysis, node: Any, arguments: dict, values: dict) ->
             return f"works along {analysis.s} in the head size"
         if name != "query" and ndim - 2 in held and not causal:
             return f"attends to keys sized by {analysis.s} without a causal mask"
+        if causal and ndim - 2 in held and analysis.block(arguments[name], ndim - 2) != 1:
+            return f"masks causally along {analysis.s} held in blocks"
     name = "attn_mask" if "attn_mask" in arguments else "attn_bias"
     if mask is not None and _ndim(arguments, name) - 1 in _held(values, name):
         return f"attends to keys sized by {analysis.s}"
@@ -422,10 +481,28 @@ def _from_start(start_argument: str) -> Rule:
 
     def rule(analysis: _Analysis, node: Any, arguments: dict, values: dict) -> str | None:
         dim = arguments["dim"] % _ndim(arguments, "self")
-        if dim in _held(values, "self") and (
-            arguments.get(start_argument) not in (None, 0) or arguments.get("step", 1) != 1
-        ):
+        if dim not in _held(values, "self"):
+            return None
+        if arguments.get(start_argument) not in (None, 0) or arguments.get("step", 1) != 1:
             return f"cuts {analysis.s} from other than its start"
+        cut = node.meta["val"].shape[dim] != arguments["self"].meta["val"].shape[dim]
+        if cut and analysis.block(arguments["self"], dim) != 1:
+            return f"cuts {analysis.s} held in blocks"
+        return None
+
+    return rule
+
+
+def _in_order(dims: Callable[[dict[str, Any]], list[int]], what: str) -> Rule:
+    """An op whose result depends on the entries' positions along the dims `dims(arguments)` gives (a scan
+    reads the entries before each, a triangle compares positions): none of them may hold `s` in blocks,
+    whose entries' positions differ between sizes."""
+
+    def rule(analysis: _Analysis, node: Any, arguments: dict, values: dict) -> str | None:
+        ndim = _ndim(arguments, "self")
+        for d in (d % ndim for d in dims(arguments)):
+            if d in _held(values, "self") and analysis.block(arguments["self"], d) != 1:
+                return f"{what} along {analysis.s} held in blocks"
         return None
 
     return rule
@@ -440,23 +517,32 @@ def _repeat(analysis: _Analysis, node: Any, arguments: dict, values: dict) -> st
 
 
 def _reshape(analysis: _Analysis, node: Any, arguments: dict, values: dict) -> str | None:
-    """A reshape keeps a prefix where the result has a dim holding `s` with as many entries before it as
-    the input has before the dim holding it (`s` outermost in what it merges or splits)."""
+    """A reshape keeps prefixes where each dim holding `s` lands on a result dim that holds it with as many
+    blocks before each of its own (the dims before it and its blocks hold as many entries in the input as
+    in the result): `s` outermost in what it merges or splits, or inside a merge as blocks (`[t, s, e] ->
+    [t * s, e]`: `t` blocks of `s` rows), which the dims it merges back into again drop."""
     source, result = arguments["self"].meta["val"].shape, node.meta["val"].shape
+    blocks = {}
     for d in _held(values, "self"):
-        before = _product(source[:d])
-        if not any(
-            analysis.holds(result[j]) and sympy.expand(_product(result[:j]) - before) == 0
-            for j in range(len(result))
-        ):
+        outer = _product(source[:d]) * analysis.block(arguments["self"], d)
+        for j in range(len(result)):
+            if not analysis.holds(result[j]):
+                continue
+            inner = sympy.cancel(outer / _product(result[:j]))
+            if analysis.s not in inner.free_symbols and _whole(inner) and _whole(_expr(result[j]) / inner):
+                if inner != 1:
+                    blocks[j] = inner
+                break
+        else:
             return f"reshapes {analysis.s}'s entries into another order"
+    analysis.blocks[node] = blocks
     return None
 
 
 def _product(sizes: Any) -> sympy.Expr:
     out = sympy.Integer(1)
     for size in sizes:
-        out *= size.node.expr if isinstance(size, torch.SymInt) else sympy.Integer(int(size))
+        out *= _expr(size)
     return sympy.expand(out)
 
 
@@ -466,7 +552,9 @@ def _index(analysis: _Analysis, node: Any, arguments: dict, values: dict) -> str
     dims may hold it (each entry of the result reads the source at its own indices)."""
     held = _held(values, "self")
     for d, index in enumerate(arguments["indices"]):
-        if index is not None and d in held and index not in analysis.positions:
+        if index is None or d not in held:
+            continue
+        if index not in analysis.positions or analysis.block(arguments["self"], d) != 1:
             return f"indexes {analysis.s} by data"
     return None
 
@@ -478,7 +566,7 @@ def _index_put(analysis: _Analysis, node: Any, arguments: dict, values: dict) ->
     for d, index in enumerate(arguments["indices"]):
         if index is None:
             continue
-        if d in held and index not in analysis.positions:
+        if d in held and (index not in analysis.positions or analysis.block(arguments["self"], d) != 1):
             return f"writes by indices sized by {analysis.s}"
         if d not in held and isinstance(indices[d], frozenset) and indices[d]:
             return f"writes by indices sized by {analysis.s}"
@@ -570,8 +658,6 @@ _RULES: dict[str, Rule] = {
             "empty_like",
             "full_like",
             "floor_divide",
-            "tril",
-            "triu",
             "_conj",
             "resolve_conj",
             "resolve_neg",
@@ -642,7 +728,10 @@ _RULES: dict[str, Rule] = {
     ),
     **dict.fromkeys(["flip", "roll"], _along("dims")),
     # scans: each entry reads those before it, which are in the prefix where it is
-    **dict.fromkeys(["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"], _pointwise),
+    **dict.fromkeys(
+        ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"], _in_order(lambda a: [a["dim"]], "scans")
+    ),
+    **dict.fromkeys(["tril", "triu"], _in_order(lambda a: [-2, -1], "compares positions")),
     **dict.fromkeys(
         [
             "sum",

@@ -58,8 +58,8 @@ def test_the_rows_of_an_mlp_pad():
         (lambda m, x: x.flip(0), r"aten.flip.default .* works along"),
         (lambda m, x: x.t() @ x, r"aten.matmul.default .* sums products along"),
         (
-            lambda m, x: (x.t() * 2).reshape(-1),
-            r"aten._unsafe_view.default .* reshapes .* into another order",
+            lambda m, x: (x * 2).reshape(-1).view(6, -1),
+            r"aten.view.default .* reshapes .* into another order",
         ),
         (lambda m, x: x[1:], r"aten.slice.Tensor .* cuts .* from other than its start"),
         (lambda m, x: x * x.shape[0], r"aten.mul.Tensor .* reads the size .* as a number"),
@@ -107,8 +107,31 @@ def test_views_that_keep_the_dim_outermost_pad():
     assert padding.refusal is None and padding.outputs == ((0,), (0,))
 
 
-def test_views_that_move_the_dim_inside_what_they_merge_are_refused():
-    assert "reshapes" in refusal(Fn(lambda m, x: x.t().reshape(-1)), (torch.randn(4, 6),), ((0,),))
+def test_a_dim_merged_inside_another_holds_its_entries_in_blocks():
+    """`[6, s] -> [6 * s]`: 6 blocks of the batch. Ops working on each entry keep them, a reshape can split
+    them back (as `nn.MultiheadAttention` folds the batch into each position's rows and back), and a result
+    cannot be cut along them."""
+
+    def merged(m, x):
+        y = torch.sin(x.t().reshape(-1, 1)) @ torch.ones(1, 3)  # [6 * s, 3]
+        return y.view(6, -1, 3).transpose(0, 1) if m.back else y
+
+    assert refusal(Fn(merged, back=True), (torch.randn(4, 6),), ((0,),)) is None
+    assert "holds s" in refusal(Fn(merged, back=False), (torch.randn(4, 6),), ((0,),))
+    scan = refusal(
+        Fn(lambda m, x: x.t().reshape(-1).cumsum(0).view(6, -1).t()), (torch.randn(4, 6),), ((0,),)
+    )
+    assert "scans along" in scan and "in blocks" in scan
+
+
+@pytest.mark.parametrize("batch_first", [True, False])
+def test_the_batch_of_a_transformer_layer_pads_and_its_length_does_not(batch_first):
+    layer = nn.TransformerEncoderLayer(32, 4, 64, batch_first=batch_first, dropout=0.0).eval()
+    x = torch.randn(4, 10, 32) if batch_first else torch.randn(10, 4, 32)
+    batch, length = (0, 1) if batch_first else (1, 0)
+    found = paddings(layer, (x,), ((batch, length),))
+    assert found[f"x{batch}"].refusal is None and found[f"x{batch}"].outputs == ((batch,),)
+    assert "without a causal mask" in found[f"x{length}"].refusal
 
 
 def test_a_scan_along_the_dim_keeps_prefixes():
