@@ -76,6 +76,19 @@ class Pairs(nn.Module):
         return (pairs.sum(1) * batch["weights"][:, None]).tanh()
 
 
+def test_an_input_sized_otherwise_than_by_a_multiple_of_the_symbol_is_never_padded():
+    class Shifted(nn.Module):
+        def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+            return x * 2  # (y unused)
+
+    n = Dim("n", min=2, max=32)
+    compiled = _compile(Shifted(), (torch.randn(4), torch.randn(5)), {"x": {0: n}, "y": {0: n + 1}})
+    (padding,) = compiled._padding.values()
+    assert "is not" in padding.refusal and "times a number" in padding.refusal
+    _check(compiled, Shifted(), (torch.randn(3), torch.randn(4)))
+    assert sorted(compiled._variants) == [((3,), (4,))]
+
+
 def test_structured_inputs_and_a_derived_dim_pad_with_their_symbol():
     torch.manual_seed(1)
     model, n = Pairs(), Dim("n", min=2, max=32)

@@ -107,6 +107,8 @@ class _Analysis:
         for node in program.graph.nodes:
             if node.op == "placeholder":
                 self.values[node] = self.placeholder(node, kinds.get(node.name))
+                if isinstance(self.values[node], _Mixed):  # (padding would pad it, read or not)
+                    return Padding(str(self.s), (), self.values[node].why)
             elif node.op == "call_function":
                 self.values[node] = self.call(node)
             elif node.op == "output":
