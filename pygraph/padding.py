@@ -17,6 +17,8 @@ from typing import Any
 import torch
 import torch.utils._pytree as pytree
 
+from .backend.tensors import layout_of
+
 
 def bucket(n: int, example: int, upper: int | None) -> int:
     """The size a call of `n` entries runs at: the example's where it lies between `n` and the next power
@@ -71,19 +73,8 @@ class PaddedCall:
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
     """`x`, or a copy of it that is dense in the same memory order (dims by decreasing stride)."""
-    if _is_dense(x):
+    if layout_of(x).is_dense():
         return x
     order = sorted(range(x.dim()), key=lambda d: -x.stride(d))
     out = torch.empty_permuted(x.shape, order, dtype=x.dtype, device=x.device)
     return out.copy_(x)
-
-
-def _is_dense(x: torch.Tensor) -> bool:
-    expected = 1
-    for d in sorted(range(x.dim()), key=lambda d: x.stride(d)):
-        if x.shape[d] == 1:
-            continue
-        if x.stride(d) != expected:
-            return False
-        expected *= x.shape[d]
-    return True
