@@ -365,6 +365,11 @@ CASES: dict[str, Case] = {
         lambda x, y, i: (torch.fmod(x, y), torch.fmod(x, 1.5), torch.fmod(i, 4)),
         lambda: (nz(*A) * 10, nz(*A), ints(*A) * 7),
     ),
+    "atan2": Case(
+        lambda x, y, i: (torch.atan2(x, y), torch.atan2(i, 3 - i), torch.atan2(x, torch.zeros_like(x))),
+        lambda: (nz(*A) * 10, nz(*B), ints(*A)),
+    ),
+    "hypot": Case(lambda x, y: torch.hypot(x, y) + torch.hypot(x * 1e30, y), lambda: (nz(*A), nz(*B))),
     "pow.Tensor_Scalar": Case(
         lambda x, p, i: (
             x**2,

@@ -35,14 +35,23 @@ def fmod(x: tl.tensor, y: tl.tensor | float) -> tl.tensor:
     return x % y
 
 
-def pow(x: tl.tensor | float, y: tl.tensor | float) -> tl.tensor:
-    """C's pow in the dtype of the tensor operands, broadcast together; a Python float operand is taken in
-    that dtype, as Triton takes a literal."""
-    like = x if isinstance(x, tl.tensor) else y
-    dtype = like.handle.data.dtype
-    base, exponent = (np.asarray(v.handle.data if isinstance(v, tl.tensor) else v, dtype) for v in (x, y))
-    with np.errstate(all="ignore"):
-        data = np.power(base, exponent).astype(dtype)
-    shape = [int(n) for n in data.shape]
-    block = like.type if shape == list(like.shape) else tl.block_type(like.dtype, shape)
-    return tl.tensor(TensorHandle(data, like.handle.dtype.scalar), block)
+def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callable[..., tl.tensor]:
+    """A function of two operands in the dtype of the tensor ones, broadcast together; a Python float
+    operand is taken in that dtype, as Triton takes a literal."""
+
+    def apply(x: tl.tensor | float, y: tl.tensor | float) -> tl.tensor:
+        like = x if isinstance(x, tl.tensor) else y
+        dtype = like.handle.data.dtype
+        a, b = (np.asarray(v.handle.data if isinstance(v, tl.tensor) else v, dtype) for v in (x, y))
+        with np.errstate(all="ignore"):
+            data = function(a, b).astype(dtype)
+        shape = [int(n) for n in data.shape]
+        block = like.type if shape == list(like.shape) else tl.block_type(like.dtype, shape)
+        return tl.tensor(TensorHandle(data, like.handle.dtype.scalar), block)
+
+    return apply
+
+
+pow = _binary(np.power)  # C's pow
+atan2 = _binary(np.arctan2)
+hypot = _binary(np.hypot)

@@ -24,6 +24,7 @@ from typing import Any
 import torch
 from torch.export.graph_signature import InputKind
 
+from .. import pair_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node, propagate_fake_tensors, replace_node
 
 aten = torch.ops.aten
@@ -310,12 +311,45 @@ def _angle(ops: _Ops, a: Any) -> Node:
 
 
 def _matmul(ops: _Ops, a: Node, b: Node) -> Node:
-    """Four real products (both operands are complex: torch multiplies no mixed ones)."""
-    (ar, ai), (br, bi) = ([ops.call(aten.select.int, ops.pair(x), -1, i) for i in (0, 1)] for x in (a, b))
-    product = ops.node.target
-    real = ops.sub(ops.call(product, ar, br), ops.call(product, ai, bi))
-    imag = ops.add(ops.call(product, ar, bi), ops.call(product, ai, br))
-    return ops.stack(ops.lane(real), ops.lane(imag))
+    """One real product (both operands are complex: torch multiplies no mixed ones), as cuBLAS's complex
+    products make one pass over both: `a`'s pair read as rows of interleaved parts [..., M, 2K] (a view
+    where its last two dims are dense), times `b`'s real form [..., 2K, 2N], whose rows 2k hold the pairs
+    (br, bi) of `b`'s row k and rows 2k+1 the pairs (-bi, br), gives the result's pairs as rows [..., M, 2N].
+    Four products of the parts would be four vendor calls and a kernel combining them; where `b` is state
+    (a Fourier layer's weights), derived state computes its real form once."""
+    result, shapes = list(ops.node.meta["val"].shape), [list(x.meta["val"].shape) for x in (a, b)]
+    rows, pairs = ops.pair(a), ops.pair(b)
+    vector_a, vector_b = len(shapes[0]) == 1, len(shapes[1]) == 1
+    if vector_a:  # (a row of one vector: [K] -> [1, K])
+        rows = ops.call(aten.unsqueeze.default, rows, 0)
+        shapes[0].insert(0, 1)
+        result.insert(len(result) - (0 if vector_b else 1), 1)
+    if vector_b:  # (a column: [K] -> [K, 1])
+        pairs = ops.call(aten.unsqueeze.default, pairs, 1)
+        shapes[1].append(1)
+        result.append(1)
+    rows = ops.call(aten.reshape.default, rows, [*_sizes(ops, rows, shapes[0][:-1]), -1])
+    real, imag = (ops.call(aten.slice.Tensor, pairs, -1, i, i + 1) for i in (0, 1))
+    turned = ops.stack(ops.call(aten.neg.default, imag), real)
+    rank = len(shapes[1])
+    form = ops.call(
+        aten.cat.default, [ops.call(aten.unsqueeze.default, x, rank - 1) for x in (pairs, turned)], rank - 1
+    )  # [..., K, 2, N, 2]
+    columns = _sizes(ops, pairs, shapes[1])[-1]
+    columns = columns * 2 if isinstance(columns, int) else ops.call(operator.mul, columns, 2)
+    form = ops.call(aten.reshape.default, form, [*_sizes(ops, pairs, shapes[1][:-2]), -1, columns])
+    product = ops.call(ops.node.target, rows, form)
+    pair = ops.call(aten.reshape.default, product, [*_sizes(ops, product, result[:-1]), -1, 2])
+    squeezed = [len(result) - 2] * vector_a + [len(result) - 1] * vector_b
+    return ops.call(aten.squeeze.dims, pair, squeezed) if squeezed else pair
+
+
+def _sizes(ops: _Ops, node: Node, sizes: list[Any]) -> list[Any]:
+    """`sizes`, the symbolic ones read from the dims of `node` (a tensor whose leading dims they are)."""
+    return [
+        size if isinstance(size, int) else ops.call(aten.sym_size.int, node, d)
+        for d, size in enumerate(sizes)
+    ]
 
 
 def _where(ops: _Ops, condition: Node, a: Any, b: Any) -> Node:
@@ -454,6 +488,53 @@ def _sym_size(ops: _Ops, a: Node, dim: int) -> Node:
     return ops.call(aten.sym_size.int, ops.pair(a), dim % a.meta["val"].dim())
 
 
+def _slice_scatter(ops: _Ops, a: Node, src: Any, dim: int = 0, *args: Any) -> Node:
+    return ops.call(aten.slice_scatter.default, ops.pair(a), ops.pair(src), dim % a.meta["val"].dim(), *args)
+
+
+def _copy(ops: _Ops, a: Node, src: Any, non_blocking: bool = False) -> Node:
+    """`a`'s shape and dtype with `src`'s values: a real `a` takes a complex `src`'s real part, as eager
+    does (with its warning)."""
+    if not _complex(ops.node.meta["val"]):
+        return ops.call(aten.copy.default, a, ops.call(aten.select.int, ops.pair(src), -1, 0))
+    return ops.call(aten.copy.default, ops.pair(a), ops.pair(src))
+
+
+def _roll(ops: _Ops, a: Node, shifts: list[int], dims: list[int] | None = None) -> Node:
+    """The same dims of the pair; without dims eager rolls the flattened value, which is the pair's rows."""
+    if dims:
+        return ops.call(aten.roll.default, ops.pair(a), shifts, ops.dims(a, dims))
+    rows = ops.call(aten.reshape.default, ops.pair(a), [-1, 2])
+    rolled = ops.call(aten.roll.default, rows, shifts, [0])
+    return ops.call(aten.reshape.default, rolled, [*a.meta["val"].shape, 2])
+
+
+def _pad(ops: _Ops, a: Node, pad: list[int], mode: str = "constant", value: Any = None) -> Node:
+    """Each part padded alike, constant parts with their part of the value."""
+    value = complex(value or 0)
+    parts = zip(ops.parts(a), (value.real, value.imag), strict=True)
+    return ops.stack(
+        *(
+            ops.lane(
+                ops.call(aten.pad.default, ops.squeezed(part), pad, mode, v if mode == "constant" else None)
+            )
+            for part, v in parts
+        )
+    )
+
+
+def _fft_r2c(ops: _Ops, x: Node, dim: list[int], normalization: int, onesided: bool) -> Node:
+    return ops.call(pair_ops.fft_r2c, x, dim, normalization, onesided)
+
+
+def _fft_c2c(ops: _Ops, a: Any, dim: list[int], normalization: int, forward: bool) -> Node:
+    return ops.call(pair_ops.fft_c2c, ops.pair(a), dim, normalization, forward)
+
+
+def _fft_c2r(ops: _Ops, a: Any, dim: list[int], normalization: int, last_dim_size: int) -> Node:
+    return ops.call(pair_ops.fft_c2r, ops.pair(a), dim, normalization, last_dim_size)
+
+
 _TRANSLATIONS: dict[Any, Callable[..., Node]] = {
     aten.view_as_complex.default: _view_as_complex,
     aten.view_as_real.default: _pair_itself,
@@ -488,6 +569,8 @@ _TRANSLATIONS: dict[Any, Callable[..., Node]] = {
     aten.matmul.default: _matmul,
     aten.where.self: _where,
     aten.full.default: _full,
+    aten.zeros.default: lambda ops, size, **kwargs: _full(ops, size, 0, **kwargs),
+    aten.ones.default: lambda ops, size, **kwargs: _full(ops, size, 1, **kwargs),
     aten.zeros_like.default: _zeros_like,
     aten.clone.default: lambda ops, a, memory_format=None: ops.call(aten.clone.default, ops.pair(a)),
     aten._to_copy.default: _to_copy,
@@ -516,6 +599,14 @@ _TRANSLATIONS: dict[Any, Callable[..., Node]] = {
     aten.cat.default: _cat,
     aten.stack.default: _stack,
     aten.index.Tensor: _index,
+    aten.slice_scatter.default: _slice_scatter,
+    aten.copy.default: _copy,
+    aten.roll.default: _roll,
+    aten.constant_pad_nd.default: lambda ops, a, pad, value=0: _pad(ops, a, pad, "constant", value),
+    aten.pad.default: _pad,
+    aten._fft_r2c.default: _fft_r2c,
+    aten._fft_c2c.default: _fft_c2c,
+    aten._fft_c2r.default: _fft_c2r,
 }
 _NAMES = {
     str(target).removeprefix("aten.").split(".")[0]

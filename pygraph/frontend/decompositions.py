@@ -272,6 +272,14 @@ def _torch_dialect_name(op: torch._ops.OpOverload) -> str:
     return f"{name}.{schema.overload_name}" if schema.overload_name else name
 
 
+def _is_fft(op: torch._ops.OpOverload) -> bool:
+    """`torch.fft`'s functions and `stft`: composites of ATen's three FFT primitives, which pygraph computes
+    on complex values held as pairs (`pair_ops.py`), where torch-mlir's ops for them would take complex
+    tensors whole."""
+    name = op._schema.name.removeprefix("aten::")
+    return name.startswith("fft_") or name in ("stft", "istft")
+
+
 def _returns_tensor_list(op: torch._ops.OpOverload) -> bool:
     return any(isinstance(r.type, torch.ListType) for r in op._schema.returns)
 
@@ -283,7 +291,7 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
     aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
     only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows.
-    So are the composites of RETURN_INPUTS."""
+    So are the composites of RETURN_INPUTS and the FFTs (`_is_fft`)."""
     context = make_context()
     composites = torch.export.default_decompositions()  # composite ops decomposed by their own definition
     table: dict[torch._ops.OperatorBase, Callable] = {
@@ -295,6 +303,7 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
         if (
             not context.is_registered_operation(_torch_dialect_name(op))
             or _returns_tensor_list(op)
+            or _is_fft(op)
             or op in RETURN_INPUTS
         ):
             table[op] = _OWN.get(op) or decomposition

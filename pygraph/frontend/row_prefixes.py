@@ -737,6 +737,7 @@ _RULES: dict[str, Rule] = {
         _along("dim"),
     ),
     **dict.fromkeys(["flip", "roll"], _along("dims")),
+    **dict.fromkeys(["_fft_r2c", "_fft_c2c", "_fft_c2r"], _along("dim", what="transforms")),
     # scans: each entry reads those before it, which are in the prefix where it is
     **dict.fromkeys(
         ["cumsum", "cumprod", "cummax", "cummin", "logcumsumexp"], _in_order(lambda a: [a["dim"]], "scans")

@@ -718,6 +718,8 @@ POINTWISE: dict[str, Pointwise] = {
     "aten.remainder.Scalar": _binary(_remainder, reads=_same_as_result),
     "aten.fmod.Tensor": _binary(_fmod, reads=_same_as_result),
     "aten.fmod.Scalar": _binary(_fmod, reads=_same_as_result),
+    "aten.atan2.default": _binary(lambda k, a, b: _libdevice_binary(k, "atan2", a, b), reads=_same_as_result),
+    "aten.hypot.default": _binary(lambda k, a, b: _libdevice_binary(k, "hypot", a, b), reads=_same_as_result),
     "aten.pow.Tensor_Scalar": Pointwise(_pow_tensor_scalar, reads=_same_as_result),
     "aten.pow.Tensor_Tensor": Pointwise(_pow_tensor_tensor, integer=False, reads=_same_as_result),
     "aten.pow.Scalar": Pointwise(_pow_scalar, integer=False, reads=_same_as_result),

@@ -109,3 +109,17 @@ def test_channels_last_program_matches_eager(model):
 def test_unknown_setting_is_refused(model):
     with knobs.scope(gpu_layouts="sometimes"), pytest.raises(ValueError, match="PYGRAPH_GPU_LAYOUTS"):
         export_program(model, (torch.randn(2, 3, 16, 16),))
+
+
+def test_an_adaptive_average_pool_after_nhwc_convolutions_reads_nchw():
+    """ATen's NHWC kernel for it is five times slower (channels_last.py); the ReLU's kernel writes NCHW."""
+    torch.manual_seed(0)
+    model = nn.Sequential(nn.Conv2d(3, 16, 3), nn.ReLU(), nn.AdaptiveAvgPool2d((5, 3))).eval()
+    x = torch.randn(2, 3, 30, 17)
+    with knobs.scope(gpu_layouts="on"), torch.no_grad():
+        program = export_program(model, (x,))
+        compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+        assert relative_error(compiled(x), model(x)) <= 1e-5
+    pooled = next(n for n in program.graph.nodes if n.target is torch.ops.aten.adaptive_avg_pool2d.default)
+    assert pooled.args[0].meta["val"].is_contiguous()
+    assert convolution_inputs(program)[0].is_contiguous(memory_format=torch.channels_last)

@@ -1,5 +1,6 @@
 """Complex tensors computed as pairs of reals (frontend/complex_as_real.py): each op against eager on random
-values, a rotary embedding written as Meta's Llama writes it, and the refusals."""
+values, FFTs (pair_ops.py) in a Fourier neural operator's and FNet's layers, a rotary embedding written as
+Meta's Llama writes it, and the refusals."""
 
 import pytest
 import torch
@@ -11,6 +12,7 @@ from pygraph.frontend.rewrite import UnsupportedError
 from pygraph.metrics import relative_error
 
 vc, vr = torch.view_as_complex, torch.view_as_real
+fft = torch.fft
 
 # Each case computes from real x and y of [4, 6, 2] and a complex buffer z of [4, 6]; results are real.
 OPS = {
@@ -43,6 +45,15 @@ OPS = {
     "split and unbind": lambda x, y, z: vr(vc(x).split(2, dim=1)[1] * z.unbind(1)[3].unsqueeze(-1)),
     "sums and means": lambda x, y, z: vr((vc(x) * z).sum(-1) + (vc(x) * z).mean(0, keepdim=True).sum()),
     "matrix product": lambda x, y, z: vr(vc(x) @ (vc(y) * z).transpose(0, 1)),
+    "products of batches and vectors": lambda x, y, z: torch.cat(
+        [
+            vr(torch.stack([vc(x), z]) @ z.t()).flatten(),
+            vr(torch.bmm(torch.stack([vc(x), z]), vc(y).mT.expand(2, 6, 4))).flatten(),
+            vr(vc(x) @ z[0]).flatten(),
+            vr(z[1] @ vc(y).t()).flatten(),
+            vr(z[0] @ vc(x)[0]),
+        ]
+    ),
     "where": lambda x, y, z: vr(torch.where(x[..., 0] > 0, vc(x), z)),
     "float64": lambda x, y, z: vr(vc(x.double()) * z.to(torch.complex128)),
     "real to complex": lambda x, y, z: vr(x[..., 0].to(torch.complex64) * z),
@@ -51,6 +62,30 @@ OPS = {
     "indexing": lambda x, y, z: vr(
         (vc(x) * z)[torch.tensor([3, 0, 3])].index_select(1, torch.tensor([5, 1]))
     ),
+    "slice scatter and copy": lambda x, y, z: vr(
+        torch.zeros_like(z).slice_scatter(vc(x)[:2] * z[:2], 0, 1, 3)
+    ),
+    "roll": lambda x, y, z: vr(torch.roll(vc(x), 3) + torch.roll(z, (1, -2), (0, 1))),
+    "pad": lambda x, y, z: vr(
+        nn.functional.pad(vc(x), (1, 2)) + nn.functional.pad(z[None], (2, 1), "reflect")[0]
+    ),
+    "fft and ifft": lambda x, y, z: vr(fft.ifft(fft.fft(vc(x) * z, dim=0), dim=1)),
+    "fft of a real tensor": lambda x, y, z: vr(fft.fft(y[..., 0])),
+    "fft padded and cropped": lambda x, y, z: vr(fft.fft(vc(x), n=8) + fft.fft(z, n=8)[:, 2:6].sum()),
+    "rfft and irfft": lambda x, y, z: fft.irfft(fft.rfft(y[..., 0], dim=0) * z[:3], n=4, dim=0),
+    "fft2 orthonormal": lambda x, y, z: vr(fft.fft2(vc(x), norm="ortho")),
+    "rfftn and irfftn forward": lambda x, y, z: fft.irfftn(
+        fft.rfftn(y, norm="forward"), s=y.shape, norm="forward"
+    ),
+    "hfft and ihfft": lambda x, y, z: fft.hfft(fft.ihfft(y[..., 0]) * 2, n=6),
+    "fftshift": lambda x, y, z: vr(fft.fftshift(fft.fft(vc(x)), dim=(0, 1))),
+    "stft and istft": lambda x, y, z: torch.istft(
+        torch.stft(y.reshape(48), 16, hop_length=4, window=torch.hann_window(16), return_complex=True) * 2,
+        16,
+        hop_length=4,
+        window=torch.hann_window(16),
+    ),
+    "fft in float64": lambda x, y, z: vr(fft.fft(vc(x.double()) * z.to(torch.complex128), dim=0)),
 }
 
 
@@ -175,6 +210,74 @@ def test_a_rotary_embedding_with_a_dynamic_length() -> None:
         assert relative_error(compiled(x), model(x)) < 1e-5
 
 
+class SpectralBlock(nn.Module):
+    """A Fourier neural operator's layer (Li et al.): the lowest modes of the 2-D spectrum mixed across
+    channels by complex weights, the rest dropped, beside a pointwise convolution."""
+
+    def __init__(self, channels: int = 8, modes: int = 5) -> None:
+        super().__init__()
+        self.modes = modes
+        scale = 1 / channels
+        self.weights = nn.Parameter(scale * torch.randn(channels, channels, modes, modes, dtype=torch.cfloat))
+        self.pointwise = nn.Conv2d(channels, channels, 1)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        b, c, h, w = x.shape
+        spectrum = torch.fft.rfft2(x)
+        mixed = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.cfloat, device=x.device)
+        m = self.modes
+        mixed[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", spectrum[:, :, :m, :m], self.weights)
+        return nn.functional.gelu(torch.fft.irfft2(mixed, s=(h, w)) + self.pointwise(x))
+
+
+class FourierMixing(nn.Module):
+    """FNet's encoder layer (Lee-Thorp et al.): the real part of a 2-D FFT over length and hidden size in
+    place of attention, then a feed-forward block."""
+
+    def __init__(self, hidden: int = 32) -> None:
+        super().__init__()
+        self.norm1, self.norm2 = nn.LayerNorm(hidden), nn.LayerNorm(hidden)
+        self.ff = nn.Sequential(nn.Linear(hidden, 4 * hidden), nn.GELU(), nn.Linear(4 * hidden, hidden))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        x = self.norm1(x + torch.fft.fftn(x, dim=(1, 2)).real)
+        return self.norm2(x + self.ff(x))
+
+
+FOURIER = {"spectral": (SpectralBlock, (2, 8, 16, 16)), "fnet": (FourierMixing, (2, 12, 32))}
+
+
+def check_fourier(device: str, name: str) -> None:
+    """Whole in one graph, and with a dynamic batch, which FFTs over the other dims let calls pad."""
+    torch.manual_seed(0)
+    build, shape = FOURIER[name]
+    model = build().to(device).eval().requires_grad_(False)
+    compiled = pygraph.export_and_compile(
+        model,
+        (torch.randn(shape, device=device),),
+        dynamic_shapes={"x": {0: torch.export.Dim("batch", max=16)}},
+        target="emulator" if device == "cpu" else "cuda",
+    )
+    explanation = compiled.explain()
+    assert explanation.coverage["before"] == 1.0 and len(explanation.segments) == 1, str(explanation)
+    assert "pygraph.fft_" in compiled.ir("plan")
+    for batch in (2, 3, 2):
+        x = torch.randn(batch, *shape[1:], device=device)
+        assert relative_error(compiled(x), model(x)) < 1e-5
+    assert list(compiled._padded_calls) == [((3, *shape[1:]),)]
+
+
+@pytest.mark.parametrize("name", FOURIER)
+def test_fourier_layers_compute_their_ffts_in_the_graph(name: str) -> None:
+    check_fourier("cpu", name)
+
+
+@needs_gpu
+@pytest.mark.parametrize("name", FOURIER)
+def test_fourier_layers_compute_their_ffts_in_the_graph_on_the_gpu(name: str, no_tf32: None) -> None:
+    check_fourier("cuda", name)
+
+
 class Refused(nn.Module):
     def __init__(self, forward) -> None:
         super().__init__()
@@ -187,7 +290,7 @@ class Refused(nn.Module):
 
 REFUSALS = {
     "a complex result": (lambda m, x: vc(x) * m.z, "complex result of the model"),
-    "an FFT": (lambda m, x: vr(torch.fft.fft(vc(x))), r"test_complex_as_real.py:\d+\).*fft"),
+    "a square root": (lambda m, x: vr(vc(x).sqrt()), r"test_complex_as_real.py:\d+\).*sqrt"),
     "a power": (lambda m, x: vr(vc(x) ** 2.5), "pow"),
     "written complex state": (lambda m, x: vr(m.z.mul_(vc(x))), "is written by the model"),
 }

@@ -157,6 +157,17 @@ def test_convolutions_pad_their_batch_only():
     assert "convolves along" in refusal(conv, (torch.randn(4, 3, 8, 8),), ((2,),), "x2")
 
 
+def test_ffts_pad_the_dims_they_do_not_transform():
+    def spectrum(m, x):
+        return torch.fft.fft(torch.fft.fft(x, dim=2), dim=1).real
+
+    inputs = (torch.randn(4, 6, 8),)
+    assert refusal(Fn(spectrum), inputs, ((0,),)) is None
+    for dim, op in ((2, "_fft_r2c"), (1, "_fft_c2c")):
+        said = refusal(Fn(spectrum), inputs, ((dim,),), f"x{dim}")
+        assert said is not None and re.search(rf"aten.{op}.default .* transforms along", said), said
+
+
 def test_batch_norm_pads_in_eval_and_not_in_training():
     norm = nn.Sequential(nn.Conv2d(3, 4, 1), nn.BatchNorm2d(4))
     assert refusal(norm.eval(), (torch.randn(4, 3, 4, 4),), ((0,),)) is None
