@@ -189,6 +189,8 @@ REDUCTION = [
     "torch.linalg.vector_norm({a}, 3, dim={d}) + {a}.norm(float('inf'), {d})",
     "F.cross_entropy({a}, {a}.argmin(1), reduction='none')",
     "F.cross_entropy({a}, {a}.argmax(1), label_smoothing=0.1)",
+    "torch.fft.irfft(torch.fft.rfft({a}, dim={d}) * 0.5, n={a}.shape[{d}], dim={d})",
+    "torch.fft.fft({a}, dim={d}, norm='ortho').abs()",
 ]
 VIEW = [
     "{a}.transpose({d}, {e})",
