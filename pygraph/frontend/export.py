@@ -34,6 +34,7 @@ from .python_state import AttributeRead, attributes_as_inputs, refuse_values_rea
 from .rewrite import keep_output_layouts, output_layouts
 from .row_prefixes import Padding, paddable
 from .settings import pygraphs_own_ops
+from .slice_scatters import slice_scatters_as_concatenations
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
 from .structure import drop_constant_inputs
@@ -61,7 +62,8 @@ def export_program(
     state (`state_aliases.py`). The numbers in the attributes of `attributes` are inputs after the
     example's (`python_state.attributes_as_inputs`).
 
-    Complex values become pairs of reals (`complex_as_real.py`). A model that decides in Python from values of its data is traced the way `example_inputs` take, with
+    Complex values become pairs of reals (`complex_as_real.py`), and writes into slices of tensors the
+    program computes concatenations (`slice_scatters.py`). A model that decides in Python from values of its data is traced the way `example_inputs` take, with
     checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
     `freeze` folds eval batch norms into the convolutions before them (`freeze.py`); poolings become
@@ -89,6 +91,7 @@ def export_program(
         if devices is None:
             raise ValueError(f"PYGRAPH_GPU_LAYOUTS must be one of {', '.join(_GPU_LAYOUT_DEVICES)}")
         layouts = output_layouts(program)
+        slice_scatters_as_concatenations(program)
         pooling_as_views(program)
         arange_indexing_as_slices(program)
         convolutions_channels_last(program, devices)
