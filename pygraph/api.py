@@ -241,6 +241,14 @@ def export_and_compile(
     return compiled
 
 
+def _traceable(value: Any) -> Any:
+    """An example input as torch.export can trace it: a view of another dtype's tensor (`view_as_complex` of a
+    real one, a padded call's complex input) as a tensor of its own (the guards of export's decomposition
+    read the view's base and fail); its values and layout are the same."""
+    base = value._base if isinstance(value, torch.Tensor) else None
+    return value.clone() if base is not None and base.dtype != value.dtype else value
+
+
 def _compile(
     model: torch.nn.Module,
     example_inputs: tuple[Any, ...],
@@ -254,6 +262,7 @@ def _compile(
     recording of one failed before); the numbers in `attributes` are inputs of the program, which each
     call reads from the model (`python_state.attributes_as_inputs`)."""
     target, name = options["target"], type(model).__name__
+    example_inputs = pytree.tree_map(_traceable, example_inputs)
     traced = global_settings.current()  # (read before the trace: its casts are in the program after it)
     # for the example's sizes
     export = functools.partial(
@@ -526,6 +535,8 @@ class CompiledModel:
         self._out_spec = imported.out_spec
         self._regenerated = imported.regenerated
         self._number_results = imported.numbers
+        self._complex_results = imported.complex_results
+        self._complex_inputs = imported.complex_inputs  # (positions among the plan's inputs)
         self._input_names = imported.input_names
         self._input_devices = [spec.device for spec in imported.arguments if spec.role == "input"]
         self._device = _device(model, target)
@@ -568,7 +579,9 @@ class CompiledModel:
         # of theirs failed (op name -> why): a re-plan and each shape variant go the same way.
         self._pipelines: tuple[str, str] = (TENSOR_PIPELINE, PLAN_PIPELINE)
         self._outside: dict[str, str] = {}
-        self._single_output = self._out_spec.is_leaf() and not self._regenerated and not self._number_results
+        self._single_output = self._out_spec.is_leaf() and not (
+            self._regenerated or self._number_results or self._complex_results
+        )
         _StateWatch.install()
         holders = [model.get_submodule(name.rpartition(".")[0]) for name in self._attribute_constants]
         for watched in [
@@ -667,6 +680,8 @@ class CompiledModel:
                 if program is not self:
                     return program(*args)
             flat = args if self._structure is None else self._structure.flatten(args)
+            if self._complex_inputs:
+                flat = self._as_pairs(flat)
             if self._lifted:
                 flat = self._with_attributes(flat)
             if torch.is_grad_enabled():
@@ -774,7 +789,22 @@ class CompiledModel:
     def _flat(self, args: tuple[Any, ...]) -> tuple[Any, ...]:
         """The plan's inputs in a call's arguments (`InputStructure.flatten`), and in the model's attributes."""
         flat = args if self._structure is None else self._structure.flatten(args)
+        if self._complex_inputs:
+            flat = self._as_pairs(flat)
         return self._with_attributes(flat) if self._lifted else flat
+
+    def _as_pairs(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
+        """`flat` with each complex input as the real pair the program takes (`complex_as_real.py`): a view of
+        the caller's tensor (of its resolved conjugate, where it has the conjugate bit)."""
+        flat = list(flat)
+        for i in self._complex_inputs:
+            x, want = flat[i], self._expected[i][1].to_complex()
+            if not isinstance(x, torch.Tensor) or x.dtype != want:
+                raise TypeError(
+                    f"input '{self._inputs[i].name}' must be a {want} tensor, got {_described(x)}"
+                )
+            flat[i] = torch.view_as_real(x.resolve_conj())
+        return tuple(flat)
 
     def _with_attributes(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """`flat` and the numbers of the attributes the program takes as inputs, as the model holds them now;
@@ -896,6 +926,9 @@ class CompiledModel:
             flat.insert(result.position, None)
         for result in self._regenerated:  # (from results the program computed, all in place by now)
             flat[result.position] = result.value(inputs, flat, self.model)
+        for position in self._complex_results:  # (pairs of reals in the program: `complex_as_real.py`)
+            if not flat[position].is_complex():  # (a complex state tensor returned as it is already is)
+                flat[position] = torch.view_as_complex(flat[position])
         for position in self._number_results:  # (one the caller passed, returned: a number on the native
             # replay, else the 0-d tensor holding it exactly)
             if isinstance(flat[position], torch.Tensor):
@@ -1296,6 +1329,9 @@ class CompiledModel:
 
     def _replaced_args(self, args: tuple[Any, ...], replaced: dict[int, torch.Tensor]) -> tuple[Any, ...]:
         """`args` with the plan's inputs at the indices of `replaced` replaced."""
+        replaced = {
+            i: torch.view_as_complex(x) if i in self._complex_inputs else x for i, x in replaced.items()
+        }  # (a complex input's padded pair, as the caller's tensor it replaces)
         if self._structure is None:
             return tuple(replaced.get(i, a) for i, a in enumerate(args))
         return self._structure.replaced(args, replaced)

@@ -72,8 +72,9 @@ class PaddedCall:
 
 
 def _dense(x: torch.Tensor) -> torch.Tensor:
-    """`x`, or a copy of it that is dense in the same memory order (dims by decreasing stride)."""
-    if layout_of(x).is_dense():
+    """`x`, or a copy of it that is dense in the same memory order (dims by decreasing stride). (A complex
+    result is dense where its real pair is.)"""
+    if layout_of(torch.view_as_real(x) if x.is_complex() else x).is_dense():
         return x
     order = sorted(range(x.dim()), key=lambda d: -x.stride(d))
     out = torch.empty_permuted(x.shape, order, dtype=x.dtype, device=x.device)

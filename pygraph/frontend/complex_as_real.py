@@ -9,20 +9,24 @@ move the same dims; arithmetic becomes CUDA's formulas on the parts (c10's `comp
 `(ac - bd, ad + bc)`, the quotient scaled by the divisor's larger part), which the fuser makes one kernel
 with what surrounds them. A real operand is promoted as eager promotes it, to a pair with an imaginary
 part of zeros. Complex state (a `freqs_cis` buffer, a constant) is read as its `view_as_real`, which
-derived state holds without a copy and renews when the tensor changes (`derived_state.py`).
+derived state holds without a copy and renews when the tensor changes (`derived_state.py`). A complex
+product is one real product (`_matmul`); FFTs call ATen's on complex views of the pairs (`pair_ops.py`).
 
-What has no formula here (FFTs, powers, complex inputs and results of the model, state the model writes)
-is refused before anything runs, naming the op and its line.
+A complex input of the model is its pair in the program, which each call passes as `view_as_real` of the
+caller's tensor (`COMPLEX_INPUT`), and a complex result its pair, which each call returns as `view_as_complex`
+of it (`COMPLEX_RESULTS`): views both, no copies. What has no formula here (powers, complex state or
+inputs the model writes, complex state returned) is refused before anything runs, naming the op and its line.
 """
 
 from __future__ import annotations
 
+import dataclasses
 import operator
 from collections.abc import Callable
 from typing import Any
 
 import torch
-from torch.export.graph_signature import InputKind
+from torch.export.graph_signature import InputKind, OutputKind, TensorArgument
 
 from .. import pair_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node, propagate_fake_tensors, replace_node
@@ -31,6 +35,10 @@ aten = torch.ops.aten
 Node = torch.fx.Node
 Value = Node | float | bool  # a real value while rewriting: a node, or a number the formulas fold in Python
 _STATE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
+COMPLEX_RESULTS = "pygraph_complex_results"  # output node meta: positions of the model's complex results
+COMPLEX_INPUT = (
+    "pygraph_complex_input"  # placeholder meta: a complex input, which the program takes as its pair
+)
 
 
 def complex_as_real(ep: torch.export.ExportedProgram) -> int:
@@ -67,12 +75,7 @@ class _Rewrite:
                 self._placeholder(node)
             return
         if node.op == "output":
-            for result in node.args[0]:
-                if isinstance(result, Node) and result in self.pairs:
-                    raise UnsupportedError(
-                        f"{describe_node(result)} is a complex result of the model: pygraph computes complex "
-                        "values as pairs of reals and returns real tensors (return `torch.view_as_real` of it)"
-                    )
+            self._results(node)
             return
         touches = any(n in self.pairs for n in node.all_input_nodes) or _complex(node.meta.get("val"))
         if not touches and not any(map(_complex, (*node.args, *node.kwargs.values()))):
@@ -95,13 +98,49 @@ class _Rewrite:
             result.meta.setdefault("val", node.meta["val"])
             replace_node(self.ep, node, result)
 
+    def _results(self, output: Node) -> None:
+        """Complex results of the model become their pairs; their positions among the model's results go
+        into the output node's `COMPLEX_RESULTS`, for each call to return the complex views of the pairs."""
+        values, specs = list(output.args[0]), self.ep.graph_signature.output_specs
+        user = [i for i, spec in enumerate(specs) if spec.kind == OutputKind.USER_OUTPUT]
+        positions = []
+        for position, i in enumerate(user):
+            if isinstance(values[i], Node) and values[i] in self.pairs:
+                self._refuse_state_view(values[i])
+                values[i] = self.pairs[values[i]]
+                specs[i] = dataclasses.replace(specs[i], arg=TensorArgument(name=values[i].name))
+                positions.append(position)
+        output.args = (tuple(values), *output.args[1:])
+        output.meta[COMPLEX_RESULTS] = tuple(positions)
+
+    def _refuse_state_view(self, result: Node) -> None:
+        """A complex result that is complex state or a view of it: eager returns the state's own memory,
+        which the program, reading the state as a derived pair, would return a copy of."""
+        node = result
+        while node.op == "call_function" and getattr(node.target, "is_view", False):
+            node = node.args[0]
+        if node.op == "placeholder" and self.specs[node.name].kind in _STATE:
+            spec = self.specs[node.name]
+            raise UnsupportedError(
+                f"{describe_node(result)} is the complex {spec.kind.name.lower().replace('_', ' ')} "
+                f"'{spec.target}' or a view of it, returned: pygraph reads complex state as pairs of reals "
+                "and would return a copy where eager returns the state's memory (return a `.clone()` of it)"
+            )
+
     def _placeholder(self, node: Node) -> None:
         spec = self.specs[node.name]
+        if spec.kind == InputKind.USER_INPUT:
+            if spec.arg.name in self.written:
+                raise UnsupportedError(
+                    f"the complex input '{spec.arg.name}' is written by the model: pygraph takes complex "
+                    "inputs as pairs of reals and cannot write them"
+                )
+            node.meta["val"] = torch.view_as_real(node.meta["val"])  # each call passes the pair's view
+            node.meta[COMPLEX_INPUT] = True
+            self.pairs[node] = node
+            return
         if spec.kind not in _STATE:
-            raise UnsupportedError(
-                f"input '{spec.arg.name}' is a complex tensor: pygraph takes real ones (pass "
-                "`torch.view_as_real` of it and call `torch.view_as_complex` in forward)"
-            )
+            raise UnsupportedError(f"input '{spec.arg.name}' is a complex {spec.kind.name.lower()}")
         if spec.target in self.written:
             raise UnsupportedError(
                 f"the complex {spec.kind.name.lower().replace('_', ' ')} '{spec.target}' is written by the "

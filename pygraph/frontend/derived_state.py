@@ -38,7 +38,7 @@ from torch.export.graph_signature import InputKind
 
 from ..knobs import knobs
 from ..passes.pointwise import POINTWISE
-from .rewrite import MUTATIONS, add_constant, state_value
+from .rewrite import MUTATIONS, add_constant, redirect_uses, state_value
 
 aten = torch.ops.aten
 _SLACK = 1 / 16
@@ -164,7 +164,7 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
     values = derived.compute([state_value(ep, specs[n.name]) for n in sources])
     for node, value in zip(results, values, strict=True):
         name = f"derived_{node.name}"
-        node.replace_all_uses_with(add_constant(ep, name, value))
+        redirect_uses(ep, node, add_constant(ep, name, value))
         derived.names.append(name)
     ep.graph.eliminate_dead_code()
     for node in sources:  # complex state the recipe alone reads now: the program cannot hold it

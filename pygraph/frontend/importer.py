@@ -33,6 +33,7 @@ from ..ir.attrs import string
 from ..ir.layout import Layout
 from ..passes.base import main_function
 from .attention import KERNEL_META
+from .complex_as_real import COMPLEX_INPUT, COMPLEX_RESULTS
 from .fold_constants import LITERAL
 from .outputs import Regenerated, describe_results, drop_regenerated_outputs, numbers_as_tensors
 from .python_arithmetic import python_arithmetic_as_ops
@@ -63,6 +64,8 @@ class ImportedProgram:
     regenerated: tuple[Regenerated, ...] = ()
     copied_views: tuple[str, ...] = ()  # results eager returns as views the program copies, described
     numbers: tuple[int, ...] = ()  # results each call returns as Python numbers (`.item()`), by position
+    complex_results: tuple[int, ...] = ()  # results each call returns as complex views of their pairs
+    complex_inputs: tuple[int, ...] = ()  # inputs each call passes as real views of the caller's tensors
 
 
 def import_program(
@@ -122,7 +125,15 @@ def import_program(
         regenerated,
         tuple(f"result {view.position} ({view.describe(inputs)})" for view in copied),
         numbers,
+        ep.graph.output_node().meta.get(COMPLEX_RESULTS, ()),
+        _complex_inputs(ep, inputs),
     )
+
+
+def _complex_inputs(ep: torch.export.ExportedProgram, inputs: list[str]) -> tuple[int, ...]:
+    """The positions of the user inputs (named `inputs`, in order) that are complex pairs (`COMPLEX_INPUT`)."""
+    placeholders = {node.name: node for node in ep.graph.find_nodes(op="placeholder")}
+    return tuple(i for i, name in enumerate(inputs) if placeholders[name].meta.get(COMPLEX_INPUT))
 
 
 _AS_STRIDED = torch.ops.aten.as_strided.default

@@ -278,6 +278,33 @@ def test_fourier_layers_compute_their_ffts_in_the_graph_on_the_gpu(name: str, no
     check_fourier("cuda", name)
 
 
+class Spectra(nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple:
+        spectrum = torch.fft.rfft(x)
+        return spectrum, (
+            spectrum.abs(),
+            vc(x[:, :6].reshape(4, 3, 2)),
+            torch.stft(x[0], 4, return_complex=True),
+        )
+
+
+def test_complex_results_are_complex_views_of_their_pairs():
+    """As eager returns them: complex dtypes, a view of the input aliasing it, fresh results otherwise."""
+    torch.manual_seed(0)
+    model = Spectra()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8),), target="emulator")
+    for _ in range(2):
+        x = torch.randn(4, 8)
+        got, want = torch.utils._pytree.tree_leaves(compiled(x)), torch.utils._pytree.tree_leaves(model(x))
+        for g, w in zip(got, want, strict=True):
+            assert g.dtype == w.dtype and g.shape == w.shape
+            assert (
+                relative_error(torch.view_as_real(g) if g.is_complex() else g, vr(w) if w.is_complex() else w)
+                < 1e-5
+            )
+        assert got[2].data_ptr() == x.data_ptr()  # (the view of the input)
+
+
 class Refused(nn.Module):
     def __init__(self, forward) -> None:
         super().__init__()
@@ -289,7 +316,10 @@ class Refused(nn.Module):
 
 
 REFUSALS = {
-    "a complex result": (lambda m, x: vc(x) * m.z, "complex result of the model"),
+    "complex state returned": (
+        lambda m, x: (m.z[1:], vr(vc(x) * m.z)),
+        "is the complex buffer 'z' or a view",
+    ),
     "a square root": (lambda m, x: vr(vc(x).sqrt()), r"test_complex_as_real.py:\d+\).*sqrt"),
     "a power": (lambda m, x: vr(vc(x) ** 2.5), "pow"),
     "written complex state": (lambda m, x: vr(m.z.mul_(vc(x))), "is written by the model"),
@@ -303,12 +333,60 @@ def test_what_has_no_real_formula_is_refused_naming_it(name: str) -> None:
         pygraph.export_and_compile(Refused(forward), (torch.randn(8, 2),), target="emulator")
 
 
-def test_a_complex_input_is_refused_naming_it() -> None:
-    class TakesComplex(nn.Module):
-        def forward(self, w: torch.Tensor) -> torch.Tensor:
-            return vr(w * 2)
+class Filter(nn.Module):
+    """A complex signal filtered in the frequency domain by complex weights, with a real gain."""
 
-    with pytest.raises(UnsupportedError, match="input 'w' is a complex tensor"):
-        pygraph.export_and_compile(
-            TakesComplex(), (torch.randn(8, dtype=torch.complex64),), target="emulator"
-        )
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(16, dtype=torch.cfloat))
+
+    def forward(self, signal: torch.Tensor, gain: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.fft.ifft(torch.fft.fft(signal) * self.w) * gain, (signal.abs() * gain).sum(-1)
+
+
+def filter_inputs(batch: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(batch, 16, dtype=torch.cfloat), torch.randn(batch, 1)
+
+
+def check_filter(
+    compiled: pygraph.CompiledModel, model: nn.Module, signal: torch.Tensor, gain: torch.Tensor
+) -> None:
+    (got, total), (want, expected) = compiled(signal, gain), model(signal, gain)
+    assert got.dtype == torch.cfloat and relative_error(vr(got), vr(want)) < 1e-5
+    assert relative_error(total, expected) < 1e-5
+
+
+def test_complex_inputs_are_passed_as_views_of_their_pairs() -> None:
+    torch.manual_seed(0)
+    model = Filter().eval().requires_grad_(False)
+    compiled = pygraph.export_and_compile(model, filter_inputs(), target="emulator")
+    for _ in range(2):
+        check_filter(compiled, model, *filter_inputs())
+    signal, gain = filter_inputs()
+    check_filter(compiled, model, signal.conj(), gain)  # (the conjugate bit, resolved)
+    check_filter(compiled, model, torch.randn(16, 3, dtype=torch.cfloat).t(), gain)  # (strided)
+    check_filter(compiled, model, vc(torch.randn(3, 16, 2)), gain)  # (a view of a real tensor)
+    for wrong in (torch.randn(3, 16, 2), torch.randn(3, 16, dtype=torch.cdouble)):
+        with pytest.raises(TypeError, match=r"input 'signal' must be a torch\.complex64 tensor"):
+            compiled(wrong, gain)
+
+
+def test_complex_inputs_of_a_dynamic_batch_pad() -> None:
+    torch.manual_seed(0)
+    model = Filter().eval().requires_grad_(False)
+    batch = torch.export.Dim("batch", max=16)
+    compiled = pygraph.export_and_compile(
+        model, filter_inputs(), dynamic_shapes={"signal": {0: batch}, "gain": {0: batch}}, target="emulator"
+    )
+    for size in (3, 5):
+        check_filter(compiled, model, *filter_inputs(size))
+    assert list(compiled._padded_calls) == [((5, 16, 2), (5, 1))]
+
+
+def test_a_complex_input_the_model_writes_is_refused_naming_it() -> None:
+    class Writes(nn.Module):
+        def forward(self, w: torch.Tensor) -> torch.Tensor:
+            return vr(w.mul_(2))
+
+    with pytest.raises(UnsupportedError, match="complex input 'w' is written by the model"):
+        pygraph.export_and_compile(Writes(), (torch.randn(8, dtype=torch.complex64),), target="emulator")
