@@ -5,11 +5,11 @@ is `slice_scatter(zeros, ..., 2, 0, m)` of a `slice_scatter(zeros[:, :, :m], y, 
 functionalization: ATen computes each as a copy of its whole base and a copy of the source into it, a
 vendor call of its own, where `cat([y, zeros[..., m:]], 3)` is a concatenation that fuse-pointwise computes
 in one kernel with the fill and with `y`'s producer. So a `slice_scatter` of step 1, or a `select_scatter`,
-whose base the program computes (the source of the base's dtype) becomes the `cat` of the base's slices
-before and after the written range around the source. The concatenation is contiguous, where ATen's result
-keeps its base's strides: so the write is rewritten where its result is contiguous, or where it is read
-only as values whose layout nothing after depends on (a piece of a concatenation, the source of a write:
-the inner of the nested writes above).
+whose base the program computes (the source of the base's dtype and device) becomes the `cat` of the
+base's slices before and after the written range around the source. The concatenation is contiguous, where
+ATen's result keeps its base's strides: so the write is rewritten where its result is contiguous, or where
+it is read only as values whose layout nothing after depends on (a piece of a concatenation, the source of
+a write: the inner of the nested writes above).
 
 Writes into the model's state or inputs (a KV cache), also after earlier writes into them, stay as they
 are: write-in-place makes them copies into the target's view, which move only the written elements.
@@ -50,7 +50,7 @@ def slice_scatters_as_concatenations(ep: torch.export.ExportedProgram) -> int:
         if (
             not isinstance(value, torch.Tensor)
             or not isinstance(written, torch.Tensor)
-            or written.dtype != value.dtype
+            or (written.dtype, written.device) != (value.dtype, value.device)
             or not (node.meta["val"].is_contiguous() or all(_reads_values(user, node) for user in node.users))
             or _written_into_state(base)
         ):
