@@ -8,6 +8,7 @@ from typing import Any
 
 import torch
 
+from .. import pair_ops  # noqa: F401  (registers the pygraph ops plans may call: `pygraph.fft_r2c`, ...)
 from ..ir import dtypes
 from ..ir.plan import Device, Node, Operand
 from . import AssumptionFailed
