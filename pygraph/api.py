@@ -237,7 +237,7 @@ def export_and_compile(
     )
     options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
     compiled = _compile(model, example_inputs, options, {})
-    compiled._dynamic, compiled._padding = dynamic, padding
+    compiled._dynamic, compiled._padding, compiled._dynamic_shapes = dynamic, padding, dynamic_shapes
     return compiled
 
 
@@ -563,6 +563,7 @@ class CompiledModel:
         # how calls of each set of shapes that do run (`padding.py`).
         self._dynamic: dict[tuple[int, int], DynamicDim] = {}
         self._padding: dict[str, Padding] = {}
+        self._dynamic_shapes: Any = None  # as `export_and_compile` was given them (ways prove padding anew)
         self._padded_calls: dict[tuple[tuple[int, ...], ...], PaddedCall] = {}
         self._variant_options: dict[str, Any] = {}
         self._variants: dict[tuple[tuple[int, ...], ...], CompiledModel] = {}
@@ -1014,14 +1015,24 @@ class CompiledModel:
     def _compile_way(self, args: tuple[Any, ...]) -> CompiledModel:
         """The program for a call that no way traced so far takes: where it finds numbers in attributes
         that the trace read as others, one taking them as inputs, unless forward uses them in Python (or
-        where an op needs them known when compiled: `PassError`, `UnsupportedError`)."""
+        where an op needs them known when compiled: `PassError`, `UnsupportedError`). With dims declared
+        dynamic, the way proves anew along which calls of other sizes may pad (`declared_dims`, on the model
+        as it is now), so that such calls pad with it (`_other_shapes`)."""
         changed = tuple(sorted((r for r in self._reads if r.number_changed()), key=lambda r: r.path))
+        way = None
         if changed:
             with contextlib.suppress(ExportError, PassError, UnsupportedError):
-                return _compile(
+                way = _compile(
                     self.model, args, self._variant_options, self._outside, variant=True, attributes=changed
                 )
-        return _compile(self.model, args, self._variant_options, self._outside, variant=True)
+        if way is None:
+            way = _compile(self.model, args, self._variant_options, self._outside, variant=True)
+        if self._dynamic_shapes is not None:
+            try:
+                way._dynamic, way._padding = declared_dims(self.model, args, self._dynamic_shapes)
+            except ExportError:  # (no symbolic trace of the model as it is now: each size compiles)
+                way._dynamic = self._dynamic
+        return way
 
     def _eagerly(self, args: tuple[Any, ...], generators: list[Any] | None, why: str) -> Any:
         """A call that no compiled program takes and for which none is compiled (`why`): the model runs it
@@ -1188,6 +1199,10 @@ class CompiledModel:
         holds for the model as it is (`_failure`): the proof that they may is that program's."""
         key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
         pads = bool(self._padding) and self._failure() is None
+        if self._padding and not pads and self._ways:  # (the model's Python state moved on since the trace)
+            way = next((w for w in self._ways if w is not None and w._failure() is None), None)
+            if way is not None:  # the way traced from the model as it is now pads by its own proof
+                return way._call(args, way._flat(args))
         padded = self._padded_calls.get(key) if pads else None
         if padded is not None:
             return self._run_padded(padded, args, inputs)

@@ -200,6 +200,37 @@ def test_calls_pad_only_while_the_traced_program_holds():
     assert not compiled._padded_calls and sorted(compiled._variants) == [((5, 8),)]
 
 
+class Cached(nn.Module):
+    """Fills a plain dict on its first eager call in eval mode, as timm's LeViT fills its attention biases."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.lin, self.cache = nn.Linear(8, 8), {}
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        bias = self.cache.get("bias")
+        if bias is None:
+            bias = self.lin.bias * 2
+            if not self.training:
+                self.cache["bias"] = bias
+        return self.lin(x) + bias
+
+
+def test_after_python_state_changes_calls_pad_with_the_way_traced_from_it():
+    """The traced program read an empty cache; once eager fills it, a call traces another way, which proves
+    padding anew for the model as it is now, and calls of other sizes pad with it."""
+    torch.manual_seed(0)
+    model = Cached().eval().requires_grad_(False)
+    compiled = _compile(model, (torch.randn(4, 8),), {"x": {0: Dim("batch", min=2, max=32)}})
+    model(torch.randn(4, 8))  # fills the cache
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        for n in (4, 3, 5, 6):
+            _check(compiled, model, (torch.randn(n, 8),))
+    (way,) = [w for w in compiled._ways if w is not None]
+    assert not compiled._variants and sorted(way._padded_calls) == [((n, 8),) for n in (3, 5, 6)]
+
+
 def test_past_the_variant_limit_padded_calls_run_eagerly():
     model = Rows().eval()
     with knobs.scope(max_variants=1):
