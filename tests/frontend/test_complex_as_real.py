@@ -288,21 +288,28 @@ class Spectra(nn.Module):
         )
 
 
-def test_complex_results_are_complex_views_of_their_pairs():
+def check_complex_results(device: str) -> None:
     """As eager returns them: complex dtypes, a view of the input aliasing it, fresh results otherwise."""
     torch.manual_seed(0)
     model = Spectra()
-    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8),), target="emulator")
+    target = "emulator" if device == "cpu" else "cuda"
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8, device=device),), target=target)
     for _ in range(2):
-        x = torch.randn(4, 8)
+        x = torch.randn(4, 8, device=device)
         got, want = torch.utils._pytree.tree_leaves(compiled(x)), torch.utils._pytree.tree_leaves(model(x))
         for g, w in zip(got, want, strict=True):
             assert g.dtype == w.dtype and g.shape == w.shape
-            assert (
-                relative_error(torch.view_as_real(g) if g.is_complex() else g, vr(w) if w.is_complex() else w)
-                < 1e-5
-            )
+            assert relative_error(vr(g) if g.is_complex() else g, vr(w) if w.is_complex() else w) < 1e-5
         assert got[2].data_ptr() == x.data_ptr()  # (the view of the input)
+
+
+def test_complex_results_are_complex_views_of_their_pairs():
+    check_complex_results("cpu")
+
+
+@needs_gpu
+def test_complex_results_are_complex_views_of_their_pairs_on_the_gpu(no_tf32: None):
+    check_complex_results("cuda")
 
 
 class Refused(nn.Module):
@@ -344,8 +351,8 @@ class Filter(nn.Module):
         return torch.fft.ifft(torch.fft.fft(signal) * self.w) * gain, (signal.abs() * gain).sum(-1)
 
 
-def filter_inputs(batch: int = 3) -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.randn(batch, 16, dtype=torch.cfloat), torch.randn(batch, 1)
+def filter_inputs(batch: int = 3, device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(batch, 16, dtype=torch.cfloat, device=device), torch.randn(batch, 1, device=device)
 
 
 def check_filter(
@@ -356,19 +363,34 @@ def check_filter(
     assert relative_error(total, expected) < 1e-5
 
 
-def test_complex_inputs_are_passed_as_views_of_their_pairs() -> None:
+def check_complex_inputs(device: str) -> None:
     torch.manual_seed(0)
-    model = Filter().eval().requires_grad_(False)
-    compiled = pygraph.export_and_compile(model, filter_inputs(), target="emulator")
+    model = Filter().to(device).eval().requires_grad_(False)
+    target = "emulator" if device == "cpu" else "cuda"
+    compiled = pygraph.export_and_compile(model, filter_inputs(device=device), target=target)
     for _ in range(2):
-        check_filter(compiled, model, *filter_inputs())
-    signal, gain = filter_inputs()
+        check_filter(compiled, model, *filter_inputs(device=device))
+    signal, gain = filter_inputs(device=device)
     check_filter(compiled, model, signal.conj(), gain)  # (the conjugate bit, resolved)
-    check_filter(compiled, model, torch.randn(16, 3, dtype=torch.cfloat).t(), gain)  # (strided)
-    check_filter(compiled, model, vc(torch.randn(3, 16, 2)), gain)  # (a view of a real tensor)
-    for wrong in (torch.randn(3, 16, 2), torch.randn(3, 16, dtype=torch.cdouble)):
+    check_filter(
+        compiled, model, torch.randn(16, 3, dtype=torch.cfloat, device=device).t(), gain
+    )  # (strided)
+    check_filter(compiled, model, vc(torch.randn(3, 16, 2, device=device)), gain)  # (a view of a real tensor)
+    for wrong in (
+        torch.randn(3, 16, 2, device=device),
+        torch.randn(3, 16, dtype=torch.cdouble, device=device),
+    ):
         with pytest.raises(TypeError, match=r"input 'signal' must be a torch\.complex64 tensor"):
             compiled(wrong, gain)
+
+
+def test_complex_inputs_are_passed_as_views_of_their_pairs() -> None:
+    check_complex_inputs("cpu")
+
+
+@needs_gpu
+def test_complex_inputs_are_passed_as_views_of_their_pairs_on_the_gpu(no_tf32: None) -> None:
+    check_complex_inputs("cuda")
 
 
 def test_complex_inputs_of_a_dynamic_batch_pad() -> None:

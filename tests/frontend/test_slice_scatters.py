@@ -2,6 +2,7 @@
 writes into state stay for write-in-place. Against eager on the emulator."""
 
 import torch
+from gpu_marks import needs_gpu
 from torch import nn
 
 import pygraph
@@ -47,14 +48,15 @@ def ops(program: torch.export.ExportedProgram) -> list:
     return [n.target for n in program.graph.nodes if n.op == "call_function"]
 
 
-def inputs() -> tuple[torch.Tensor, torch.Tensor]:
-    return torch.randn(2, 8, 16, 9), torch.randn(5, 9)
+def inputs(device: str = "cpu") -> tuple[torch.Tensor, torch.Tensor]:
+    return torch.randn(2, 8, 16, 9, device=device), torch.randn(5, 9, device=device)
 
 
-def check(model: nn.Module) -> pygraph.CompiledModel:
-    compiled = pygraph.export_and_compile(model, inputs(), target="emulator")
+def check(model: nn.Module, device: str = "cpu") -> pygraph.CompiledModel:
+    target = "emulator" if device == "cpu" else "cuda"
+    compiled = pygraph.export_and_compile(model.to(device), inputs(device), target=target)
     for _ in range(2):
-        x, w = inputs()
+        x, w = inputs(device)
         got, want = compiled(x, w), model(x, w)
         assert got.stride() == want.stride()
         assert relative_error(got, want) < 1e-6
@@ -67,6 +69,12 @@ def test_writes_into_computed_tensors_are_concatenations_in_kernels():
     program = export_program(model, inputs())
     assert not {aten.slice_scatter.default, aten.select_scatter.default} & set(ops(program))
     assert check(model).stats()["nodes"]["library"] == 0
+
+
+@needs_gpu
+def test_writes_into_computed_tensors_are_concatenations_in_kernels_on_the_gpu():
+    torch.manual_seed(0)
+    assert check(Writes(modes), "cuda").stats()["nodes"]["library"] == 0
 
 
 def test_a_write_whose_result_keeps_a_layout_of_its_own_stays():
