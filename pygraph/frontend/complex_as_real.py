@@ -35,10 +35,9 @@ aten = torch.ops.aten
 Node = torch.fx.Node
 Value = Node | float | bool  # a real value while rewriting: a node, or a number the formulas fold in Python
 _STATE = (InputKind.PARAMETER, InputKind.BUFFER, InputKind.CONSTANT_TENSOR)
-COMPLEX_RESULTS = "pygraph_complex_results"  # output node meta: positions of the model's complex results
-COMPLEX_INPUT = (
-    "pygraph_complex_input"  # placeholder meta: a complex input, which the program takes as its pair
-)
+# Node meta: on the output node, the positions of the model's complex results among its results; on a
+# placeholder, that it is a complex input, which the program takes as its pair.
+COMPLEX_RESULTS, COMPLEX_INPUT = "pygraph_complex_results", "pygraph_complex_input"
 
 
 def complex_as_real(ep: torch.export.ExportedProgram) -> int:
@@ -350,12 +349,12 @@ def _angle(ops: _Ops, a: Any) -> Node:
 
 
 def _matmul(ops: _Ops, a: Node, b: Node) -> Node:
-    """One real product (both operands are complex: torch multiplies no mixed ones), as cuBLAS's complex
-    products make one pass over both: `a`'s pair read as rows of interleaved parts [..., M, 2K] (a view
-    where its last two dims are dense), times `b`'s real form [..., 2K, 2N], whose rows 2k hold the pairs
-    (br, bi) of `b`'s row k and rows 2k+1 the pairs (-bi, br), gives the result's pairs as rows [..., M, 2N].
-    Four products of the parts would be four vendor calls and a kernel combining them; where `b` is state
-    (a Fourier layer's weights), derived state computes its real form once."""
+    """One real product (both operands are complex: torch multiplies no mixed ones): `a`'s pair read as rows
+    of interleaved parts [..., M, 2K] (a view where its last two dims are dense), times `b`'s real form
+    [..., 2K, 2N], whose rows 2k hold the pairs (br, bi) of `b`'s row k and rows 2k+1 the pairs (-bi, br),
+    gives the result's pairs as rows [..., M, 2N]. Four products of the parts would be four vendor calls and
+    a kernel combining them; where `b` is state (a Fourier layer's weights), derived state computes its real
+    form once (or, where it would hold more than the state's bytes, a kernel per call: `derived_state.py`)."""
     result, shapes = list(ops.node.meta["val"].shape), [list(x.meta["val"].shape) for x in (a, b)]
     rows, pairs = ops.pair(a), ops.pair(b)
     vector_a, vector_b = len(shapes[0]) == 1, len(shapes[1]) == 1
