@@ -12,12 +12,12 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
 - numbers (Python scalars, `NumToTensor`) convert straight to the compute dtype, as CUDA kernels read
   CPU scalars; comparisons compute in the promoted dtype of their operands (`result_type`);
 - except where CUDA's kernel reads its operands in the common dtype (`scalar_t`), not opmath: remainder,
-  fmod, pow, comparisons and threshold round a number or a wider 0-d operand to float16 or bfloat16 first
+  fmod, pow, atan2, hypot, comparisons and threshold round a number or a wider 0-d operand to float16 or bfloat16 first
   (`Pointwise.reads`): `x % 0.7` in bfloat16 divides by 0.69921875, and `x < 0.7` compares with it;
 - tanh, expm1, log1p, rsqrt and rint (round) call CUDA's libdevice (`libdevice.NAME`: the functions eager's kernels call, at a
   fraction of the cost of formulas built from exp and log), and so do a float fmod (remainder and floor
-  division too), as Triton's own `%` of floats is not C's fmod on the GPU, and pow past ATen's special
-  exponents (2, 3, 0.5, -1, ...); Triton's interpreter has no libdevice, so the emulator binds that name
+  division too), as Triton's own `%` of floats is not C's fmod on the GPU, pow past ATen's special
+  exponents (2, 3, 0.5, -1, ...), atan2 and hypot (complex angles and magnitudes); Triton's interpreter has no libdevice, so the emulator binds that name
   to numpy's (`backend/interpreted_libdevice.py`); true division and sqrt use the correctly rounded `div_rn`/`sqrt_rn` where eager's
   CUDA code does, but a division by a number multiplies by the number's reciprocal, as CUDA's kernel does
   (`_true_div`; a division by a literal power of two inside a formula is the exact multiplication by its
