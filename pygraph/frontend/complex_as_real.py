@@ -640,6 +640,9 @@ _TRANSLATIONS: dict[Any, Callable[..., Node]] = {
     aten.slice_scatter.default: _slice_scatter,
     aten.copy.default: _copy,
     aten.roll.default: _roll,
+    aten.flip.default: lambda ops, a, dims: ops.call(
+        aten.flip.default, ops.pair(a), ops.dims(a, dims) if dims else []
+    ),
     aten.constant_pad_nd.default: lambda ops, a, pad, value=0: _pad(ops, a, pad, "constant", value),
     aten.pad.default: _pad,
     aten._fft_r2c.default: _fft_r2c,

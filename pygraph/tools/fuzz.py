@@ -323,6 +323,8 @@ COMPLEX = [  # complex values inside a line, real ones around it (frontend/compl
     "torch.where({a} > 0, torch.complex({a}, {b}), torch.complex({b}, {a})).imag",
     "(2.0 - torch.complex({a}, {b}).unsqueeze({d}) * {b}.unsqueeze({d})).real",
     "torch.view_as_real(torch.cat([torch.complex({a}, {b}), torch.complex({b}, {a})], {d})).select(-1, 0)",
+    "torch.fft.ifft(torch.fft.fft(torch.complex({a}, {b}), dim={d}) * torch.complex({b}, {a}), dim={d}).real",
+    "torch.roll(torch.complex({a}, {b}), 1, {d}).flip({d}).imag",
 ]
 FAMILIES = [
     (UNARY, 6),

@@ -65,7 +65,7 @@ OPS = {
     "slice scatter and copy": lambda x, y, z: vr(
         torch.zeros_like(z).slice_scatter(vc(x)[:2] * z[:2], 0, 1, 3)
     ),
-    "roll": lambda x, y, z: vr(torch.roll(vc(x), 3) + torch.roll(z, (1, -2), (0, 1))),
+    "roll and flip": lambda x, y, z: vr(torch.roll(vc(x), 3) + torch.roll(z, (1, -2), (0, 1)).flip(-1, 0)),
     "pad": lambda x, y, z: vr(
         nn.functional.pad(vc(x), (1, 2)) + nn.functional.pad(z[None], (2, 1), "reflect")[0]
     ),
