@@ -620,6 +620,7 @@ class CompiledModel:
             )
             for a, device in zip(self._inputs, self._input_devices, strict=True)
         ]
+        self._complex_dtypes = [(i, self._expected[i][1].to_complex()) for i in self._complex_inputs]
         # Inputs that may be Python numbers (0-d host tensors: the frontend lifts numbers into them).
         self._numbers = [
             (i, dtype) for i, (shape, dtype, index) in enumerate(self._expected) if not shape and index < 0
@@ -798,8 +799,8 @@ class CompiledModel:
         """`flat` with each complex input as the real pair the program takes (`complex_as_real.py`): a view of
         the caller's tensor (of its resolved conjugate, where it has the conjugate bit)."""
         flat = list(flat)
-        for i in self._complex_inputs:
-            x, want = flat[i], self._expected[i][1].to_complex()
+        for i, want in self._complex_dtypes:
+            x = flat[i]
             if not isinstance(x, torch.Tensor) or x.dtype != want:
                 raise TypeError(
                     f"input '{self._inputs[i].name}' must be a {want} tensor, got {_described(x)}"

@@ -35,6 +35,7 @@ from ..passes.base import main_function
 from .attention import KERNEL_META
 from .complex_as_real import COMPLEX_INPUT, COMPLEX_RESULTS
 from .fold_constants import LITERAL
+from .numbers import user_placeholders
 from .outputs import Regenerated, describe_results, drop_regenerated_outputs, numbers_as_tensors
 from .python_arithmetic import python_arithmetic_as_ops
 from .rewrite import MUTATIONS, UnsupportedError, describe_node
@@ -126,14 +127,8 @@ def import_program(
         tuple(f"result {view.position} ({view.describe(inputs)})" for view in copied),
         numbers,
         ep.graph.output_node().meta.get(COMPLEX_RESULTS, ()),
-        _complex_inputs(ep, inputs),
+        tuple(i for i, node in enumerate(user_placeholders(ep)) if node.meta.get(COMPLEX_INPUT)),
     )
-
-
-def _complex_inputs(ep: torch.export.ExportedProgram, inputs: list[str]) -> tuple[int, ...]:
-    """The positions of the user inputs (named `inputs`, in order) that are complex pairs (`COMPLEX_INPUT`)."""
-    placeholders = {node.name: node for node in ep.graph.find_nodes(op="placeholder")}
-    return tuple(i for i, name in enumerate(inputs) if placeholders[name].meta.get(COMPLEX_INPUT))
 
 
 _AS_STRIDED = torch.ops.aten.as_strided.default
