@@ -31,6 +31,8 @@ from .frontend import (
     InputStructure,
     ModuleTree,
     Settings,
+    StateValueRead,
+    StateValues,
     UnsupportedError,
     argument_names,
     called_op,
@@ -347,11 +349,14 @@ def _export_watched(
 ) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...], tuple[AttributeRead, ...]]:
     """`export_program`, and the plain Python attributes the traced forward changed and those it read
     (`python_state.py`), but for the `attributes` the program takes as inputs."""
+    state_values = StateValues.of(model)
     with watching_attributes(model) as watched:
-        program = export_program(model, example_inputs, freeze=freeze, warn=warn, attributes=attributes)
+        program = export_program(
+            model, example_inputs, freeze=freeze, warn=warn, attributes=attributes, state_values=state_values
+        )
     inputs = {(id(a.holder), a.name) for a in attributes}
     reads = tuple(r for r in watched.reads if (id(r.holder), r.name) not in inputs)
-    return program, tuple(watched.changes), reads
+    return program, tuple(watched.changes), reads + (state_values.reads() if state_values.known else ())
 
 
 def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
@@ -504,7 +509,7 @@ class CompiledModel:
         settings: Settings,
         derived: DerivedState | None = None,
         attributes: tuple[AttributeChange, ...] = (),
-        reads: tuple[AttributeRead, ...] = (),
+        reads: tuple[AttributeRead | StateValueRead, ...] = (),
         structure: InputStructure | None = None,
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
@@ -524,8 +529,11 @@ class CompiledModel:
         self._attributes = attributes
         # Those it read (and did not change): checked after an assignment to one (`_StateWatch`), and on
         # every call those no assignment announces (`AttributeRead.per_call`).
-        self._reads = reads
-        self._reads_per_call = tuple(read for read in reads if read.per_call)
+        self._reads = tuple(read for read in reads if not isinstance(read, StateValueRead))
+        self._reads_per_call = tuple(read for read in self._reads if read.per_call)
+        # The values of small buffers the program holds (frontend/state_values.py): checked on every call
+        # by their versions (the native replay hands a change to `_call`).
+        self._state_reads = tuple(read for read in reads if isinstance(read, StateValueRead))
         # Numbers in attributes that the program takes as inputs after the call's, read from the model on
         # each call (`python_state.attributes_as_inputs`; set by `_compile`).
         self._lifted: tuple[AttributeRead, ...] = ()
@@ -855,6 +863,8 @@ class CompiledModel:
         failure = self._failure()
         if failure is not None:
             raise AssumptionFailed(failure)
+        if self._state_reads:  # (one may have found its value in a replaced tensor: watched from now on)
+            self._watch_state()
         assigned = _StateWatch.assigned
         if self._assigned != assigned:  # (a number where the program reads a tensor attribute: not a rebind)
             for name in self._attribute_constants:
@@ -886,7 +896,14 @@ class CompiledModel:
 
     def _failure(self) -> str | None:
         """Why the traced program no longer computes what the model would: an attribute forward changes or
-        reads found otherwise, its modules, hooks, shared tensors or modes changed; None where it holds."""
+        reads found otherwise, buffers whose values it holds changed, its modules, hooks, shared tensors or
+        modes changed; None where it holds."""
+        for state in self._state_reads:
+            if not state.holds():
+                return (
+                    f"forward computed a size or a condition from the buffer {state.describe()} in the call "
+                    f"the program was traced from; this call finds {state.current()}"
+                )
         for change in self._attributes:
             if not change.holds():
                 return (
@@ -1074,10 +1091,12 @@ class CompiledModel:
 
     def _watch_state(self) -> None:
         """Gives the native replay the tensors whose change it must hand to `_call` (derived state's sources,
-        host tensors placed on the GPU), with the versions their copies follow."""
+        host tensors placed on the GPU, buffers whose values the program holds), with the versions their
+        copies and values follow."""
         if self._replay is not None:
             placed = tuple((source, version) for source, version, _ in self._placed.values())
-            self._replay.set_watch(tuple(self._derived_from) + placed)
+            held = tuple((state.tensor, state.version) for state in self._state_reads)
+            self._replay.set_watch(tuple(self._derived_from) + placed + held)
 
     def _move_versions(self, inputs: Sequence[torch.Tensor]) -> None:
         """Moves the version counters of the buffers and inputs the call wrote, as eager's in-place ops do:
@@ -1505,6 +1524,15 @@ class CompiledModel:
                         if symbol in spec.symbols()
                     ],
                     "refusal": "PYGRAPH_PADDING=off" if padding is None else padding.refusal,
+                }
+            )
+        for state in self._state_reads:  # (frontend/state_values.py)
+            explanation.transforms.append(
+                {
+                    "pass": "state-values",
+                    "what": f"sizes or conditions computed from the buffer {state.describe()} are held by the "
+                    "program; each call checks the buffer's version",
+                    "location": f"{type(self.model).__name__}.forward",
                 }
             )
         return explanation

@@ -1057,6 +1057,349 @@ def _swinv2() -> tuple[nn.Module, Inputs]:
     )
 
 
+# ---------------------------------------------------------------- Hugging Face models, third batch (forty-fifth session)
+
+RESNET = dict(
+    embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic", out_features=["stage2"]
+)
+DETR = dict(
+    d_model=32,
+    encoder_layers=1,
+    decoder_layers=1,
+    encoder_attention_heads=4,
+    decoder_attention_heads=4,
+    encoder_ffn_dim=64,
+    decoder_ffn_dim=64,
+    num_queries=5,
+    num_labels=4,
+    use_timm_backbone=False,
+    use_pretrained_backbone=False,
+)
+
+
+def detector(cls_name: str, config_name: str, size: int = 64, **config: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**config))
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, size, size),
+    )
+
+
+@case("hf/segformer")
+def _segformer() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "SegformerForSemanticSegmentation",
+        "SegformerConfig",
+        size=64,
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        decoder_hidden_size=32,
+        num_labels=3,
+    )
+
+
+@case("hf/detr")
+def _detr() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    return detector(
+        "DetrForObjectDetection", "DetrConfig", backbone_config=transformers.ResNetConfig(**RESNET), **DETR
+    )
+
+
+@case("hf/conditional_detr")
+def _conditional_detr() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    return detector(
+        "ConditionalDetrForObjectDetection",
+        "ConditionalDetrConfig",
+        backbone_config=transformers.ResNetConfig(**RESNET),
+        **DETR,
+    )
+
+
+@case("hf/deformable_detr")
+def _deformable_detr() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    backbone = transformers.ResNetConfig(**{**RESNET, "out_features": ["stage1", "stage2"]})
+    return detector(
+        "DeformableDetrForObjectDetection",
+        "DeformableDetrConfig",
+        backbone_config=backbone,
+        num_feature_levels=2,
+        encoder_n_points=2,
+        decoder_n_points=2,
+        **{**DETR, "decoder_layers": 2},  # (transformers' tied box heads expect a second decoder layer)
+    )
+
+
+@case("hf/yolos")
+def _yolos() -> tuple[nn.Module, Inputs]:
+    return detector(
+        "YolosForObjectDetection",
+        "YolosConfig",
+        size=32,
+        **{**VIT, "image_size": [32, 32]},
+        num_detection_tokens=5,
+        num_labels=4,
+    )
+
+
+@case("hf/vit_mae")
+def _vit_mae() -> tuple[nn.Module, Inputs]:
+    """The random masking's noise is an input, so eager and pygraph keep the same patches."""
+    import transformers
+
+    model = transformers.ViTMAEModel(transformers.ViTMAEConfig(**VIT, mask_ratio=0.5))
+    return Wrap(model, lambda m, x, noise: m(pixel_values=x, noise=noise).last_hidden_state), lambda s: (
+        randn(s, 2, 3, 32, 32),
+        torch.rand(2, 16, generator=gen(s + 50)),
+    )
+
+
+@case("hf/beit")
+def _beit() -> tuple[nn.Module, Inputs]:
+    return vision("BeitModel", "BeitConfig", **VIT, use_relative_position_bias=True, use_mean_pooling=True)
+
+
+@case("hf/swin")
+def _swin() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "SwinForImageClassification",
+        "SwinConfig",
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_heads=[2, 2],
+        window_size=4,
+        num_labels=5,
+    )
+
+
+@case("hf/dinov2")
+def _dinov2() -> tuple[nn.Module, Inputs]:
+    """Images of 48 pixels against a 32-pixel position table: the table is interpolated (bicubic)."""
+    return vision("Dinov2Model", "Dinov2Config", size=48, **VIT)
+
+
+@case("hf/mobilevit")
+def _mobilevit() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "MobileViTForImageClassification",
+        "MobileViTConfig",
+        size=64,
+        image_size=64,
+        hidden_sizes=[16, 24, 32],
+        neck_hidden_sizes=[8, 8, 16, 16, 24, 32, 64],
+        num_attention_heads=2,
+        num_labels=5,
+    )
+
+
+@case("hf/focalnet")
+def _focalnet() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "FocalNetForImageClassification",
+        "FocalNetConfig",
+        image_size=32,
+        patch_size=4,
+        embed_dim=16,
+        depths=[1, 1],
+        num_labels=5,
+    )
+
+
+@case("hf/pvt")
+def _pvt() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "PvtForImageClassification",
+        "PvtConfig",
+        image_size=32,
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sequence_reduction_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[4, 2],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        num_labels=5,
+    )
+
+
+@case("hf/encodec")
+def _encodec() -> tuple[nn.Module, Inputs]:
+    """Convolutions, an LSTM and residual vector quantization (nearest code by distance) and back."""
+    import transformers
+
+    config = transformers.EncodecConfig(
+        num_filters=4,
+        upsampling_ratios=[4, 2],
+        codebook_size=16,
+        codebook_dim=16,
+        hidden_size=16,
+        num_lstm_layers=1,
+        target_bandwidths=[1.5],
+        sampling_rate=800,
+    )
+    model = transformers.EncodecModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, 160),)
+
+
+@case("hf/mimi")
+def _mimi() -> tuple[nn.Module, Inputs]:
+    """Causal convolutions padded by sizes computed from buffers, a transformer, split residual quantizers."""
+    import transformers
+
+    config = transformers.MimiConfig(
+        hidden_size=16,
+        num_filters=4,
+        upsampling_ratios=[4, 2],
+        codebook_size=16,
+        codebook_dim=16,
+        num_quantizers=4,
+        num_semantic_quantizers=1,
+        vector_quantization_hidden_dimension=16,
+        upsample_groups=16,
+        num_hidden_layers=1,
+        intermediate_size=32,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=16,
+        frame_rate=25.0,
+        sampling_rate=800,
+    )
+    model = transformers.MimiModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, 256),)
+
+
+@case("hf/speech2text")
+def _speech2text() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.Speech2TextConfig(
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        vocab_size=100,
+        input_feat_per_channel=16,
+        conv_channels=16,
+        max_source_positions=64,
+    )
+    model = transformers.Speech2TextModel(config)
+    return Wrap(
+        model, lambda m, x, ids: m(input_features=x, decoder_input_ids=ids).last_hidden_state
+    ), lambda s: (randn(s, 2, 24, 16), torch.randint(3, 100, (2, 5), generator=gen(s)))
+
+
+@case("hf/bart")
+def _bart() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.BartConfig(
+        d_model=32,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        vocab_size=100,
+    )
+    model = transformers.BartForConditionalGeneration(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).logits), lambda s: text(s)
+
+
+@case("hf/t5")
+def _t5() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.T5Config(
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        vocab_size=100,
+        relative_attention_num_buckets=8,
+    )
+    model = transformers.T5ForConditionalGeneration(config)
+    return Wrap(
+        model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, decoder_input_ids=ids).logits
+    ), lambda s: text(s)
+
+
+@case("hf/patchtst")
+def _patchtst() -> tuple[nn.Module, Inputs]:
+    """Mean and standard deviation scaling of each series, patches by `unfold`, channel-independent heads."""
+    import transformers
+
+    config = transformers.PatchTSTConfig(
+        num_input_channels=3,
+        context_length=32,
+        patch_length=8,
+        patch_stride=4,
+        prediction_length=6,
+        d_model=16,
+        num_attention_heads=2,
+        num_hidden_layers=1,
+        ffn_dim=32,
+    )
+    model = transformers.PatchTSTForPrediction(config)
+    return Wrap(model, lambda m, x: m(past_values=x).prediction_outputs), lambda s: (randn(s, 2, 32, 3),)
+
+
+@case("hf/decision_transformer")
+def _decision_transformer() -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = transformers.DecisionTransformerConfig(
+        state_dim=5, act_dim=3, hidden_size=32, n_layer=1, n_head=4, max_ep_len=50, n_positions=64
+    )
+    model = transformers.DecisionTransformerModel(config)
+
+    def run(
+        m: nn.Module, states: Any, actions: Any, rewards: Any, returns: Any, steps: Any, mask: Any
+    ) -> Any:
+        out = m(
+            states=states,
+            actions=actions,
+            rewards=rewards,
+            returns_to_go=returns,
+            timesteps=steps,
+            attention_mask=mask,
+        )
+        return out.state_preds, out.action_preds, out.return_preds
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        g = gen(s)
+        return (
+            torch.randn(2, 6, 5, generator=g),
+            torch.randn(2, 6, 3, generator=g),
+            torch.randn(2, 6, 1, generator=g),
+            torch.randn(2, 6, 1, generator=g),
+            torch.randint(0, 50, (2, 6), generator=g),
+            torch.ones(2, 6, dtype=torch.long),
+        )
+
+    return Wrap(model, run), inputs
+
+
 # ---------------------------------------------------------------- hand-written constructs
 
 
@@ -1557,6 +1900,130 @@ construct(
     lambda m, x: (x.masked_fill(x > 0.5, float("-inf")).softmax(-1), torch.where(x > 0, x, 0.0)),
     lambda s: (randn(s, 2, 5, 6),),
 )
+
+
+# ---------------------------------------------------------------- constructs, third batch (forty-fifth session)
+
+
+class MessagePassing(nn.Module):
+    """A graph convolution over an edge list (symmetric degree normalisation, `index_add_`), then attention
+    over each node's incoming edges as in GAT: a softmax per destination by `scatter_reduce` maxima."""
+
+    def __init__(self, features: int = 8) -> None:
+        super().__init__()
+        self.lin = nn.Linear(features, features)
+        self.att = nn.Linear(2 * features, 1)
+
+    def forward(self, x: torch.Tensor, edges: torch.Tensor) -> torch.Tensor:
+        src, dst = edges
+        nodes = x.shape[0]
+        degree = torch.zeros(nodes).index_add_(0, dst, torch.ones(dst.shape[0])) + 1
+        norm = (degree[src] * degree[dst]).rsqrt()
+        h = self.lin(x)
+        x = torch.zeros_like(h).index_add_(0, dst, h[src] * norm[:, None]) + h / degree[:, None]
+        score = F.leaky_relu(self.att(torch.cat([x[src], x[dst]], dim=1)).squeeze(1), 0.2)
+        top = torch.full((nodes,), -1e9).scatter_reduce(0, dst, score, "amax", include_self=True)
+        weight = (score - top[dst]).exp()
+        total = torch.zeros(nodes).scatter_add(0, dst, weight)
+        weight = weight / total[dst]
+        return torch.zeros_like(x).index_add_(0, dst, x[src] * weight[:, None]).relu()
+
+
+def graph_inputs(s: int) -> tuple[Any, ...]:
+    g = gen(s)
+    return torch.randn(10, 8, generator=g), torch.randint(0, 10, (2, 30), generator=g)
+
+
+CASES["op/gnn_message_passing"] = lambda: (MessagePassing(), graph_inputs)
+
+
+class DiffusionBlock(nn.Module):
+    """A diffusion UNet's pieces: a sinusoidal timestep embedding, residual blocks with group norm and SiLU,
+    self-attention over the pixels, a strided downsampling, nearest upsampling and a skip concatenation."""
+
+    def __init__(self, channels: int = 16) -> None:
+        super().__init__()
+        self.time = nn.Sequential(nn.Linear(channels, channels), nn.SiLU(), nn.Linear(channels, channels))
+        self.inp = nn.Conv2d(3, channels, 3, padding=1)
+        self.norm1 = nn.GroupNorm(4, channels)
+        self.conv1 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.norm2 = nn.GroupNorm(4, channels)
+        self.conv2 = nn.Conv2d(channels, channels, 3, padding=1)
+        self.down = nn.Conv2d(channels, channels, 3, stride=2, padding=1)
+        self.attn_norm = nn.GroupNorm(4, channels)
+        self.attn = nn.MultiheadAttention(channels, 2, batch_first=True)
+        self.out = nn.Conv2d(2 * channels, 3, 3, padding=1)
+        self.channels = channels
+
+    def embed(self, t: torch.Tensor) -> torch.Tensor:
+        half = self.channels // 2
+        freqs = torch.exp(-torch.arange(half, dtype=torch.float32) * (9.21 / half))
+        angles = t[:, None] * freqs[None]
+        return self.time(torch.cat([angles.sin(), angles.cos()], dim=1))
+
+    def forward(self, x: torch.Tensor, t: torch.Tensor) -> torch.Tensor:
+        h = self.inp(x)
+        r = self.conv1(F.silu(self.norm1(h))) + self.embed(t)[:, :, None, None]
+        h = h + self.conv2(F.silu(self.norm2(r)))
+        d = self.down(h)
+        b, c, hh, ww = d.shape
+        seq = self.attn_norm(d).flatten(2).transpose(1, 2)
+        d = d + self.attn(seq, seq, seq, need_weights=False)[0].transpose(1, 2).reshape(b, c, hh, ww)
+        up = F.interpolate(d, scale_factor=2.0, mode="nearest")
+        return self.out(torch.cat([up, h], dim=1))
+
+
+CASES["op/diffusion_unet_block"] = lambda: (
+    DiffusionBlock(),
+    lambda s: (randn(s, 2, 3, 16, 16), torch.rand(2, generator=gen(s + 9)) * 1000),
+)
+
+
+class DetectionHead(nn.Module):
+    """A YOLO-style head: predictions per anchor and cell decoded into boxes on a grid of cell offsets."""
+
+    def __init__(self, classes: int = 3, anchors: int = 2) -> None:
+        super().__init__()
+        self.conv = nn.Conv2d(8, anchors * (5 + classes), 1)
+        self.register_buffer("anchor_sizes", torch.tensor([[1.5, 2.0], [3.0, 2.5]]))
+        self.stride = 8.0
+
+    def forward(self, features: torch.Tensor) -> torch.Tensor:
+        b, _, h, w = features.shape
+        p = self.conv(features).view(b, 2, -1, h, w).permute(0, 1, 3, 4, 2)
+        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        grid = torch.stack([xs, ys], dim=-1).float()
+        centres = (p[..., :2].sigmoid() * 2 - 0.5 + grid) * self.stride
+        sizes = (p[..., 2:4].sigmoid() * 2) ** 2 * self.anchor_sizes[None, :, None, None] * self.stride
+        scores = p[..., 4:5].sigmoid() * p[..., 5:].sigmoid()
+        return torch.cat([centres, sizes, scores], dim=-1).reshape(b, -1, 5)
+
+
+CASES["op/yolo_decode"] = lambda: (DetectionHead(), lambda s: (randn(s, 2, 8, 5, 7),))
+
+
+class VectorQuantizer(nn.Module):
+    """A VQ-VAE bottleneck: the nearest code of each position by squared distance, the straight-through
+    estimator's form and the commitment loss."""
+
+    def __init__(self, codes: int = 12, dim: int = 6) -> None:
+        super().__init__()
+        self.codebook = nn.Embedding(codes, dim)
+
+    def forward(self, z: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
+        flat = z.permute(0, 2, 3, 1).reshape(-1, z.shape[1])
+        distances = (
+            flat.pow(2).sum(1, keepdim=True)
+            - 2 * flat @ self.codebook.weight.t()
+            + self.codebook.weight.pow(2).sum(1)
+        )
+        index = distances.argmin(1)
+        q = self.codebook(index).view(z.shape[0], z.shape[2], z.shape[3], -1).permute(0, 3, 1, 2)
+        loss = F.mse_loss(q.detach(), z) * 0.25 + F.mse_loss(q, z.detach())
+        return z + (q - z).detach(), loss, index.view(z.shape[0], -1)
+
+
+CASES["op/vq_codebook"] = lambda: (VectorQuantizer(), lambda s: (randn(s, 2, 6, 4, 5),))
 
 
 # ---------------------------------------------------------------- runner

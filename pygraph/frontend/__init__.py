@@ -13,6 +13,7 @@ from .importer import (
 from .module_tree import ModuleTree
 from .python_state import MISSING, AttributeChange, AttributeRead, probing_counters, watching_attributes
 from .settings import Settings
+from .state_values import StateValueRead, StateValues
 from .structure import InputStructure
 
 __all__ = [
@@ -27,6 +28,8 @@ __all__ = [
     "InputStructure",
     "ModuleTree",
     "Settings",
+    "StateValueRead",
+    "StateValues",
     "UnsupportedError",
     "argument_names",
     "called_op",

@@ -49,7 +49,7 @@ _NEGATIONS = {
     operator.gt: operator.le,
     operator.le: operator.gt,
 }
-_READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
+READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
 _EXPRESSION = re.compile(r"Runtime assertion failed for expression (.+) on node '[^']*'$")
 _FRAME = re.compile(
     r'File "([^"]+)", line (\d+)(?:, in \S+\n(?![ \t]*File ")[ \t]*(.*))?|Caused by: \(([^():]+):(\d+) in '
@@ -234,7 +234,7 @@ def _example_reads(program: torch.export.ExportedProgram, inputs: tuple) -> dict
             if node.target is _CHECK:  # the program's way, where it differs from the model's (half precision)
                 return None
             result = super().run_node(node)
-            if node.target in _READS_DATA:
+            if node.target in READS_DATA:
                 reads[node.name] = result if isinstance(result, float) else int(result)
             return result
 
@@ -424,7 +424,7 @@ def _checks_on_data(graph: torch.fx.Graph) -> Iterator[tuple[torch.fx.Node, torc
         while todo:
             current = todo.pop(0)
             sources = [s for s in current.all_input_nodes if s not in seen]
-            read = next((s for s in sources if s.target in _READS_DATA), None)
+            read = next((s for s in sources if s.target in READS_DATA), None)
             if read is not None:
                 yield check, read
                 break

@@ -21,7 +21,7 @@ from ..knobs import knobs
 from .align_matmuls import align_matmul_outputs
 from .arange_indexing import arange_indexing_as_slices
 from .attention import route_attentions
-from .branches import check_branches, draft_export, failing_line, quiet_tracing, user_frames
+from .branches import READS_DATA, check_branches, draft_export, failing_line, quiet_tracing, user_frames
 from .channels_last import convolutions_channels_last
 from .common_subexpressions import merge_common_subexpressions
 from .complex_as_real import complex_as_real
@@ -37,6 +37,7 @@ from .settings import pygraphs_own_ops
 from .slice_scatters import slice_scatters_as_concatenations
 from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
+from .state_values import StateValues, knowing_state_values
 from .structure import drop_constant_inputs
 from .unsqueeze_operands import unsqueeze_operands
 
@@ -56,11 +57,13 @@ def export_program(
     freeze: bool = False,
     warn: bool = True,
     attributes: tuple[AttributeRead, ...] = (),
+    state_values: StateValues | None = None,
 ) -> torch.export.ExportedProgram:
     """Exports `model` called with `example_inputs` (tensors; numbers become 0-d tensors, `numbers.py`) and
     decomposes with `TABLE`; tensors reached outside the module's attributes that are its state are that
     state (`state_aliases.py`). The numbers in the attributes of `attributes` are inputs after the
-    example's (`python_state.attributes_as_inputs`).
+    example's (`python_state.attributes_as_inputs`). With `state_values`, a model computing sizes from its
+    small buffers is traced knowing their values (`state_values.py`): `state_values.reads()` says which.
 
     Complex values become pairs of reals (`complex_as_real.py`), and writes into slices of tensors the
     program computes concatenations (`slice_scatters.py`). A model that decides in Python from values of its data is traced the way `example_inputs` take, with
@@ -76,7 +79,7 @@ def export_program(
     (`common_subexpressions.py`).
     """
     with _exporting(model, example_inputs, attributes) as (inputs, numbers):
-        program = _export(model, inputs, numbers, dynamic_shapes, warn)
+        program = _export(model, inputs, numbers, dynamic_shapes, warn, state_values)
         if attributes:
             refuse_values_read(program, attributes, user_placeholders(program)[-len(attributes) :])
         constants_as_state(program)
@@ -184,16 +187,56 @@ def _export(
     numbers: tuple[torch.Tensor, ...],
     dynamic_shapes: Any,
     warn: bool = True,
+    state_values: StateValues | None = None,
 ) -> torch.export.ExportedProgram:
-    """torch.export, non-strict; a model that branches on values of its data is traced the way `inputs`
-    take, with checks (`branches.py`), and a warning naming the branches where `warn`. `numbers`: the
-    leaves of `inputs` that are lifted Python numbers."""
+    """torch.export, non-strict; a model that computes sizes or conditions from its small buffers alone (a
+    trace that fails, or reads numbers from tensors) is traced again knowing their values
+    (`state_values.py`, where `state_values` is given) and kept where that reads fewer; one that
+    branches on values of its data is traced the way `inputs` take, with checks (`branches.py`), and a
+    warning naming the branches where `warn`. `numbers`: the leaves of `inputs` that are lifted Python
+    numbers."""
+    try:
+        program = _traced(model, inputs, numbers, dynamic_shapes)
+    except GuardOnDataDependentSymNode:  # (draft export traces again, saying it all again)
+        program = None
+    if program is not None and not _reads_numbers(program):
+        return program
+    if state_values is not None and state_values.buffers:
+        state_values.known = True
+        try:
+            known = _traced(model, inputs, numbers, dynamic_shapes, state_values)
+            if state_values.kept(known) and (
+                program is None or _reads_numbers(known) < _reads_numbers(program)
+            ):
+                return known
+        except GuardOnDataDependentSymNode:  # (the data decide: draft export's business)
+            pass
+        state_values.known = False
+    return program if program is not None else draft_export(model, inputs, numbers, dynamic_shapes, warn)
+
+
+def _reads_numbers(program: torch.export.ExportedProgram) -> int:
+    """How many numbers `program` reads from its tensors (each a wait for the device, in every call)."""
+    return sum(len(program.graph.find_nodes(op="call_function", target=op)) for op in READS_DATA)
+
+
+def _traced(
+    model: torch.nn.Module,
+    inputs: tuple,
+    numbers: tuple[torch.Tensor, ...],
+    dynamic_shapes: Any,
+    state_values: StateValues | None = None,
+) -> torch.export.ExportedProgram:
     printed = io.StringIO()  # torch.export prints the partial graph of a failed trace to stderr
     try:
-        with contextlib.redirect_stderr(printed), numbers_promoted_as_python(model, inputs, numbers):
+        with (
+            contextlib.redirect_stderr(printed),
+            numbers_promoted_as_python(model, inputs, numbers),
+            knowing_state_values(model, state_values),
+        ):
             program = torch.export.export(model, inputs, dynamic_shapes=dynamic_shapes, strict=False)
-    except GuardOnDataDependentSymNode:  # (draft export traces again, saying it all again)
-        return draft_export(model, inputs, numbers, dynamic_shapes, warn)
+    except GuardOnDataDependentSymNode:
+        raise
     except Exception:
         sys.stderr.write(printed.getvalue())
         raise
