@@ -1917,14 +1917,19 @@ class MessagePassing(nn.Module):
     def forward(self, x: torch.Tensor, edges: torch.Tensor) -> torch.Tensor:
         src, dst = edges
         nodes = x.shape[0]
-        degree = torch.zeros(nodes).index_add_(0, dst, torch.ones(dst.shape[0])) + 1
+        degree = (
+            torch.zeros(nodes, device=x.device).index_add_(0, dst, torch.ones(dst.shape[0], device=x.device))
+            + 1
+        )
         norm = (degree[src] * degree[dst]).rsqrt()
         h = self.lin(x)
         x = torch.zeros_like(h).index_add_(0, dst, h[src] * norm[:, None]) + h / degree[:, None]
         score = F.leaky_relu(self.att(torch.cat([x[src], x[dst]], dim=1)).squeeze(1), 0.2)
-        top = torch.full((nodes,), -1e9).scatter_reduce(0, dst, score, "amax", include_self=True)
+        top = torch.full((nodes,), -1e9, device=x.device).scatter_reduce(
+            0, dst, score, "amax", include_self=True
+        )
         weight = (score - top[dst]).exp()
-        total = torch.zeros(nodes).scatter_add(0, dst, weight)
+        total = torch.zeros(nodes, device=x.device).scatter_add(0, dst, weight)
         weight = weight / total[dst]
         return torch.zeros_like(x).index_add_(0, dst, x[src] * weight[:, None]).relu()
 
@@ -1957,7 +1962,7 @@ class DiffusionBlock(nn.Module):
 
     def embed(self, t: torch.Tensor) -> torch.Tensor:
         half = self.channels // 2
-        freqs = torch.exp(-torch.arange(half, dtype=torch.float32) * (9.21 / half))
+        freqs = torch.exp(-torch.arange(half, dtype=torch.float32, device=t.device) * (9.21 / half))
         angles = t[:, None] * freqs[None]
         return self.time(torch.cat([angles.sin(), angles.cos()], dim=1))
 
@@ -1991,7 +1996,8 @@ class DetectionHead(nn.Module):
     def forward(self, features: torch.Tensor) -> torch.Tensor:
         b, _, h, w = features.shape
         p = self.conv(features).view(b, 2, -1, h, w).permute(0, 1, 3, 4, 2)
-        ys, xs = torch.meshgrid(torch.arange(h), torch.arange(w), indexing="ij")
+        rows, cols = torch.arange(h, device=features.device), torch.arange(w, device=features.device)
+        ys, xs = torch.meshgrid(rows, cols, indexing="ij")
         grid = torch.stack([xs, ys], dim=-1).float()
         centres = (p[..., :2].sigmoid() * 2 - 0.5 + grid) * self.stride
         sizes = (p[..., 2:4].sigmoid() * 2) ** 2 * self.anchor_sizes[None, :, None, None] * self.stride

@@ -264,6 +264,7 @@ def _exporting(
             _attributes_kept(model),
             attributes_as_inputs(model, attributes, names),
             _buffers_left_untracked(model),
+            _no_buffer_hooks_left_behind(),
             _parameters_without_grad(model),
             _lstm_states_in_shape(),
             _vector_norm_meta_with_negative_dims(),
@@ -314,6 +315,21 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
                 leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
                 if any(isinstance(leaf, FakeTensor) for leaf in leaves):
                     del module.__dict__[name]
+
+
+@contextlib.contextmanager
+def _no_buffer_hooks_left_behind() -> Iterator[None]:
+    """Removes the global buffer-registration hooks that tracing left installed. torch.export installs one
+    to see buffer assignments during its trace; with torch 2.11 (the GPU machine's) one was found left
+    installed after compiling a model whose sizes come from its buffers (`state_values.py`), and every
+    later assignment of a buffer to the model raised in it (`AssertionError: expected FakeTensor`)."""
+    hooks = torch.nn.modules.module._global_buffer_registration_hooks
+    before = set(hooks)
+    try:
+        yield
+    finally:
+        for key in set(hooks) - before:
+            del hooks[key]
 
 
 @contextlib.contextmanager

@@ -8,7 +8,8 @@ group was a kernel of its own whose result the reader loaded. With the unsqueeze
 computes in the reader's alignment: GPT-J's `stack([-x2, x1], -1)` (a `cat` of pieces unsqueezed at the
 end) computes the negation in the `cat`'s kernel, and a mask `(a & b)[:, None, None, :]` is recomputed in
 the attention scores' kernel. Only single-use, deterministic pointwise ops move (a result read elsewhere
-would be computed twice), and none that sets a memory format or a device.
+would be computed twice), none that sets a memory format or a device, and none with an operand on another
+device (a 0-d host number that a GPU op reads as a scalar would, unsqueezed, be a host tensor).
 """
 
 from __future__ import annotations
@@ -56,7 +57,8 @@ def unsqueeze_operands(ep: torch.export.ExportedProgram) -> int:
 
 
 def _moves_through(node: torch.fx.Node) -> bool:
-    """A pointwise op read once (besides export's dtype checks) whose tensor operands have its shape."""
+    """A pointwise op read once (besides export's dtype checks) whose tensor operands have its shape and
+    device."""
     readers = [user for user in node.users if user.target is not aten._assert_tensor_metadata.default]
     if node.op != "call_function" or str(node.target) not in POINTWISE or len(readers) != 1:
         return False
@@ -67,8 +69,8 @@ def _moves_through(node: torch.fx.Node) -> bool:
         return False  # (an op of no tensor operand, `full`, `arange`, has its shape in its arguments)
     for operand in node.all_input_nodes:
         other = operand.meta.get("val")
-        if not isinstance(other, torch.Tensor) or other.dim() != value.dim():
-            return False
+        if not isinstance(other, torch.Tensor) or other.dim() != value.dim() or other.device != value.device:
+            return False  # (a 0-d host operand of a GPU op, a lifted number, meets it as a scalar only)
         if not all(guard_or_false(a == b) for a, b in zip(other.shape, value.shape, strict=True)):
             return False
     return True

@@ -3,6 +3,7 @@ which stay, and the values against eager."""
 
 import pytest
 import torch
+from gpu_marks import needs_gpu
 from test_model_constructs import Fn
 
 import pygraph
@@ -39,3 +40,24 @@ def test_unit_dims_move_onto_operands_of_the_same_shape(name: str) -> None:
     for _ in range(2):
         x, y = torch.randn(4, 6), torch.randn(4, 6)
         assert relative_error(compiled(x, y), fn(x, y)) < 1e-6
+
+
+def _host_number_operand(device: str) -> None:
+    """A 0-d tensor compared with a Python number (a 0-d host tensor once lifted), then unsqueezed: the
+    comparison stays where it is (GPU fuzz seed 68810: moved, the number was a host tensor of one row)."""
+    fn = Fn(lambda t, y: torch.where(t > y, t, t * y).unsqueeze(-1))
+    t = torch.randn((), device=device)
+    compiled = pygraph.export_and_compile(fn, (t, 0.25), target="cuda" if device == "cuda" else "emulator")
+    for y in (-0.5, 0.75):
+        t = torch.randn((), device=device)
+        assert torch.equal(compiled(t, y), fn(t, y))
+
+
+def test_a_host_number_operand_keeps_its_place() -> None:
+    _host_number_operand("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_host_number_operand_keeps_its_place(kernel_cache) -> None:
+    _host_number_operand("cuda")
