@@ -1496,3 +1496,52 @@ def test_static_cache_decoding():
 @needs_gpu
 def test_gpu_static_cache_decoding(no_tf32):
     _check_static_cache_decoding("cuda")
+
+
+class GaussianProcess(nn.Module):
+    """A Gaussian process's marginal likelihood: a kernel matrix's Cholesky factor, solves, its inverse and
+    log-determinant. linalg_cholesky, linalg_solve and linalg_inv each stay one ATen call (decomposed, their
+    raise on a singular matrix would be an effect with a token export threads through the program)."""
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor, noise: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        k = torch.exp(-torch.cdist(x, x).pow(2)) + noise * torch.eye(x.shape[-2], device=x.device)
+        alpha = torch.cholesky_solve(y, torch.linalg.cholesky(k))
+        return (
+            (y * alpha).sum((-2, -1)) + torch.linalg.slogdet(k)[1],
+            torch.linalg.solve(k, y),
+            torch.linalg.inv(k),
+        )
+
+
+def _check_linear_algebra(device: str) -> None:
+    model = GaussianProcess()
+    target = "cuda" if device == "cuda" else "emulator"
+
+    def draw() -> tuple[torch.Tensor, ...]:
+        return (
+            torch.randn(2, 6, 3, device=device),
+            torch.randn(2, 6, 2, device=device),
+            torch.tensor(0.5, device=device),
+        )
+
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, draw(), target=target)
+        for _ in range(2):
+            inputs = draw()
+            assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-5
+        x, y, _ = draw()
+        singular = torch.tensor(-1.0, device=device)  # (kernel minus the identity: not positive definite)
+        with pytest.raises(torch.linalg.LinAlgError):
+            model(x * 0, y, singular)
+        with pytest.raises(torch.linalg.LinAlgError):
+            compiled(x * 0, y, singular)
+
+
+def test_linear_algebra_raises_as_eager():
+    _check_linear_algebra("cpu")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_linear_algebra_raises_as_eager(no_tf32, kernel_cache):
+    _check_linear_algebra("cuda")

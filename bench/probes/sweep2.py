@@ -2032,6 +2032,78 @@ class VectorQuantizer(nn.Module):
 CASES["op/vq_codebook"] = lambda: (VectorQuantizer(), lambda s: (randn(s, 2, 6, 4, 5),))
 
 
+def _gaussian_policy(m: nn.ModuleList, x: torch.Tensor, action: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    mean, log_std = m[0](x).chunk(2, dim=-1)
+    normal = torch.distributions.Normal(mean, log_std.clamp(-5, 2).exp())
+    categorical = torch.distributions.Categorical(logits=m[1](x))
+    choice = action.long() % 4
+    return normal.log_prob(action).sum(-1), normal.entropy().sum(-1), categorical.log_prob(choice[:, 0])
+
+
+construct(
+    "distributions_log_prob_entropy",
+    _gaussian_policy,
+    lambda s: (randn(s, 5, 8), randn(s + 1, 5, 3)),
+    nn.Linear(8, 6),
+    nn.Linear(8, 4),
+)
+
+
+def _gaussian_likelihood(m: nn.ModuleList, x: torch.Tensor, y: torch.Tensor) -> tuple[torch.Tensor, ...]:
+    """A kernel matrix's Cholesky factor, a solve, the inverse and the log-determinant (a GP's marginal
+    likelihood)."""
+    k = torch.exp(-torch.cdist(x, x).pow(2)) + 0.5 * torch.eye(x.shape[-2], device=x.device)
+    factor = torch.linalg.cholesky(k)
+    alpha = torch.cholesky_solve(y, factor)
+    sign, logdet = torch.linalg.slogdet(k)
+    return (y * alpha).sum((-2, -1)) + logdet, torch.linalg.solve(k, y), torch.linalg.inv(k) @ y, sign
+
+
+construct(
+    "linalg_cholesky_solve_slogdet",
+    _gaussian_likelihood,
+    lambda s: (randn(s, 2, 6, 3), randn(s + 1, 2, 6, 2)),
+)
+construct(
+    "one_hot_classes",
+    lambda m, i: m[0](F.one_hot(i % 7, num_classes=7).float()),
+    lambda s: (torch.randint(0, 50, (4, 5), generator=gen(s)),),
+    nn.Linear(7, 3),
+)
+construct(
+    "checkpointed_block",
+    lambda m, x: torch.utils.checkpoint.checkpoint(m[0], x, use_reentrant=False) + x,
+    lambda s: (randn(s, 4, 8),),
+    nn.Sequential(nn.Linear(8, 8), nn.GELU(), nn.Linear(8, 8)),
+)
+construct(
+    "autocast_region",
+    lambda m, x: _autocast_linear(m[0], x),
+    lambda s: (randn(s, 4, 8),),
+    nn.Linear(8, 8),
+)
+
+
+def _autocast_linear(linear: nn.Module, x: torch.Tensor) -> torch.Tensor:
+    with torch.autocast(x.device.type, dtype=torch.bfloat16):
+        y = linear(x)
+    return y.float() + x
+
+
+construct(
+    "weight_and_spectral_norm",
+    lambda m, x: m[1](m[0](x)),
+    lambda s: (randn(s, 4, 8),),
+    nn.utils.parametrizations.weight_norm(nn.Linear(8, 8)),
+    nn.utils.parametrizations.spectral_norm(nn.Linear(8, 5)),
+)
+construct(
+    "unique_counts",
+    lambda m, i: torch.unique(i % 6, return_counts=True, return_inverse=True),
+    lambda s: (torch.randint(0, 50, (12,), generator=gen(s)),),
+)
+
+
 # ---------------------------------------------------------------- runner
 
 

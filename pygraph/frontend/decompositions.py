@@ -280,6 +280,13 @@ def _is_fft(op: torch._ops.OpOverload) -> bool:
     return name.startswith("fft_") or name in ("stft", "istft")
 
 
+def _checks_errors(op: torch._ops.OpOverload) -> bool:
+    """A linear-algebra composite that calls its `_ex` form and raises on the errors it reports
+    (`linalg_cholesky`, `linalg_inv`, `linalg_solve`): decomposed, the raise is `_linalg_check_errors`, an
+    op with effects that export threads a token through; kept, it is one ATen call that raises as eager's."""
+    return hasattr(aten, f"{op._schema.name.removeprefix('aten::')}_ex")
+
+
 def _returns_tensor_list(op: torch._ops.OpOverload) -> bool:
     return any(isinstance(r.type, torch.ListType) for r in op._schema.returns)
 
@@ -291,14 +298,20 @@ def _build() -> dict[torch._ops.OperatorBase, Callable]:
     each decomposed into the ops that define it. Composites that return a list of tensors (aten.meshgrid,
     aten.broadcast_tensors) are decomposed even where torch-mlir has an op: pygraph keeps a list result
     only from the views it knows (split, unbind), and these break down into views (expand) pygraph knows.
-    So are the composites of RETURN_INPUTS and the FFTs (`_is_fft`)."""
+    So are the composites of RETURN_INPUTS and the FFTs (`_is_fft`); not those that check errors
+    (`_checks_errors`)."""
     context = make_context()
     composites = torch.export.default_decompositions()  # composite ops decomposed by their own definition
     table: dict[torch._ops.OperatorBase, Callable] = {
         op: _OWN.get(op) or decomposition_table[op] for op in EXPLICIT
     }
     for op, decomposition in composites.items():
-        if not isinstance(op, torch._ops.OpOverload) or not _is_composite(op) or op in table:
+        if (
+            not isinstance(op, torch._ops.OpOverload)
+            or not _is_composite(op)
+            or op in table
+            or _checks_errors(op)
+        ):
             continue
         if (
             not context.is_registered_operation(_torch_dialect_name(op))
