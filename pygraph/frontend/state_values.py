@@ -11,7 +11,8 @@ Where a trace fails so, pygraph traces again knowing the values of the model's s
 `_SMALL` elements; `knowing_state_values`): a call of torch whose tensors are all such buffers or results
 computed from them alone is computed on their real values, its result a constant of the program (a Python
 number where it is one: `.item()`, `bool()`, a comparison read by `max`); and such a 0-d tensor in a list
-or slice of numbers (`(self.padding_total, extra)`, `x[..., :end]`) is its number. The program then holds
+or slice of numbers (`(self.padding_total, extra)`, `x[..., :end]`), or passed where the ATen op takes
+integers (`x.view(2, n)`, `x.topk(n)`), is its number. The program then holds
 those values, so it computes what the model would only while the buffers keep them: the compiled model
 checks that each buffer whose value it holds (`StateValueRead`) keeps its version, a write in place moving
 it, or else its value, and a call finding another value runs a program traced from it, as one finding
@@ -23,6 +24,8 @@ ops are never computed so (their draws move a generator), nor results of more th
 from __future__ import annotations
 
 import contextlib
+import functools
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from typing import Any
@@ -51,6 +54,7 @@ _IN_PLACE_OPERATORS = {
     )
 } | {"__setitem__"}
 _NOT_FOLDED = object()
+_INTEGERS = re.compile(r"(Optional\[)?(List\[)?(int|bool)\]?\]?")  # schema types a number may stand for
 
 
 @dataclass(eq=False)
@@ -187,6 +191,7 @@ class _KnownValues(TorchFunctionMode):
             if folded is not _NOT_FOLDED:
                 return folded
         args, kwargs = self._numbers_among_numbers((args, kwargs))
+        args, kwargs = self._numbers_where_integers(func, args, kwargs)
         return func(*args, **kwargs)
 
     def _computed(self, func: Any, args: tuple, kwargs: dict) -> Any:
@@ -243,6 +248,56 @@ class _KnownValues(TorchFunctionMode):
             return type(node)(items) if type(node) in (list, tuple) else node
 
         return replaced(tree)
+
+    def _numbers_where_integers(self, func: Any, args: tuple, kwargs: dict) -> tuple[tuple, dict]:
+        """`args` and `kwargs` with each known 0-d integer or bool tensor that `func` takes where its ATen
+        op takes integers (`x.view(2, n)`, `x.narrow(1, 0, n)`, `x.topk(n)`) as its number."""
+        name = getattr(func, "__name__", "")
+        on_tensor = bool(args) and _is_tensor(args[0])
+
+        def number(key: int | str, value: Any) -> Any:
+            if not (_is_tensor(value) and id(value) in self.values and value.dim() == 0):
+                return value
+            if value.is_floating_point() or value.is_complex() or not _takes_integers(name, key, on_tensor):
+                return value
+            _, real, seeds = self.values[id(value)]
+            self.state.used |= seeds
+            with _disable_current_modes(), torch._C.DisableTorchFunction():
+                return real.item()
+
+        return (
+            tuple(number(i, a) for i, a in enumerate(args)),
+            {k: number(k, v) for k, v in kwargs.items()},
+        )
+
+
+@functools.cache
+def _takes_integers(name: str, key: int | str, on_tensor: bool) -> bool:
+    """Whether every overload of the ATen op `name` that has an argument at `key` (a position, the last list
+    taking the rest, or a name) takes integers or bools there, so that a number passed in place of a 0-d
+    tensor calls the same overload; `on_tensor`: only overloads whose first argument is a tensor count
+    (`aten.split.str` splits strings)."""
+    packet = getattr(torch.ops.aten, name, None)
+    if not isinstance(packet, torch._ops.OpOverloadPacket):
+        return False
+    found = False
+    for overload in packet.overloads():
+        arguments = getattr(packet, overload)._schema.arguments
+        if on_tensor and (not arguments or str(arguments[0].type) != "Tensor"):
+            continue
+        if isinstance(key, str):
+            argument = next((a for a in arguments if a.name == key), None)
+        else:
+            positional = [a for a in arguments if not a.kwarg_only]
+            argument = positional[key] if key < len(positional) else None
+            if argument is None and positional and str(positional[-1].type).startswith("List["):
+                argument = positional[-1]  # (`x.view(2, n)`: the sizes given one by one)
+        if argument is None:
+            continue
+        if not _INTEGERS.fullmatch(str(argument.type)):
+            return False
+        found = True
+    return found
 
 
 def _leaves(tree: Any) -> list[Any]:

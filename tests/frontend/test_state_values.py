@@ -57,7 +57,7 @@ def _compiled(model: nn.Module, x: torch.Tensor, target: str = "emulator") -> py
 def test_sizes_computed_from_buffers_are_traced_with_their_values():
     model = PaddedConv().eval()
     compiled = _compiled(model, torch.randn(2, 3, 17))
-    assert "item" not in compiled.ir("torch")
+    assert "aten.item" not in compiled.ir("torch")
     explanation = compiled.explain()
     assert explanation.coverage["after"] == 1.0
     held = [t["what"] for t in explanation.transforms if t["pass"] == "state-values"]
@@ -65,6 +65,39 @@ def test_sizes_computed_from_buffers_are_traced_with_their_values():
     for _ in range(3):
         x = torch.randn(2, 3, 17)
         assert relative_error(compiled(x), model(x)) <= 1e-5
+
+
+class Sized(nn.Module):
+    """Passes a size held in a buffer to `shaped`."""
+
+    def __init__(self, shaped) -> None:
+        super().__init__()
+        self.shaped = shaped
+        self.register_buffer("n", torch.tensor(3), persistent=False)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.shaped(x, self.n)
+
+
+SIZED = {  # where ATen's op takes integers, and a size computed from one (`torch.arange(n * 2)`)
+    "view": lambda x, n: x.view(2, n, -1),
+    "narrow": lambda x, n: x.narrow(1, 0, n),
+    "repeat": lambda x, n: x.repeat(n, 1),
+    "expand": lambda x, n: x[None].expand(n, -1, -1),
+    "split": lambda x, n: x.split(n, dim=1)[1],
+    "topk": lambda x, n: x.topk(n, dim=1).values,
+    "roll": lambda x, n: x.roll(n, 1),
+    "arange": lambda x, n: x + torch.arange(n * 2),
+}
+
+
+@pytest.mark.parametrize("name", SIZED)
+def test_sizes_passed_where_integers_are_taken(name: str):
+    model = Sized(SIZED[name])
+    compiled = _compiled(model, torch.randn(2, 6))
+    assert "aten.item" not in compiled.ir("torch") and len(compiled._state_reads) == 1
+    x = torch.randn(2, 6)
+    assert torch.equal(compiled(x), model(x))
 
 
 def _check_buffer_changes(device: str, target: str) -> None:
