@@ -20,7 +20,7 @@ from torch.fx.node import map_arg
 
 from ..passes.pointwise import POINTWISE
 from .derived_state import deterministic
-from .rewrite import propagate_fake_tensors, replace_node
+from .rewrite import propagate_fake_tensors, replace_node, views_as_reshapes
 
 aten = torch.ops.aten
 
@@ -51,7 +51,9 @@ def unsqueeze_operands(ep: torch.export.ExportedProgram) -> int:
         graph.erase_node(source)
         pending += [*operands.values(), *(u for u in result.users if u.target is aten.unsqueeze.default)]
         moved += 1
-    if moved:
+    if moved:  # (views as reshapes: where the recomputed layouts differ from the trace's, a `view` the trace
+        # made after a `.contiguous()` it elided fails; Gemma3's `attn_output.transpose(1, 2)` did on the GPU)
+        views_as_reshapes(ep)
         propagate_fake_tensors(ep)
     return moved
 
