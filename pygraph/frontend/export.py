@@ -209,7 +209,7 @@ def _export(
                 program is None or _reads_numbers(known) < _reads_numbers(program)
             ):
                 return known
-        except GuardOnDataDependentSymNode:  # (the data decide: draft export's business)
+        except Exception:  # (the data decide, or the trace knowing the values failed: as without it)
             pass
         state_values.known = False
     return program if program is not None else draft_export(model, inputs, numbers, dynamic_shapes, warn)
