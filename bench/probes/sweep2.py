@@ -1042,18 +1042,17 @@ def _convnextv2() -> tuple[nn.Module, Inputs]:
     )
 
 
+SWIN = dict(
+    image_size=32, patch_size=4, embed_dim=16, depths=[1, 1], num_heads=[2, 2], window_size=4, num_labels=5
+)
+
+
 @case("hf/swinv2")
 def _swinv2() -> tuple[nn.Module, Inputs]:
     return logits(
         "Swinv2ForImageClassification",
         "Swinv2Config",
-        image_size=32,
-        patch_size=4,
-        embed_dim=16,
-        depths=[1, 1],
-        num_heads=[2, 2],
-        window_size=4,
-        num_labels=5,
+        **SWIN,
     )
 
 
@@ -1062,7 +1061,7 @@ def _swinv2() -> tuple[nn.Module, Inputs]:
 RESNET = dict(
     embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic", out_features=["stage2"]
 )
-DETR = dict(
+SEQ2SEQ = dict(
     d_model=32,
     encoder_layers=1,
     decoder_layers=1,
@@ -1070,6 +1069,9 @@ DETR = dict(
     decoder_attention_heads=4,
     encoder_ffn_dim=64,
     decoder_ffn_dim=64,
+)
+DETR = dict(
+    **SEQ2SEQ,
     num_queries=5,
     num_labels=4,
     use_timm_backbone=False,
@@ -1176,13 +1178,7 @@ def _swin() -> tuple[nn.Module, Inputs]:
     return logits(
         "SwinForImageClassification",
         "SwinConfig",
-        image_size=32,
-        patch_size=4,
-        embed_dim=16,
-        depths=[1, 1],
-        num_heads=[2, 2],
-        window_size=4,
-        num_labels=5,
+        **SWIN,
     )
 
 
@@ -1289,13 +1285,7 @@ def _speech2text() -> tuple[nn.Module, Inputs]:
     import transformers
 
     config = transformers.Speech2TextConfig(
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
+        **SEQ2SEQ,
         vocab_size=100,
         input_feat_per_channel=16,
         conv_channels=16,
@@ -1312,13 +1302,7 @@ def _bart() -> tuple[nn.Module, Inputs]:
     import transformers
 
     config = transformers.BartConfig(
-        d_model=32,
-        encoder_layers=1,
-        decoder_layers=1,
-        encoder_attention_heads=4,
-        decoder_attention_heads=4,
-        encoder_ffn_dim=64,
-        decoder_ffn_dim=64,
+        **SEQ2SEQ,
         vocab_size=100,
     )
     model = transformers.BartForConditionalGeneration(config)
