@@ -1233,36 +1233,33 @@ def _pvt() -> tuple[nn.Module, Inputs]:
     )
 
 
+CODEC = dict(num_filters=4, upsampling_ratios=[4, 2], codebook_size=16, codebook_dim=16, sampling_rate=800)
+
+
+def codec(cls_name: str, config_name: str, samples: int, **config: Any) -> tuple[nn.Module, Inputs]:
+    """A neural audio codec of transformers' on random audio, compared on the audio it gives back."""
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**CODEC, **config))
+    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, samples),)
+
+
 @case("hf/encodec")
 def _encodec() -> tuple[nn.Module, Inputs]:
     """Convolutions, an LSTM and residual vector quantization (nearest code by distance) and back."""
-    import transformers
-
-    config = transformers.EncodecConfig(
-        num_filters=4,
-        upsampling_ratios=[4, 2],
-        codebook_size=16,
-        codebook_dim=16,
-        hidden_size=16,
-        num_lstm_layers=1,
-        target_bandwidths=[1.5],
-        sampling_rate=800,
+    return codec(
+        "EncodecModel", "EncodecConfig", 160, hidden_size=16, num_lstm_layers=1, target_bandwidths=[1.5]
     )
-    model = transformers.EncodecModel(config)
-    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, 160),)
 
 
 @case("hf/mimi")
 def _mimi() -> tuple[nn.Module, Inputs]:
     """Causal convolutions padded by sizes computed from buffers, a transformer, split residual quantizers."""
-    import transformers
-
-    config = transformers.MimiConfig(
+    return codec(
+        "MimiModel",
+        "MimiConfig",
+        256,
         hidden_size=16,
-        num_filters=4,
-        upsampling_ratios=[4, 2],
-        codebook_size=16,
-        codebook_dim=16,
         num_quantizers=4,
         num_semantic_quantizers=1,
         vector_quantization_hidden_dimension=16,
@@ -1274,10 +1271,7 @@ def _mimi() -> tuple[nn.Module, Inputs]:
         head_dim=8,
         sliding_window=16,
         frame_rate=25.0,
-        sampling_rate=800,
     )
-    model = transformers.MimiModel(config)
-    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, 256),)
 
 
 @case("hf/speech2text")

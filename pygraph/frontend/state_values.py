@@ -35,6 +35,8 @@ import torch.utils._pytree as pytree
 from torch.overrides import TorchFunctionMode
 from torch.utils._python_dispatch import _disable_current_modes
 
+from ..backend.random import generator_states, restore_generators
+
 _SMALL = 64  # elements: a buffer of this size holds numbers of a configuration, not a table
 _IN_PLACE_OPERATORS = {
     f"__i{name}__"
@@ -206,8 +208,8 @@ class _KnownValues(TorchFunctionMode):
                 result = func(*real_args, **real_kwargs)
         except Exception:  # (the traced call then says what is wrong, as it would have)
             return _NOT_FOLDED
-        if not _same_states(before, _generator_states(devices)):
-            _restore_generators(devices, before)
+        if _drew(before):
+            restore_generators(before)
             return _NOT_FOLDED
         tensors = [leaf for leaf in pytree.tree_leaves(result) if isinstance(leaf, torch.Tensor)]
         if any(t.numel() > _SMALL for t in tensors):
@@ -332,25 +334,16 @@ def _writes(func: Any, kwargs: dict) -> bool:
     return "out" in kwargs or name in _IN_PLACE_OPERATORS or (name.endswith("_") and not name.endswith("__"))
 
 
-def _generator_states(devices: list[torch.device]) -> list[torch.Tensor]:
+def _generator_states(devices: list[torch.device]) -> list[tuple[torch.Generator, torch.Tensor]]:
+    """The states of the generators a call on `devices` may draw from (`backend.random`'s, once each)."""
     with _disable_current_modes(), torch._C.DisableTorchFunction():
-        return [
-            torch.cuda.get_rng_state(d) if d.type == "cuda" else torch.random.get_rng_state() for d in devices
-        ]
+        return list({id(g): (g, state) for d in devices for g, state in generator_states(d)}.values())
 
 
-def _same_states(before: list[torch.Tensor], after: list[torch.Tensor]) -> bool:
+def _drew(states: list[tuple[torch.Generator, torch.Tensor]]) -> bool:
+    """Whether a generator moved since `states` were taken."""
     with _disable_current_modes(), torch._C.DisableTorchFunction():
-        return all(torch.equal(a, b) for a, b in zip(before, after, strict=True))
-
-
-def _restore_generators(devices: list[torch.device], states: list[torch.Tensor]) -> None:
-    with _disable_current_modes(), torch._C.DisableTorchFunction():
-        for device, state in zip(devices, states, strict=True):
-            if device.type == "cuda":
-                torch.cuda.set_rng_state(state, device)
-            else:
-                torch.random.set_rng_state(state)
+        return not all(torch.equal(g.get_state(), state) for g, state in states)
 
 
 def _shown(value: torch.Tensor) -> str:
