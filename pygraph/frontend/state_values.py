@@ -123,9 +123,15 @@ class StateValues:
         )
 
     def kept(self, program: torch.export.ExportedProgram) -> bool:
-        """Whether `program`, traced knowing the values, may hold them: it writes none of those tensors."""
-        written = set(program.graph_signature.buffers_to_mutate.values())
-        return not self.wrote and not (written & self.used)
+        """Whether `program`, traced knowing the values, may hold them: it writes none of those tensors.
+        The writes are read from the functionalized program: the trace's own graph keeps whole the ops
+        that write operands their schema does not mark (`aten.batch_norm` updating running statistics)."""
+        if self.wrote:
+            return False
+        if not self.used:
+            return True
+        written = program.run_decompositions({}).graph_signature.buffers_to_mutate.values()
+        return not (set(written) & self.used)
 
 
 @contextlib.contextmanager
