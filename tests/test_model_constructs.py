@@ -107,6 +107,33 @@ def test_nonzero_as_tuple_runs_on_the_host():
         assert got.shape == ref.shape and relative_error(got, ref) == 0
 
 
+class RowsByMask(nn.Module):
+    """X-MOD's language adapters: the rows a mask picks go through a module chosen per mask and are written
+    back by the same mask (`out[m] = f(h[m])`: a count of rows the data decide on both sides)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.adapters = nn.ModuleList(nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 8)) for _ in "ab")
+
+    def forward(self, h: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(h)
+        for i, adapter in enumerate(self.adapters):
+            picked = ids == i
+            out[picked] = adapter(h[picked])
+        return out + h
+
+
+def test_rows_a_mask_picks_are_written_back_by_it():
+    torch.manual_seed(0)
+    model = RowsByMask()
+    compiled = pygraph.export_and_compile(
+        model, (torch.randn(2, 5, 8), torch.randint(0, 2, (2, 5))), target="emulator"
+    )
+    for count in (0, 3, 10):  # (no row, some, all rows for the first adapter)
+        h, ids = torch.randn(2, 5, 8), (torch.arange(10) >= count).long().view(2, 5)
+        assert relative_error(compiled(h, ids), model(h, ids)) <= 1e-6
+
+
 def test_source_location_names_an_installed_models_own_file():
     text = (
         'loc("meshgrid"(callsite("/venv/lib/site-packages/transformers/models/beit/modeling_beit.py":204:0 '

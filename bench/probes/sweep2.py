@@ -1061,17 +1061,13 @@ def _swinv2() -> tuple[nn.Module, Inputs]:
 RESNET = dict(
     embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], layer_type="basic", out_features=["stage2"]
 )
-SEQ2SEQ = dict(
-    d_model=32,
-    encoder_layers=1,
-    decoder_layers=1,
-    encoder_attention_heads=4,
-    decoder_attention_heads=4,
-    encoder_ffn_dim=64,
-    decoder_ffn_dim=64,
-)
+SEQ2SEQ_ONE_LAYER = {
+    **{k: v for k, v in SEQ2SEQ.items() if k not in ("vocab_size", "max_position_embeddings")},
+    "encoder_layers": 1,
+    "decoder_layers": 1,
+}
 DETR = dict(
-    **SEQ2SEQ,
+    **SEQ2SEQ_ONE_LAYER,
     num_queries=5,
     num_labels=4,
     use_timm_backbone=False,
@@ -1279,7 +1275,7 @@ def _speech2text() -> tuple[nn.Module, Inputs]:
     import transformers
 
     config = transformers.Speech2TextConfig(
-        **SEQ2SEQ,
+        **SEQ2SEQ_ONE_LAYER,
         vocab_size=100,
         input_feat_per_channel=16,
         conv_channels=16,
@@ -1296,7 +1292,7 @@ def _bart() -> tuple[nn.Module, Inputs]:
     import transformers
 
     config = transformers.BartConfig(
-        **SEQ2SEQ,
+        **SEQ2SEQ_ONE_LAYER,
         vocab_size=100,
     )
     model = transformers.BartForConditionalGeneration(config)
@@ -1376,6 +1372,659 @@ def _decision_transformer() -> tuple[nn.Module, Inputs]:
         )
 
     return Wrap(model, run), inputs
+
+
+# ---------------------------------------------------------------- Hugging Face models, fourth batch (forty-sixth session)
+
+
+@case("hf/bloom")
+def _bloom() -> tuple[nn.Module, Inputs]:
+    """ALiBi: position biases computed from the mask's cumulative sum, baddbmm into the scores."""
+    return decoder("BloomForCausalLM", "BloomConfig", n_layer=2, n_head=4)
+
+
+@case("hf/falcon")
+def _falcon() -> tuple[nn.Module, Inputs]:
+    """Parallel attention and MLP from one layer norm each, grouped keys of the new architecture."""
+    return decoder(
+        "FalconForCausalLM",
+        "FalconConfig",
+        new_decoder_architecture=True,
+        num_kv_heads=2,
+        parallel_attn=True,
+        bias=True,
+    )
+
+
+@case("hf/falcon_alibi")
+def _falcon_alibi() -> tuple[nn.Module, Inputs]:
+    return decoder("FalconForCausalLM", "FalconConfig", alibi=True, multi_query=True, parallel_attn=False)
+
+
+@case("hf/gptj")
+def _gptj() -> tuple[nn.Module, Inputs]:
+    """Rotary embedding on interleaved pairs of a part of each head (`rotary_dim`)."""
+    return decoder(
+        "GPTJForCausalLM", "GPTJConfig", n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=16
+    )
+
+
+@case("hf/gpt_neo")
+def _gpt_neo() -> tuple[nn.Module, Inputs]:
+    """Global and local (windowed) attention layers, unscaled scores."""
+    return decoder(
+        "GPTNeoForCausalLM",
+        "GPTNeoConfig",
+        num_layers=2,
+        attention_types=[[["global", "local"], 1]],
+        window_size=4,
+        max_position_embeddings=16,
+    )
+
+
+@case("hf/opt")
+def _opt() -> tuple[nn.Module, Inputs]:
+    """Learned positions offset by 2 and computed from the mask's cumulative sum; a projection of the
+    embeddings to another width."""
+    return decoder(
+        "OPTForCausalLM",
+        "OPTConfig",
+        ffn_dim=64,
+        word_embed_proj_dim=16,
+        max_position_embeddings=16,
+        do_layer_norm_before=False,
+    )
+
+
+@case("hf/phi")
+def _phi() -> tuple[nn.Module, Inputs]:
+    """Partial rotary embedding, parallel attention and MLP, a biased language-model head."""
+    return decoder("PhiForCausalLM", "PhiConfig", partial_rotary_factor=0.5, qk_layernorm=True)
+
+
+@case("hf/mixtral")
+def _mixtral() -> tuple[nn.Module, Inputs]:
+    return decoder("MixtralForCausalLM", "MixtralConfig", num_local_experts=4, num_experts_per_tok=2)
+
+
+@case("hf/qwen2_moe")
+def _qwen2_moe() -> tuple[nn.Module, Inputs]:
+    """Routed experts beside a shared expert scaled by a sigmoid gate."""
+    return decoder(
+        "Qwen2MoeForCausalLM",
+        "Qwen2MoeConfig",
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        shared_expert_intermediate_size=32,
+    )
+
+
+@case("hf/olmoe")
+def _olmoe() -> tuple[nn.Module, Inputs]:
+    return decoder("OlmoeForCausalLM", "OlmoeConfig", num_experts=4, num_experts_per_tok=2)
+
+
+@case("hf/gpt_bigcode")
+def _gpt_bigcode() -> tuple[nn.Module, Inputs]:
+    """Multi-query attention: one key and value head, fused into the query projection."""
+    return decoder(
+        "GPTBigCodeForCausalLM", "GPTBigCodeConfig", n_embd=32, n_layer=2, n_head=4, n_positions=16
+    )
+
+
+@case("hf/biogpt")
+def _biogpt() -> tuple[nn.Module, Inputs]:
+    return decoder("BioGptForCausalLM", "BioGptConfig", max_position_embeddings=16)
+
+
+@case("hf/codegen")
+def _codegen() -> tuple[nn.Module, Inputs]:
+    """One projection for q, k and v split in model-parallel groups, rotary on a part of each head."""
+    return decoder(
+        "CodeGenForCausalLM", "CodeGenConfig", n_embd=32, n_layer=2, n_head=4, rotary_dim=4, n_positions=16
+    )
+
+
+@case("hf/xglm")
+def _xglm() -> tuple[nn.Module, Inputs]:
+    """Sinusoidal positions computed from the mask, embeddings scaled by sqrt(d)."""
+    return decoder(
+        "XGLMForCausalLM",
+        "XGLMConfig",
+        d_model=32,
+        num_layers=2,
+        attention_heads=4,
+        ffn_dim=64,
+        max_position_embeddings=16,
+    )
+
+
+@case("hf/lfm2")
+def _lfm2() -> tuple[nn.Module, Inputs]:
+    """Gated short convolutions (depthwise conv1d over the sequence) between attention layers."""
+    return decoder(
+        "Lfm2ForCausalLM",
+        "Lfm2Config",
+        num_hidden_layers=2,
+        layer_types=["conv", "full_attention"],
+        conv_L_cache=3,
+    )
+
+
+@case("hf/bamba")
+def _bamba() -> tuple[nn.Module, Inputs]:
+    """Mamba-2 mixers (chunked scan in PyTorch) and attention layers."""
+    return decoder(
+        "BambaForCausalLM",
+        "BambaConfig",
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_d_state=8,
+        mamba_n_groups=1,
+        mamba_chunk_size=4,
+        attn_layer_indices=[1],
+    )
+
+
+@case("hf/qwen3_next")
+def _qwen3_next() -> tuple[nn.Module, Inputs]:
+    """Gated delta-rule linear attention (chunked, in PyTorch) between gated full attention, MoE MLPs."""
+    return decoder(
+        "Qwen3NextForCausalLM",
+        "Qwen3NextConfig",
+        head_dim=8,
+        layer_types=["linear_attention", "full_attention"],
+        linear_num_value_heads=4,
+        linear_num_key_heads=2,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_conv_kernel_dim=4,
+        num_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        shared_expert_intermediate_size=16,
+    )
+
+
+@case("hf/gemma2")
+def _gemma2() -> tuple[nn.Module, Inputs]:
+    return decoder(
+        "Gemma2ForCausalLM",
+        "Gemma2Config",
+        head_dim=8,
+        sliding_window=4,
+        final_logit_softcapping=30.0,
+        attn_logit_softcapping=50.0,
+    )
+
+
+@case("hf/gpt_oss")
+def _gpt_oss() -> tuple[nn.Module, Inputs]:
+    """Attention sinks (a learned logit per head joined to the softmax), clamped SwiGLU experts."""
+    return decoder(
+        "GptOssForCausalLM",
+        "GptOssConfig",
+        head_dim=8,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+    )
+
+
+@case("hf/albert")
+def _albert() -> tuple[nn.Module, Inputs]:
+    """One layer's weights shared by every layer, embeddings of another width."""
+    return encoder("AlbertModel", "AlbertConfig", embedding_size=16)
+
+
+@case("hf/electra")
+def _electra() -> tuple[nn.Module, Inputs]:
+    return encoder("ElectraModel", "ElectraConfig", embedding_size=16)
+
+
+@case("hf/roberta")
+def _roberta() -> tuple[nn.Module, Inputs]:
+    """Positions computed from the ids (padding ids masked, cumulative sum)."""
+    return encoder("RobertaModel", "RobertaConfig", pad_token_id=1)
+
+
+@case("hf/distilbert")
+def _distilbert() -> tuple[nn.Module, Inputs]:
+    return encoder("DistilBertModel", "DistilBertConfig", dim=32, n_layers=2, n_heads=4, hidden_dim=64)
+
+
+@case("hf/esm")
+def _esm() -> tuple[nn.Module, Inputs]:
+    """Rotary embedding in an encoder, token dropout's rescaling by the mask's share of masked tokens."""
+    return encoder(
+        "EsmModel",
+        "EsmConfig",
+        position_embedding_type="rotary",
+        token_dropout=True,
+        mask_token_id=4,
+        pad_token_id=1,
+    )
+
+
+@case("hf/roformer")
+def _roformer() -> tuple[nn.Module, Inputs]:
+    return encoder("RoFormerModel", "RoFormerConfig", embedding_size=32, rotary_value=True)
+
+
+@case("hf/canine")
+def _canine() -> tuple[nn.Module, Inputs]:
+    """Hashed character embeddings, local attention, a strided convolution downsampling and upsampling."""
+    return encoder(
+        "CanineModel",
+        "CanineConfig",
+        seq=16,
+        num_hash_functions=2,
+        num_hash_buckets=64,
+        downsampling_rate=4,
+        local_transformer_stride=8,
+    )
+
+
+@case("hf/ibert")
+def _ibert() -> tuple[nn.Module, Inputs]:
+    return encoder("IBertModel", "IBertConfig", quant_mode=False)
+
+
+@case("hf/megatron_bert")
+def _megatron_bert() -> tuple[nn.Module, Inputs]:
+    return encoder("MegatronBertModel", "MegatronBertConfig")
+
+
+@case("hf/xmod")
+def _xmod() -> tuple[nn.Module, Inputs]:
+    """Language adapters: a bottleneck MLP chosen per language, the language set on the model."""
+    model, inputs = encoder("XmodModel", "XmodConfig", pad_token_id=1, languages=["en_XX", "de_DE"])
+    model.model.set_default_language("de_DE")
+    return model, inputs
+
+
+@case("hf/layoutlm")
+def _layoutlm() -> tuple[nn.Module, Inputs]:
+    """Token embeddings plus embeddings of each token's bounding box coordinates, widths and heights."""
+    import transformers
+
+    model = transformers.LayoutLMModel(transformers.LayoutLMConfig(**ENC, max_2d_position_embeddings=64))
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        corners = torch.randint(0, 32, (2, 8, 2, 2), generator=gen(s))
+        return ids, mask, torch.cat([corners.amin(2), corners.amax(2)], -1)
+
+    return Wrap(
+        model, lambda m, ids, mask, box: m(input_ids=ids, attention_mask=mask, bbox=box).last_hidden_state
+    ), (inputs)
+
+
+@case("hf/convnext")
+def _convnext() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "ConvNextForImageClassification",
+        "ConvNextConfig",
+        num_stages=2,
+        hidden_sizes=[8, 16],
+        depths=[1, 1],
+        num_labels=5,
+    )
+
+
+@case("hf/bit")
+def _bit() -> tuple[nn.Module, Inputs]:
+    """Weight-standardized convolutions (each filter's weights normalized in forward), group norm."""
+    return logits(
+        "BitForImageClassification",
+        "BitConfig",
+        embedding_size=8,
+        hidden_sizes=[8, 16],
+        depths=[1, 1],
+        num_groups=4,
+        num_labels=5,
+    )
+
+
+@case("hf/mobilenet_v1")
+def _mobilenet_v1() -> tuple[nn.Module, Inputs]:
+    return logits(
+        "MobileNetV1ForImageClassification", "MobileNetV1Config", depth_multiplier=0.25, num_labels=5
+    )
+
+
+@case("hf/swiftformer")
+def _swiftformer() -> tuple[nn.Module, Inputs]:
+    """Efficient additive attention: a global query from a softmax over tokens, broadcast back."""
+    return logits(
+        "SwiftFormerForImageClassification",
+        "SwiftFormerConfig",
+        depths=[1, 1, 1, 1],
+        embed_dims=[8, 16, 16, 32],
+        num_labels=5,
+    )
+
+
+@case("hf/hiera")
+def _hiera() -> tuple[nn.Module, Inputs]:
+    """Mask-unit attention over unrolled tokens (reshapes and permutes of the token order), pooled queries."""
+    return logits(
+        "HieraForImageClassification",
+        "HieraConfig",
+        image_size=[64, 64],
+        patch_size=[7, 7],
+        patch_stride=[4, 4],
+        patch_padding=[3, 3],
+        embed_dim=8,
+        num_heads=[1, 2],
+        depths=[1, 1],
+        masked_unit_size=[4, 4],
+        masked_unit_attention=[True, False],
+        num_query_pool=1,
+        query_stride=[2, 2],
+        num_labels=5,
+        size=64,
+    )
+
+
+@case("hf/dinov2_registers")
+def _dinov2_registers() -> tuple[nn.Module, Inputs]:
+    return vision("Dinov2WithRegistersModel", "Dinov2WithRegistersConfig", num_register_tokens=2, **VIT)
+
+
+@case("hf/rt_detr")
+def _rt_detr() -> tuple[nn.Module, Inputs]:
+    """A hybrid encoder, queries chosen by top-k of the encoder's scores, deformable attention."""
+    import transformers
+
+    config = transformers.RTDetrConfig(
+        backbone_config=transformers.RTDetrResNetConfig(
+            embedding_size=8,
+            hidden_sizes=[8, 16, 16, 32],
+            depths=[1, 1, 1, 1],
+            out_features=["stage2", "stage3", "stage4"],
+        ),
+        encoder_hidden_dim=16,
+        encoder_in_channels=[16, 16, 32],
+        decoder_in_channels=[16, 16, 16],
+        d_model=16,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        num_queries=10,
+        decoder_layers=1,
+        encoder_layers=1,
+        decoder_attention_heads=2,
+        encoder_attention_heads=2,
+        num_labels=5,
+        num_denoising=0,
+    )
+    model = transformers.RTDetrForObjectDetection(config)
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, 64, 64),
+    )
+
+
+AUDIO = dict(
+    {k: v for k, v in ENC.items() if k != "vocab_size"},
+    conv_dim=(16, 16),
+    conv_stride=(5, 2),
+    conv_kernel=(10, 3),
+    num_conv_pos_embeddings=16,
+    num_conv_pos_embedding_groups=4,
+)
+
+
+def audio(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    """A speech encoder of transformers' on random audio."""
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**{**AUDIO, **overrides}))
+    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+
+
+@case("hf/sew")
+def _sew() -> tuple[nn.Module, Inputs]:
+    """Squeezed sequence: average pooling before the encoder, upsampling by repeating after."""
+    return audio("SEWModel", "SEWConfig", squeeze_factor=2)
+
+
+@case("hf/sew_d")
+def _sew_d() -> tuple[nn.Module, Inputs]:
+    """DeBERTa-V2's disentangled attention in a speech encoder."""
+    return audio("SEWDModel", "SEWDConfig", squeeze_factor=2, max_position_embeddings=32, position_buckets=16)
+
+
+@case("hf/unispeech")
+def _unispeech() -> tuple[nn.Module, Inputs]:
+    return audio("UniSpeechModel", "UniSpeechConfig")
+
+
+@case("hf/data2vec_audio")
+def _data2vec_audio() -> tuple[nn.Module, Inputs]:
+    """Several grouped positional convolutions with layer norms between them."""
+    return audio("Data2VecAudioModel", "Data2VecAudioConfig", num_conv_pos_embeddings=5)
+
+
+@case("hf/wav2vec2_conformer_rotary")
+def _w2v_conformer_rotary() -> tuple[nn.Module, Inputs]:
+    """Conformer blocks (depthwise convolution modules, half-step feed-forwards), rotary positions."""
+    return audio(
+        "Wav2Vec2ConformerModel",
+        "Wav2Vec2ConformerConfig",
+        position_embeddings_type="rotary",
+        conv_depthwise_kernel_size=7,
+    )
+
+
+@case("hf/wav2vec2_conformer_relative")
+def _w2v_conformer_relative() -> tuple[nn.Module, Inputs]:
+    """Transformer-XL's relative positions: scores shifted by a pad and a reshape."""
+    return audio(
+        "Wav2Vec2ConformerModel",
+        "Wav2Vec2ConformerConfig",
+        position_embeddings_type="relative",
+        conv_depthwise_kernel_size=7,
+    )
+
+
+@case("hf/ast")
+def _ast() -> tuple[nn.Module, Inputs]:
+    """Audio spectrogram transformer: overlapping patches of a (time, frequency) spectrogram."""
+    import transformers
+
+    config = transformers.ASTConfig(
+        **{k: v for k, v in ENC.items() if k != "vocab_size"},
+        max_length=32,
+        num_mel_bins=16,
+        patch_size=8,
+        frequency_stride=4,
+        time_stride=4,
+    )
+    model = transformers.ASTModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).pooler_output), lambda s: (randn(s, 2, 32, 16),)
+
+
+@case("hf/dac")
+def _dac() -> tuple[nn.Module, Inputs]:
+    """Snake activations (x + sin(a x)^2 / a), weight-normed convolutions, factorized quantizer codebooks."""
+    import transformers
+
+    config = transformers.DacConfig(
+        encoder_hidden_size=4,
+        downsampling_ratios=[2, 4],
+        decoder_hidden_size=16,
+        n_codebooks=2,
+        codebook_size=16,
+        codebook_dim=4,
+        hidden_size=16,
+    )
+    model = transformers.DacModel(config)
+    return Wrap(model, lambda m, x: m(input_values=x).audio_values), lambda s: (randn(s, 2, 1, 256),)
+
+
+@case("hf/moonshine")
+def _moonshine() -> tuple[nn.Module, Inputs]:
+    """Raw audio through strided convolutions with group norm, a rotary encoder and decoder."""
+    import transformers
+
+    config = transformers.MoonshineConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        encoder_num_hidden_layers=1,
+        decoder_num_hidden_layers=1,
+        encoder_num_attention_heads=4,
+        decoder_num_attention_heads=4,
+        max_position_embeddings=64,
+    )
+    model = transformers.MoonshineForConditionalGeneration(config)
+    return Wrap(model, lambda m, x, ids: m(input_values=x, decoder_input_ids=ids).logits), lambda s: (
+        randn(s, 2, 1600),
+        text(s, seq=5)[0],
+    )
+
+
+@case("hf/autoformer")
+def _autoformer() -> tuple[nn.Module, Inputs]:
+    """Series decomposition by moving averages, auto-correlation by FFT with top-k delays and rolls."""
+    return _time_series(
+        "AutoformerModel", "AutoformerConfig", moving_average=5, autocorrelation_factor=2, label_length=4
+    )
+
+
+@case("hf/informer")
+def _informer() -> tuple[nn.Module, Inputs]:
+    """ProbSparse attention (queries sampled by index) and distilling convolutions with max pooling."""
+    return _time_series("InformerModel", "InformerConfig", attention_type="full", distil=True)
+
+
+@case("hf/time_series_transformer")
+def _time_series_transformer() -> tuple[nn.Module, Inputs]:
+    """Mean scaling, lagged subsequences gathered from the past, time features joined."""
+    return _time_series("TimeSeriesTransformerModel", "TimeSeriesTransformerConfig")
+
+
+def _time_series(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    import transformers
+
+    config = getattr(transformers, config_name)(
+        prediction_length=4,
+        context_length=8,
+        lags_sequence=[1, 2, 3],
+        num_time_features=2,
+        d_model=16,
+        encoder_layers=1,
+        decoder_layers=1,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        **overrides,
+    )
+    model = getattr(transformers, cls_name)(config)
+    past = 8 + 3
+
+    def run(m: nn.Module, values: Any, times: Any, observed: Any, future_times: Any, future: Any) -> Any:
+        return m(
+            past_values=values,
+            past_time_features=times,
+            past_observed_mask=observed,
+            future_time_features=future_times,
+            future_values=future,
+        ).last_hidden_state
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        g = gen(s)
+        observed = torch.ones(2, past)
+        observed[1, : 1 + s] = 0
+        return (
+            torch.randn(2, past, generator=g),
+            torch.randn(2, past, 2, generator=g),
+            observed,
+            torch.randn(2, 4, 2, generator=g),
+            torch.randn(2, 4, generator=g),
+        )
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/patchtsmixer")
+def _patchtsmixer() -> tuple[nn.Module, Inputs]:
+    """MLP-Mixer over patches and channels with gated attention, standard scaling."""
+    import transformers
+
+    config = transformers.PatchTSMixerConfig(
+        context_length=32,
+        patch_length=8,
+        patch_stride=8,
+        num_input_channels=3,
+        d_model=16,
+        num_layers=2,
+        prediction_length=4,
+        gated_attn=True,
+        mode="mix_channel",
+    )
+    model = transformers.PatchTSMixerForPrediction(config)
+    return Wrap(model, lambda m, x: m(past_values=x).prediction_outputs), lambda s: (randn(s, 2, 32, 3),)
+
+
+@case("hf/vilt")
+def _vilt() -> tuple[nn.Module, Inputs]:
+    """Text tokens and image patches in one transformer; patches kept by the pixel mask."""
+    import transformers
+
+    config = transformers.ViltConfig(
+        **ENC, image_size=32, patch_size=8, max_image_length=-1, max_position_embeddings=16
+    )
+    model = transformers.ViltModel(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).last_hidden_state
+    ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/owlvit")
+def _owlvit() -> tuple[nn.Module, Inputs]:
+    """Open-vocabulary detection: boxes per patch, class scores against text embeddings."""
+    import transformers
+
+    config = transformers.OwlViTConfig(
+        text_config=dict(ENC, max_position_embeddings=16), vision_config=VIT, projection_dim=32
+    )
+    model = transformers.OwlViTForObjectDetection(config)
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, pixel_values=x)
+        return out.logits, out.pred_boxes
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/groupvit")
+def _groupvit() -> tuple[nn.Module, Inputs]:
+    """Grouping blocks: a hard assignment of tokens to groups (argmax, one-hot, straight-through)."""
+    import transformers
+
+    config = transformers.GroupViTConfig(
+        text_config=dict(ENC, max_position_embeddings=16),
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_attention_heads=4,
+            image_size=32,
+            patch_size=8,
+            depths=[1, 1],
+            num_group_tokens=[4, 0],
+            num_output_groups=[2, 2],
+        ),
+        projection_dim=16,
+        projection_intermediate_dim=32,
+    )
+    model = transformers.GroupViTModel(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits_per_image
+    ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
 
 
 # ---------------------------------------------------------------- hand-written constructs

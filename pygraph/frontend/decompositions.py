@@ -15,6 +15,7 @@ from collections.abc import Callable
 
 import torch
 from torch._decomp import decomposition_table
+from torch.fx.experimental.symbolic_shapes import guard_or_true
 
 from ..ir.context import make_context
 
@@ -133,7 +134,7 @@ def _index_put_by_mask(
     if rest < 0 or tuple(mask.shape) != tuple(x.shape[: mask.dim()]) or values.dim() > rest + 1:
         return NotImplemented
     if values.dim() == rest + 1:  # [count, *rest] in ATen's terms: only a count of 1 broadcasts
-        if values.shape[0] != 1:
+        if guard_or_true(values.shape[0] != 1):  # (a count the data decide, `x[m] = f(x[m])`: ATen's)
             return NotImplemented
         values = values[0]
     mask = mask.to(x.device, torch.bool).view(*mask.shape, *[1] * rest)  # (ATen takes a mask on the CPU)
