@@ -113,7 +113,9 @@ class RowsByMask(nn.Module):
 
     def __init__(self) -> None:
         super().__init__()
-        self.adapters = nn.ModuleList(nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 8)) for _ in "ab")
+        self.adapters = nn.ModuleList(
+            nn.Sequential(nn.Linear(8, 4), nn.ReLU(), nn.Linear(4, 8)) for _ in "ab"
+        )
 
     def forward(self, h: torch.Tensor, ids: torch.Tensor) -> torch.Tensor:
         out = torch.zeros_like(h)
@@ -132,6 +134,40 @@ def test_rows_a_mask_picks_are_written_back_by_it():
     for count in (0, 3, 10):  # (no row, some, all rows for the first adapter)
         h, ids = torch.randn(2, 5, 8), (torch.arange(10) >= count).long().view(2, 5)
         assert relative_error(compiled(h, ids), model(h, ids)) <= 1e-6
+
+
+class PatchesByMask(nn.Module):
+    """ViLT's patch selection: position embeddings interpolated to each row's size read from the mask and
+    padded back, and a loop over the unique rows of `nonzero`'s result (its count the trace fixes)."""
+
+    def forward(self, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        sizes = mask.sum(1)
+        grid = [
+            F.pad(
+                F.interpolate(positions, size=(h + 1, 4), mode="bilinear", align_corners=True),
+                (0, 0, 0, 8 - h),
+            )
+            for h in sizes
+        ]
+        valid = mask.nonzero()
+        counts = torch.stack([(valid[:, 0] == row).sum() for row in valid[:, 0].unique()])
+        return torch.cat(grid) * counts.sum()
+
+
+def test_sizes_and_rows_the_mask_decides():
+    torch.manual_seed(0)
+    model = PatchesByMask()
+
+    def mask(*sizes: int) -> torch.Tensor:
+        return (torch.arange(8) < torch.tensor(sizes)[:, None]).long()
+
+    positions = torch.randn(1, 3, 4, 4)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (a call with another count of rows is traced again: it says so)
+        compiled = pygraph.export_and_compile(model, (positions, mask(5, 3)), target="emulator")
+        for sizes in ((5, 3), (2, 7), (0, 6), (1, 6)):  # ((0, 6): one row fewer)
+            positions = torch.randn(1, 3, 4, 4)
+            assert relative_error(compiled(positions, mask(*sizes)), model(positions, mask(*sizes))) <= 1e-6
 
 
 def test_source_location_names_an_installed_models_own_file():

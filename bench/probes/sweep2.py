@@ -1972,7 +1972,9 @@ def _patchtsmixer() -> tuple[nn.Module, Inputs]:
 
 @case("hf/vilt")
 def _vilt() -> tuple[nn.Module, Inputs]:
-    """Text tokens and image patches in one transformer; patches kept by the pixel mask."""
+    """Text tokens and image patches in one transformer, the patches kept by the pixel mask (nonzero,
+    unique, a loop over rows) in an order drawn by multinomial: compared on the pooled text token, which
+    the order does not change."""
     import transformers
 
     config = transformers.ViltConfig(
@@ -1980,7 +1982,7 @@ def _vilt() -> tuple[nn.Module, Inputs]:
     )
     model = transformers.ViltModel(config)
     return Wrap(
-        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).last_hidden_state
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).pooler_output
     ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
 
 

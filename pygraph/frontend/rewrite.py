@@ -6,10 +6,12 @@ import operator
 import re
 
 import torch
+from torch._dispatch.python import enable_python_dispatcher
 from torch.export.graph_signature import InputKind, InputSpec, OutputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_or_true
 from torch.fx.passes.fake_tensor_prop import FakeTensorProp
 
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
 _VIEWS = (torch.ops.aten.view.default, torch.ops.aten._unsafe_view.default)
 # the outputs of an exported program that write its state or inputs in place
 MUTATIONS = (OutputKind.BUFFER_MUTATION, OutputKind.PARAMETER_MUTATION, OutputKind.USER_INPUT_MUTATION)
@@ -53,11 +55,20 @@ def views_as_reshapes(ep: torch.export.ExportedProgram) -> None:
 
 def propagate_fake_tensors(ep: torch.export.ExportedProgram) -> None:
     """Every node's `meta["val"]` recomputed under the program's fake mode, so that shapes, dtypes and
-    the eager layouts the importer annotates follow ATen's rules for the rewritten graph."""
+    the eager layouts the importer annotates follow ATen's rules for the rewritten graph. Under the Python
+    dispatcher, as export traces: a composite's C++ kernel takes concrete sizes only, its Python definition
+    sizes the data decide (`interpolate` to a size read by `.item()`, ViLT's position embeddings). A number
+    the data decide that the trace's checks have since fixed (`u == 2` asserted) stays symbolic: its node
+    and the check reading it are imported, where a literal would leave the check nothing to compute."""
     ep.graph_module.recompile()
     placeholders = [n.meta["val"] for n in ep.graph.nodes if n.op == "placeholder"]
     mode = torch._guards.detect_fake_mode(placeholders)
-    FakeTensorProp(ep.graph_module, mode).propagate_dont_convert_inputs(*placeholders)
+    symbolic = {n: n.meta["val"] for n in ep.graph.nodes if isinstance(n.meta.get("val"), _SYMBOLIC)}
+    with enable_python_dispatcher():
+        FakeTensorProp(ep.graph_module, mode).propagate_dont_convert_inputs(*placeholders)
+    for node, value in symbolic.items():
+        if not isinstance(node.meta.get("val"), _SYMBOLIC):
+            node.meta["val"] = value
     for node in ep.graph.nodes:
         node.meta.pop("tensor_meta", None)  # export's, from before the rewrite; the importer reads it first
 

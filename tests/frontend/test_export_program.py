@@ -11,6 +11,7 @@ import pygraph
 from pygraph.frontend import ExportError, export_program, import_program
 from pygraph.frontend.decompositions import EXPLICIT, TABLE
 from pygraph.frontend.export import _innermost_user_frame
+from pygraph.frontend.rewrite import propagate_fake_tensors
 from pygraph.ir.context import make_context, print_module
 
 aten = torch.ops.aten
@@ -237,3 +238,31 @@ def test_the_branch_is_located_outside_torch_in_either_form_torch_quotes():
     assert _innermost_user_frame(caused_by) == "transformers/models/led/modeling_led.py:193"
     assert _innermost_user_frame(internal + stack) == "/home/me/model.py:12"
     assert _innermost_user_frame(internal) == "a line torch does not name"
+
+
+class RowsTheDataSize(nn.Module):
+    """Positions interpolated to sizes read from the mask (a composite whose C++ kernel takes concrete sizes
+    only), and a loop over the unique rows of `nonzero`'s result, whose count the trace checks (`u == 2`)."""
+
+    def forward(self, positions: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        grid = [
+            F.pad(
+                F.interpolate(positions, size=(h + 1, 4), mode="bilinear", align_corners=True),
+                (0, 0, 0, 7 - h),
+            )
+            for h in mask.sum(1)
+        ]
+        valid = mask.nonzero()
+        counts = torch.stack([(valid[:, 0] == row).sum() for row in valid[:, 0].unique()])
+        return torch.cat(grid) * counts.sum()
+
+
+def test_fake_tensors_propagate_through_sizes_the_data_decide():
+    mask = (torch.arange(8) < torch.tensor([5, 3])[:, None]).long()
+    with pytest.warns(UserWarning, match="decides in Python from values of its data"):
+        program = export_program(RowsTheDataSize(), (torch.randn(1, 3, 4, 4), mask))
+    symbolic = (torch.SymInt, torch.SymFloat, torch.SymBool)
+    numbers = {n for n in program.graph.nodes if isinstance(n.meta.get("val"), symbolic)}
+    assert any(n.target is torch.ops.aten.upsample_bilinear2d.vec for n in program.graph.nodes)
+    propagate_fake_tensors(program)
+    assert all(isinstance(n.meta["val"], symbolic) for n in numbers)  # (the checks keep what they compute)

@@ -155,9 +155,8 @@ def test_transformer_block():
         op for op in ops(program) if op.operation.name == "torch.aten.scaled_dot_product_attention"
     )
     assert layouts_of(attention)[0].shape == (2, 4, 8, 8)
-    # unbind returns a list: the ListUnpack that takes it apart holds the three views' layouts
-    unpack = next(op for op in ops(program) if op.operation.name == "torch.prim.ListUnpack")
-    q, k, v = layouts_of(unpack)
+    # unbind becomes one select per piece (decompositions.py): each holds its view's layout
+    q, k, v = (layouts_of(op)[0] for op in ops(program) if op.operation.name == "torch.aten.select.int")
     assert (q.offset, k.offset, v.offset) == (0, 32, 64) and q.strides == (768, 8, 96, 1)
     assert_every_tensor_op_has_layouts(program)
 
