@@ -183,17 +183,30 @@ def _siglip_vision() -> tuple[nn.Module, Inputs]:
     return vision("SiglipVisionModel", "SiglipVisionConfig", **VIT)
 
 
+AUDIO = dict(
+    {k: v for k, v in ENC.items() if k != "vocab_size"},
+    conv_dim=(16, 16),
+    conv_stride=(5, 2),
+    conv_kernel=(10, 3),
+    num_conv_pos_embeddings=16,
+    num_conv_pos_embedding_groups=4,
+)
+
+
+def audio(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
+    """A speech encoder of transformers' on random audio."""
+    import transformers
+
+    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**{**AUDIO, **overrides}))
+    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+
+
 @case("hf/wav2vec2")
 def _wav2vec2() -> tuple[nn.Module, Inputs]:
     import transformers
 
     config = transformers.Wav2Vec2Config(
-        **{k: v for k, v in ENC.items() if k != "vocab_size"},
-        conv_dim=(16, 16),
-        conv_stride=(5, 2),
-        conv_kernel=(10, 3),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
+        **AUDIO,
         do_stable_layer_norm=False,
     )
     model = transformers.Wav2Vec2Model(config)
@@ -208,36 +221,12 @@ def _wav2vec2() -> tuple[nn.Module, Inputs]:
 
 @case("hf/wav2vec2_stable_ln")
 def _wav2vec2_stable() -> tuple[nn.Module, Inputs]:
-    import transformers
-
-    config = transformers.Wav2Vec2Config(
-        **{k: v for k, v in ENC.items() if k != "vocab_size"},
-        conv_dim=(16, 16),
-        conv_stride=(5, 2),
-        conv_kernel=(10, 3),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
-        do_stable_layer_norm=True,
-        feat_extract_norm="layer",
-    )
-    model = transformers.Wav2Vec2Model(config)
-    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+    return audio("Wav2Vec2Model", "Wav2Vec2Config", do_stable_layer_norm=True, feat_extract_norm="layer")
 
 
 @case("hf/hubert")
 def _hubert() -> tuple[nn.Module, Inputs]:
-    import transformers
-
-    config = transformers.HubertConfig(
-        **{k: v for k, v in ENC.items() if k != "vocab_size"},
-        conv_dim=(16, 16),
-        conv_stride=(5, 2),
-        conv_kernel=(10, 3),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
-    )
-    model = transformers.HubertModel(config)
-    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+    return audio("HubertModel", "HubertConfig")
 
 
 SEQ2SEQ = dict(
@@ -1014,20 +1003,7 @@ def _falcon_mamba() -> tuple[nn.Module, Inputs]:
 
 @case("hf/wavlm")
 def _wavlm() -> tuple[nn.Module, Inputs]:
-    import transformers
-
-    config = transformers.WavLMConfig(
-        **{k: v for k, v in ENC.items() if k != "vocab_size"},
-        conv_dim=(16, 16),
-        conv_stride=(5, 2),
-        conv_kernel=(10, 3),
-        num_conv_pos_embeddings=16,
-        num_conv_pos_embedding_groups=4,
-        num_buckets=16,
-        max_bucket_distance=32,
-    )
-    model = transformers.WavLMModel(config)
-    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
+    return audio("WavLMModel", "WavLMConfig", num_buckets=16, max_bucket_distance=32)
 
 
 @case("hf/convnextv2")
@@ -1764,24 +1740,6 @@ def _rt_detr() -> tuple[nn.Module, Inputs]:
     return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
         randn(s, 2, 3, 64, 64),
     )
-
-
-AUDIO = dict(
-    {k: v for k, v in ENC.items() if k != "vocab_size"},
-    conv_dim=(16, 16),
-    conv_stride=(5, 2),
-    conv_kernel=(10, 3),
-    num_conv_pos_embeddings=16,
-    num_conv_pos_embedding_groups=4,
-)
-
-
-def audio(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
-    """A speech encoder of transformers' on random audio."""
-    import transformers
-
-    model = getattr(transformers, cls_name)(getattr(transformers, config_name)(**{**AUDIO, **overrides}))
-    return Wrap(model, lambda m, x: m(input_values=x).last_hidden_state), lambda s: (randn(s, 2, 400),)
 
 
 @case("hf/sew")
