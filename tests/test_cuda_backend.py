@@ -280,6 +280,28 @@ def test_a_parameter_at_a_new_address_rebuilds_the_graphs(runtime):
     assert runtime.captures == 6
 
 
+def test_a_vendor_result_at_another_storage_offset_is_copied_into_the_plans_layout():
+    """`slice_scatter` of a view returns the view's offset in a clone of its whole storage; where the plan
+    says another offset, the result is copied into the plan's layout, so that its first element lies where
+    the plan (and the alignment it promised the kernels reading it) says."""
+    from types import SimpleNamespace
+
+    from pygraph.backend.cuda.runtime import CudaRuntime
+    from pygraph.ir import dtypes
+    from pygraph.ir.layout import Layout
+
+    base = torch.randn(2, 1, 3, 17)
+    out = torch.slice_scatter(base[1:2], base[1:2, :, 1:2] * 2, 2, 1, 2)
+    assert out.storage_offset() == 51
+    planned = Layout((1, 1, 3, 17), (51, 51, 17, 1), 0, dtypes.from_name("torch.float32"))
+    runtime = SimpleNamespace(plan=SimpleNamespace(buffers={7: SimpleNamespace(layout=planned, used=True)}))
+    (placed,) = CudaRuntime._in_plan_layouts(runtime, SimpleNamespace(results=[7]), [out])
+    assert placed.storage_offset() == 0 and torch.equal(placed, out)
+    held = Layout((1, 1, 3, 17), (51, 51, 17, 1), 51, dtypes.from_name("torch.float32"))
+    runtime.plan.buffers[7].layout = held  # (the plan agreeing with ATen: no copy)
+    assert CudaRuntime._in_plan_layouts(runtime, SimpleNamespace(results=[7]), [out])[0] is out
+
+
 @pytest.mark.gpu
 @needs_gpu
 def test_a_misaligned_pointer_breaks_a_promise_and_says_where(runtime):

@@ -1136,10 +1136,13 @@ class CudaRuntime:
 
     def _in_plan_layouts(self, node: Node, outputs: list[Any]) -> list[Any]:
         """An ATen call's results, each copied into the layout the plan states where it has that shape and
-        dtype but other strides: ATen's CUDA kernels and the fake kernels the plan's layouts come from
-        disagree on a few ops (upsample_bilinear2d of fewer than 16 channels-last channels returns
-        channels-last; its fake kernel says contiguous), and an eager call may choose its strides.
-        Recorded, the copy is part of the recording."""
+        dtype but other strides or another storage offset: ATen's CUDA kernels and the fake kernels the
+        plan's layouts come from disagree on a few ops (upsample_bilinear2d of fewer than 16 channels-last
+        channels returns channels-last; its fake kernel says contiguous), and an eager call may choose its
+        strides. The offset places every view of the result (`_place`) and decides whether its first
+        element is as aligned as the kernels reading it were promised (`slice_scatter` of a view returns
+        the view's offset in a clone of its whole storage: fuzz seed 71000 on the GPU read a promised
+        16-byte-aligned result 204 bytes into its allocation). Recorded, the copy is part of the recording."""
         placed = list(outputs)
         for i, (b, out) in enumerate(zip(node.results, outputs, strict=False)):
             layout = self.plan.buffers[b].layout
@@ -1149,7 +1152,7 @@ class CudaRuntime:
                 and not layout.is_dynamic
                 and tuple(out.shape) == layout.shape
                 and out.dtype == torch_dtype(layout)
-                and not _has_layout(out, layout)
+                and (not _has_layout(out, layout) or out.storage_offset() != layout.offset)
             ):
                 placed[i] = empty(layout, out.device)
                 placed[i].copy_(out)
