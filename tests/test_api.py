@@ -12,6 +12,7 @@ import weakref
 from pathlib import Path
 
 import pytest
+import sympy
 import torch
 
 import pygraph
@@ -282,6 +283,47 @@ def test_a_derived_dynamic_dim_follows_its_formula():
     for n in (6, 9):
         x, y = torch.randn(2 * n), torch.randn(n)
         assert relative_error(compiled(x, y), model(x, y)) <= 1e-6
+    with pytest.raises(
+        ValueError, match=r"dimension 0 of input 'x' is 11, dynamic_shapes made it 2\*\w+ = 10"
+    ):
+        compiled(torch.randn(11), torch.randn(5))
+
+
+@pytest.fixture
+def symbolic_trace_fails(monkeypatch: pytest.MonkeyPatch) -> None:
+    """torch.export failing on the model with its declared dims symbolic, as on Encodec's paddings (sizes
+    meeting values of the data): pygraph reads the dims from the declaration and compiles each size."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    from pygraph.frontend import export
+
+    traced = export._export
+
+    def fails_with_symbols(model, inputs, numbers, dynamic_shapes, *args, **kwargs):
+        if dynamic_shapes is not None:
+            raise GuardOnDataDependentSymNode(sympy.Symbol("u0"), "Could not guard on data-dependent u0")
+        return traced(model, inputs, numbers, dynamic_shapes, *args, **kwargs)
+
+    monkeypatch.setattr(export, "_export", fails_with_symbols)
+
+
+def test_dims_torch_export_cannot_trace_symbolic_compile_per_size(symbolic_trace_fails: None) -> None:
+    torch.manual_seed(0)
+    model, batch = MLP().eval(), torch.export.Dim("batch", min=1, max=64)
+    with pytest.warns(UserWarning, match=r"dims batch: .* each size compiles a program of its own"):
+        compiled = pygraph.export_and_compile(model, (torch.randn(4, 32),), dynamic_shapes={"x": {0: batch}})
+    for size in (4, 8, 1):
+        x = torch.randn(size, 32)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+    with pytest.raises(ValueError, match=r"dimension 0 of input 'x' is 65, outside the range \[1, 64\]"):
+        compiled(torch.randn(65, 32))
+    halves, half = Halves(), torch.export.Dim("half", min=2, max=32)
+    with pytest.warns(UserWarning, match=r"dims half:"):
+        compiled = pygraph.export_and_compile(
+            halves, (torch.randn(8), torch.randn(4)), dynamic_shapes={"x": {0: 2 * half}, "y": {0: half}}
+        )
+    x, y = torch.randn(18), torch.randn(9)
+    assert relative_error(compiled(x, y), halves(x, y)) <= 1e-6
     with pytest.raises(
         ValueError, match=r"dimension 0 of input 'x' is 11, dynamic_shapes made it 2\*\w+ = 10"
     ):

@@ -11,6 +11,7 @@ from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 
+import sympy
 import torch
 import torch._decomp.decompositions as torch_decompositions
 from torch._subclasses.fake_tensor import FakeTensor
@@ -156,6 +157,41 @@ def dynamic_dims(program: torch.export.ExportedProgram) -> dict[tuple[int, int],
     return dims
 
 
+def _dims_as_declared(
+    model: torch.nn.Module, inputs: tuple, dynamic_shapes: Any
+) -> dict[tuple[int, int], DynamicDim]:
+    """The dims `dynamic_shapes` declares, read from the declaration alone (torch.export's own reading of
+    it, no trace): a named dim with its range, a derived one with its formula, an unnamed one (`Dim.AUTO`)
+    unbounded."""
+    from torch.export.dynamic_shapes import (
+        _combine_args,
+        _DerivedConstraint,
+        _process_dynamic_shapes,
+        _RelaxedConstraint,
+    )
+
+    tensors = [leaf for leaf in torch.utils._pytree.tree_leaves(inputs) if isinstance(leaf, torch.Tensor)]
+    index = {id(t): i for i, t in enumerate(tensors)}
+    constraints = _process_dynamic_shapes(_combine_args(model, inputs, {}), dynamic_shapes)
+    named = {(c.t_id, c.dim): c.name for c in constraints if not isinstance(c, _RelaxedConstraint)}
+    dims = {}
+    for c in constraints:
+        key = (index[c.t_id], c.dim)
+        if isinstance(c, _RelaxedConstraint):
+            dims[key] = DynamicDim(f"input{key[0]}_dim{key[1]}", 0, None)
+        elif isinstance(c, _DerivedConstraint):
+            root = named.get((getattr(c.root, "t_id", None), getattr(c.root, "dim", None))) or c.root.name
+            dims[key] = DynamicDim(c.name, 0, None, c.fn(sympy.Symbol(root, integer=True)))
+        else:
+            lower, upper = c.constraint_range.vr.lower, c.constraint_range.vr.upper
+            dims[key] = DynamicDim(c.name, int(lower), int(upper) if upper.is_Integer else None)
+    return dims
+
+
+def _first_line(exc: BaseException) -> str:
+    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
+
+
 def declared_dims(
     model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any
 ) -> tuple[dict[tuple[int, int], DynamicDim], dict[str, Padding]]:
@@ -168,7 +204,17 @@ def declared_dims(
     if knobs.padding not in ("auto", "off"):
         raise ValueError(f"PYGRAPH_PADDING must be auto or off, not {knobs.padding!r}")
     with _exporting(model, example_inputs) as (inputs, numbers):
-        program = _export(model, inputs, numbers, dynamic_shapes, warn=False)
+        try:
+            program = _export(model, inputs, numbers, dynamic_shapes, warn=False)
+        except GuardOnDataDependentSymNode as exc:  # (symbolic sizes meet the data: Encodec's paddings)
+            dims = _dims_as_declared(model, inputs, dynamic_shapes)
+            why = (
+                "torch.export cannot trace the model with them symbolic, as its sizes meet values of its "
+                f"data there ({_first_line(exc)}): each size compiles a program of its own"
+            )
+            symbols = sorted({s for spec in dims.values() for s in spec.symbols()})
+            warnings.warn(f"{type(model).__name__}: dims {', '.join(symbols)}: {why}", stacklevel=3)
+            return dims, {s: Padding(s, (), why) for s in symbols}
         dims = dynamic_dims(program)
         symbols = sorted({spec.symbol for spec in dims.values() if spec.formula is None})
         if knobs.padding == "off" or not symbols:
