@@ -1844,26 +1844,6 @@ def _moonshine() -> tuple[nn.Module, Inputs]:
     )
 
 
-@case("hf/autoformer")
-def _autoformer() -> tuple[nn.Module, Inputs]:
-    """Series decomposition by moving averages, auto-correlation by FFT with top-k delays and rolls."""
-    return _time_series(
-        "AutoformerModel", "AutoformerConfig", moving_average=5, autocorrelation_factor=2, label_length=4
-    )
-
-
-@case("hf/informer")
-def _informer() -> tuple[nn.Module, Inputs]:
-    """ProbSparse attention (queries sampled by index) and distilling convolutions with max pooling."""
-    return _time_series("InformerModel", "InformerConfig", attention_type="full", distil=True)
-
-
-@case("hf/time_series_transformer")
-def _time_series_transformer() -> tuple[nn.Module, Inputs]:
-    """Mean scaling, lagged subsequences gathered from the past, time features joined."""
-    return _time_series("TimeSeriesTransformerModel", "TimeSeriesTransformerConfig")
-
-
 def _time_series(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Module, Inputs]:
     import transformers
 
@@ -1906,6 +1886,26 @@ def _time_series(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.
         )
 
     return Wrap(model, run), inputs
+
+
+@case("hf/autoformer")
+def _autoformer() -> tuple[nn.Module, Inputs]:
+    """Series decomposition by moving averages, auto-correlation by FFT with top-k delays and rolls."""
+    return _time_series(
+        "AutoformerModel", "AutoformerConfig", moving_average=5, autocorrelation_factor=2, label_length=4
+    )
+
+
+@case("hf/informer")
+def _informer() -> tuple[nn.Module, Inputs]:
+    """ProbSparse attention (queries sampled by index) and distilling convolutions with max pooling."""
+    return _time_series("InformerModel", "InformerConfig", attention_type="full", distil=True)
+
+
+@case("hf/time_series_transformer")
+def _time_series_transformer() -> tuple[nn.Module, Inputs]:
+    """Mean scaling, lagged subsequences gathered from the past, time features joined."""
+    return _time_series("TimeSeriesTransformerModel", "TimeSeriesTransformerConfig")
 
 
 @case("hf/patchtsmixer")

@@ -188,10 +188,6 @@ def _dims_as_declared(
     return dims
 
 
-def _first_line(exc: BaseException) -> str:
-    return f"{type(exc).__name__}: {(str(exc).strip().splitlines() or [''])[0][:200]}"
-
-
 def declared_dims(
     model: torch.nn.Module, example_inputs: tuple, dynamic_shapes: Any
 ) -> tuple[dict[tuple[int, int], DynamicDim], dict[str, Padding]]:
@@ -210,7 +206,8 @@ def declared_dims(
             dims = _dims_as_declared(model, inputs, dynamic_shapes)
             why = (
                 "torch.export cannot trace the model with them symbolic, as its sizes meet values of its "
-                f"data there ({_first_line(exc)}): each size compiles a program of its own"
+                f"data there ({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}): each size "
+                "compiles a program of its own"
             )
             symbols = sorted({s for spec in dims.values() for s in spec.symbols()})
             warnings.warn(f"{type(model).__name__}: dims {', '.join(symbols)}: {why}", stacklevel=3)
