@@ -13,6 +13,7 @@ from test_pointwise_kernels import CASES, Case, check, compile_case, nz
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+from pygraph.backend.cuda.compile import triton_options
 from pygraph.backend.triton_source import load_kernel, signature
 from pygraph.ir.context import parse
 from pygraph.ir.dtypes import from_name
@@ -38,12 +39,14 @@ def case_kernels(name: str) -> list[TritonKernel]:
     return kernels(plan)
 
 
-def compile_for_h100(kernel: TritonKernel) -> None:
+def compile_for_h100(kernel: TritonKernel) -> str:
+    """`kernel` compiled for sm_90 with the options the runtime gives Triton; its PTX."""
     types, attrs = signature(kernel)
     source = ASTSource(fn=load_kernel(kernel), signature=types, constexprs={}, attrs=attrs)
-    options = {"num_warps": kernel.num_warps, "num_stages": kernel.num_stages}
+    options = {"num_warps": kernel.num_warps, "num_stages": kernel.num_stages, **triton_options(kernel)}
     compiled = triton.compile(source, target=GPUTarget("cuda", 90, 32), options=options)
     assert compiled.asm["cubin"]
+    return compiled.asm["ptx"]
 
 
 # A handful of kernels that between them use every kind of code the generator writes.

@@ -19,7 +19,6 @@ from test_pointwise_kernels import (
     Case,
     check,
     compile_case,
-    launcher,
     nz,
     pos,
     run_kernels,
@@ -51,7 +50,14 @@ def special(*shape: int) -> torch.Tensor:
     return x
 
 
-def _layer_norm_residual(cols: int, rows: int = 5) -> Case:
+def finfo_min_masks(*shape: int) -> torch.Tensor:
+    """An additive mask as Hugging Face builds them: 0 or float32's lowest, the first row lowest only."""
+    keep = torch.rand(shape) < 0.6
+    keep[..., 0, :] = False
+    return torch.where(keep, 0.0, torch.finfo(torch.float32).min)
+
+
+def layer_norm_residual(cols: int, rows: int = 5) -> Case:
     """BERT's `LayerNorm(dense(x) + bias + residual)` after a library matmul."""
     return Case(
         lambda x, b, r, w, beta: F.layer_norm(x + b + r, (cols,), w, beta, 1e-12),
@@ -68,9 +74,18 @@ def _rms_norm_decomposed(x: torch.Tensor, w: torch.Tensor) -> torch.Tensor:
 COLS = [1, 7, 1000, 1025]
 CASES: dict[str, Case] = {
     **{f"softmax.{c}": Case(lambda x: torch.softmax(x, -1), lambda c=c: (nz(5, c) * 4,)) for c in COLS},
-    **{f"layer_norm.residual.{c}": _layer_norm_residual(c) for c in COLS},
+    **{f"layer_norm.residual.{c}": layer_norm_residual(c) for c in COLS},
     "softmax.scaled.masked": Case(
         lambda x, m: torch.softmax(x * 0.125 + m, dim=-1), lambda: (nz(3, 7, 33) * 8, nz(1, 1, 33))
+    ),
+    # a product reduced by max, then subtracted from: the mask added before the scale (transformers 5.17's
+    # CodeGen), and the softmax written out on large values
+    "softmax.masked.then.scaled": Case(
+        lambda x, m: torch.softmax((x + m) / 2.8284271247461903, -1),
+        lambda: (nz(2, 4, 8, 8), finfo_min_masks(2, 1, 8, 8)),
+    ),
+    "exp.minus.max.of.product": Case(
+        lambda x: torch.exp(x * 3 - (x * 3).amax(-1, keepdim=True)), lambda: (nz(6, 33) * 1e5,)
     ),
     "softmax.dim0": Case(lambda x: torch.softmax(x, 0), lambda: (nz(33, 6) * 4,)),
     "softmax.transposed": Case(lambda x: torch.softmax(x, -1), lambda: (transposed(nz, 6, 33) * 4,)),
@@ -151,6 +166,20 @@ def test_kernels_compile_for_sm90(name: str, looped: bool) -> None:
         compile_for_h100(kernel)
 
 
+@pytest.mark.parametrize("name", ["softmax.masked.then.scaled", "exp.minus.max.of.product"])
+def test_a_product_a_maximum_reduces_is_not_fused_into_the_subtraction_of_it(name: str) -> None:
+    """With contraction on (the runtime's option for float32), LLVM fused `v = x * c` into `v - max(v)`
+    (`fma(x, c, -max)`): the product's rounding error instead of eager's exact 0 at the maximum, which
+    `exp` made inf for a row of masks at float32's lowest (hf/codegen on the H200) and off by 1.5% at
+    1e5. The product is rounded first (`mul_rn`), so the PTX for sm_90 has no fused multiply-add."""
+    torch.manual_seed(0)
+    case = CASES[name]
+    plan, _ = compile_case(case, case.inputs())
+    for kernel in kernels(plan):
+        assert "libdevice.mul_rn" in kernel.source
+        assert "fma." not in compile_for_h100(kernel)
+
+
 WIDE = """
 module {
   func.func private @fused_0(%arg0: !torch.vtensor<[3,1073741824],f16>) -> !torch.vtensor<[3,1],f16> attributes {pygraph.fused} {
@@ -209,31 +238,3 @@ def test_kernels_match_eager_on_gpu(name: str, looped: bool) -> None:
         if want.dtype == torch.float16:
             tolerance = {"rtol": 1e-3, "atol": 1e-3}
         torch.testing.assert_close(buffers[index], want, equal_nan=True, **tolerance)
-
-
-# BERT-base shapes (128 tokens): the output block's bias + residual + layer norm, and attention's
-# scaled, masked softmax over 12 heads; eager runs each as several kernels.
-TIMED = {
-    "layer_norm.residual.bert": _layer_norm_residual(768, rows=128),
-    "softmax.scaled.masked.bert": Case(
-        lambda x, m: torch.softmax(x * 0.125 + m, dim=-1), lambda: (nz(12, 128, 128) * 8, nz(1, 1, 128))
-    ),
-}
-
-
-@pytest.mark.gpu
-@needs_gpu
-@pytest.mark.parametrize("name", list(TIMED))
-def test_fused_kernel_is_faster_than_eager_on_gpu(name: str) -> None:
-    import triton.testing
-
-    torch.manual_seed(0)
-    case = TIMED[name]
-    inputs = case.inputs()
-    plan, _ = compile_case(case, inputs)
-    inputs = tuple(on_gpu(t) for t in inputs)
-    run, _ = launcher(plan, inputs)
-    fused = triton.testing.do_bench(run, return_mode="median")
-    eager = triton.testing.do_bench(lambda: case.fn(*inputs), return_mode="median")
-    print(f"{name}: generated {fused * 1e3:.1f} us, eager {eager * 1e3:.1f} us")
-    assert fused <= eager * 1.1, f"generated {fused * 1e3:.1f} us, eager {eager * 1e3:.1f} us"

@@ -53,5 +53,6 @@ def _binary(function: Callable[[np.ndarray, np.ndarray], np.ndarray]) -> Callabl
 
 
 pow = _binary(np.power)  # C's pow
+mul_rn = _binary(np.multiply)  # a product never fused into an add (numpy fuses nothing)
 atan2 = _binary(np.arctan2)
 hypot = _binary(np.hypot)

@@ -1044,11 +1044,26 @@ class RowWriter(Writer):
 
     def _reduce(self, kind: str, expr: str, dtype: DType) -> str:
         arg = expr if expr.isidentifier() else self._let(expr)
+        if kind != "sum":
+            self._round_product(arg, dtype)
         if (kind, arg) not in self.known:
             self.known[kind, arg] = name = f"r{next(self.counter)}"
             self.lines.append(_Reduce(name, kind, arg, dtype))
             self._define(name, False)
         return self.known[kind, arg]
+
+    def _round_product(self, name: str, dtype: DType) -> None:
+        """Makes the value `name`, if a product, rounded before any use (`mul_rn`). A maximum or minimum is
+        subtracted from the values it reduces (softmax: `exp(x - max(x))`), and contraction would fuse
+        the product into that subtraction (`fma(a, b, -max)`), which then yields the product's rounding
+        error instead of eager's 0 at the maximum: `exp` of up to half an ulp of x, inf for a row of
+        `finfo.min` masks scaled after they were added (CodeGen's attention in transformers 5.17 on
+        the H200: every logit of a padded position NaN)."""
+        for i, item in enumerate(self.lines):
+            if isinstance(item, _Line) and item.name == name:
+                if rounded := pointwise.rounded_product(item.expr, dtype):
+                    self.lines[i] = dataclasses.replace(item, expr=rounded)
+                return
 
     def _access(self, item: _Strided | _Gather) -> str:
         name = super()._access(item)

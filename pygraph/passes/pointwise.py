@@ -28,6 +28,7 @@ Semantics are eager PyTorch's on CUDA, so that a generated kernel computes what 
 
 from __future__ import annotations
 
+import ast
 import math
 import re
 import struct
@@ -317,6 +318,21 @@ def _is_literal(expr: str) -> bool:
 def _operand(expr: str) -> str:
     """`expr` as an operand of an infix operator: parenthesized unless a name or a literal."""
     return expr if expr.isidentifier() or _is_literal(expr) else f"({expr})"
+
+
+def rounded_product(expr: str, dtype: DType) -> str | None:
+    """`expr`, if its last op is a multiplication of floats in `dtype`, as one that no add can absorb
+    (`libdevice.mul_rn`, correctly rounded and never contracted into a fused multiply-add); else None.
+    A literal operand of a float64 product is a float64 block: libdevice has no double-by-float form."""
+    tree = ast.parse(expr, mode="eval").body
+    if not dtype.is_float or not isinstance(tree, ast.BinOp) or not isinstance(tree.op, ast.Mult):
+        return None
+
+    def operand(node: ast.expr) -> str:
+        text = ast.unparse(node)
+        return f"tl.full([1, 1], {text}, tl.float64)" if dtype == FLOAT64 and _is_literal(text) else text
+
+    return f"libdevice.mul_rn({operand(tree.left)}, {operand(tree.right)})"
 
 
 def div(k: OpEmitter, a: str, b: str) -> str:
