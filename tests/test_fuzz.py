@@ -28,8 +28,8 @@ pytestmark = [
 CPU, CUDA = torch.device("cpu"), torch.device("cuda")
 # The first 64 seeds whose programs torch.export takes: a line may fix a dim the program declares dynamic,
 # which only export finds (the program is then `invalid` and checks nothing). The generator's tables decide
-# which seeds those are, so a new op family moves them (the forty-second session's COMPLEX: 35, 43, 44).
-SEEDS = [seed for seed in range(67) if seed not in (35, 43, 44)]
+# which seeds those are, so a new op family moves them (the forty-seventh session's constructs: 37).
+SEEDS = [seed for seed in range(65) if seed != 37]
 
 
 def program(body: str, dynamic: bool = False, dtype: str = "float32") -> fuzz.Program:

@@ -170,6 +170,26 @@ def test_sizes_and_rows_the_mask_decides():
             assert relative_error(compiled(positions, mask(*sizes)), model(positions, mask(*sizes))) <= 1e-6
 
 
+class ValueCounts(nn.Module):
+    """A loop over a tensor's distinct values: as many pieces as the data have values."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        levels = x.round().clamp(-2, 2)
+        return sum((levels == u).to(x.dtype) * u for u in levels.unique())
+
+
+def test_a_loop_over_the_unique_values_of_one_element():
+    """unique of one element has one value whatever it is: its size's range is [1, 1], so the loop's
+    unbind is one select though no check of the trace fixed the count (was refused: a host list)."""
+    model = ValueCounts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (decides from values of the data: it says so)
+        compiled = pygraph.export_and_compile(model, (torch.randn(1, 1),), target="emulator")
+        for seed in range(3):
+            x = torch.randn(1, 1, generator=torch.Generator().manual_seed(seed)) * 3
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 def test_source_location_names_an_installed_models_own_file():
     text = (
         'loc("meshgrid"(callsite("/venv/lib/site-packages/transformers/models/beit/modeling_beit.py":204:0 '

@@ -88,10 +88,12 @@ def _unsafe_split_with_sizes(x: torch.Tensor, split_sizes: list[int], dim: int =
 
 
 def _unbind_as_selects(x: torch.Tensor, dim: int = 0) -> list[torch.Tensor]:
-    """Where the count of pieces is known (a size the trace's checks fixed counts); else unbind stays."""
+    """Where the count of pieces is known (a size the trace's checks fixed counts, or one whose range is a
+    single number: the `unique` of one element); else unbind stays."""
     count = x.shape[dim]
     if isinstance(count, torch.SymInt):
-        count = count.node.maybe_as_int()
+        bounds = count.node.shape_env.bound_sympy(count.node.expr)
+        count = count.node.maybe_as_int() if bounds.lower != bounds.upper else int(bounds.lower)
         if count is None:
             return NotImplemented
     return [aten.select.int(x, dim, i) for i in range(count)]

@@ -262,6 +262,7 @@ IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.max_pool2d({a}, 2, return_indices=True)[1].to({a}.dtype)",
     "F.interpolate({a}, size=(5, 3), mode='bicubic', align_corners=True)",
     "F.interpolate({a}, scale_factor=1.5, mode='nearest-exact')",
+    "F.interpolate({a}, size=int(({a} > 0).sum()) % 5 + 1)",  # to a size the data decide (ViLT)
     "F.scaled_dot_product_attention({a}, {a}, {a})",
     "F.scaled_dot_product_attention({a}, {a}.flip(-2), {a}, is_causal=True)",
     "F.scaled_dot_product_attention({a}, {a}, {a}.tanh(), attn_mask={a}.sum(-1, keepdim=True).mT > 0)",
@@ -296,6 +297,7 @@ CONTROL = [  # decisions on values of the data
     "{a}.relu() if {a}.amax() > 1 else {a} - 1",
     "{a} * {a}.abs().amax().item()",
     "{a}[{a}.argmax().item() % {a}.shape[0]]",
+    "sum(({a}.round() == u).to({a}.dtype) * u for u in {a}.round().clamp(-2, 2).unique())",  # as many as the data
 ]
 MUTATE = [  # an intermediate written in place (functionalized by export into *_scatter and copies)
     "{a}.clone(); {n}[{slices}] = {s}",
@@ -304,6 +306,8 @@ MUTATE = [  # an intermediate written in place (functionalized by export into *_
     "{a}.clone(); {n}.select({d}, 0).fill_(0.5)",
     "{a}.clone(); {n}.masked_fill_({n} < 0, -0.5)",
     "{a}.clone(); {n}[{i1}] = 0.75",
+    "{a}.clone(); {n}[{n} > 0] = {n}[{n} > 0].sqrt()",  # elements a mask picks, written back by it
+    "{a}.clone(); {n}[{n}.sum(-1) > 0] = ({n}[{n}.sum(-1) > 0] * 2).tanh()",  # rows, as X-MOD's adapters
     "{x}.mul_(0.5)",  # the caller's input, written
     "{x}.narrow(0, 0, 1).fill_(0.5)",
     "{p}.add_(0.125)",  # the model's parameter, written in every call
