@@ -190,6 +190,39 @@ def test_a_loop_over_the_unique_values_of_one_element():
             assert relative_error(compiled(x), model(x)) <= 1e-6
 
 
+def test_a_loop_over_unique_values_meets_another_count():
+    """The trace made one select per value the example has (five); a call with three values failed
+    inside the selects (the count's check `u0 == 5` was dropped as one of export's size checks), and on
+    a GPU would have read past the values: the check runs, and that call is traced again."""
+    model = ValueCounts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (decides from values of the data, traced again: it says so)
+        compiled = pygraph.export_and_compile(model, (torch.linspace(-2, 2, 5)[None],), target="emulator")
+        for x in (torch.tensor([[0.0, 1.0, 0.0, 1.0, 2.0]]), torch.randn(1, 5) * 2, torch.zeros(1, 5)):
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
+class BranchOnCount(nn.Module):
+    """Python branching on how many elements a mask selects."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        selected = x[x > 0]
+        return (selected * 2).sum() if selected.shape[0] > 3 else (selected - 1).sum()
+
+
+def test_a_branch_on_a_size_the_data_decide_is_checked():
+    """`3 < u0` was dropped with export's size checks: a call selecting two elements took the traced
+    way silently (12 against eager's 4)."""
+    model = BranchOnCount()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(
+            model, (torch.tensor([1.0, 2, 3, 4, 5, -1]),), target="emulator"
+        )
+        for x in (torch.tensor([1.0, -2, -3, -4, 5, -1]), torch.randn(6), torch.rand(6) + 0.5):
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 def test_source_location_names_an_installed_models_own_file():
     text = (
         'loc("meshgrid"(callsite("/venv/lib/site-packages/transformers/models/beit/modeling_beit.py":204:0 '

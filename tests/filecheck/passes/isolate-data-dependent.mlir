@@ -203,3 +203,35 @@ func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda"
   %7 = torch.aten.mul.Scalar %calls, %int2 {pygraph.layouts = [#pygraph.layout<[], [], 0 : i64, f32>]} : !torch.vtensor<[],f32>, !torch.int -> !torch.vtensor<[],f32>
   return %6, %7 : !torch.vtensor<[8],f32>, !torch.vtensor<[],f32>
 }
+
+// -----
+
+// A size the data decide that the trace assumed (a loop over a mask's selection of five elements made five
+// selects): its check runs on the host after the selection, where a call with another count fails, while
+// the check that holds at any size (`u0 >= 0`) computes nothing.
+// CHECK-LABEL: func.func @size_assumed
+// CHECK:         torch.aten.index.Tensor {{.*}}pygraph.class = "host"
+// CHECK:         torch.aten.eq.int {{.*}}pygraph.class = "host"
+// CHECK:         torch.aten._assert_scalar {{.*}}{pygraph.class = "host", pygraph.reason = "it checks what the traced program assumed about a size the data decide"}
+// CHECK-NEXT:    torch.aten.select.int {{.*}}pygraph.class = "host"
+// CHECK:         torch.aten.ge.int {{.*}}{pygraph.class = "nop"}
+// CHECK:         torch.aten._assert_scalar {{.*}}{pygraph.class = "nop"}
+func.func @size_assumed(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[],f32> {
+  %int0 = torch.constant.int 0
+  %int4 = torch.constant.int 4
+  %int5 = torch.constant.int 5
+  %0 = torch.aten.gt.Scalar %arg0, %int0 {pygraph.layouts = [#pygraph.layout<[8], [1], 0 : i64, i1>]} : !torch.vtensor<[8],f32>, !torch.int -> !torch.vtensor<[8],i1>
+  %1 = torch.prim.ListConstruct %0 : (!torch.vtensor<[8],i1>) -> !torch.list<optional<vtensor>>
+  %2 = torch.aten.index.Tensor %arg0, %1 : !torch.vtensor<[8],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?],f32>
+  %3 = torch.aten.size.int %2, %int0 : !torch.vtensor<[?],f32>, !torch.int -> !torch.int
+  %4 = torch.aten.ge.int %3, %int0 : !torch.int, !torch.int -> !torch.bool
+  %5 = torch.aten.Int.bool %4 : !torch.bool -> !torch.int
+  %str = torch.constant.str "Runtime assertion failed for expression u0 >= 0 on node 'ge'"
+  torch.aten._assert_scalar %5, %str : !torch.int, !torch.str
+  %6 = torch.aten.eq.int %3, %int5 : !torch.int, !torch.int -> !torch.bool
+  %7 = torch.aten.Int.bool %6 : !torch.bool -> !torch.int
+  %str_0 = torch.constant.str "Runtime assertion failed for expression Eq(u0, 5) on node 'eq'"
+  torch.aten._assert_scalar %7, %str_0 : !torch.int, !torch.str
+  %8 = torch.aten.select.int %2, %int0, %int4 : !torch.vtensor<[?],f32>, !torch.int, !torch.int -> !torch.vtensor<[],f32>
+  return %8 : !torch.vtensor<[],f32>
+}
