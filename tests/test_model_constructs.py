@@ -179,8 +179,9 @@ class ValueCounts(nn.Module):
 
 
 def test_a_loop_over_the_unique_values_of_one_element():
-    """unique of one element has one value whatever it is: its size's range is [1, 1], so the loop's
-    unbind is one select though no check of the trace fixed the count (was refused: a host list)."""
+    """unique of one element has one value whatever it is, so no check of the trace fixes the count (its
+    range is [1, 1]); the loop's unbind is still one select, as many as the trace met (was refused: a
+    host op holding a list)."""
     model = ValueCounts()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # (decides from values of the data: it says so)

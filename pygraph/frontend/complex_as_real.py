@@ -626,7 +626,6 @@ _TRANSLATIONS: dict[Any, Callable[..., Node]] = {
     aten.index_select.default: _at_dim(aten.index_select.default),
     aten.split.Tensor: _split,
     aten.split_with_sizes.default: _split,
-    aten.unbind.int: _at_dim(aten.unbind.int),
     aten.unsqueeze.default: _at_dim(aten.unsqueeze.default, rank_offset=1),
     aten.squeeze.default: _squeeze,
     aten.squeeze.dim: _squeeze,

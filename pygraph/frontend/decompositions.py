@@ -53,10 +53,6 @@ EXPLICIT: dict[torch._ops.OpOverload, str] = {
     ),
     aten.unsafe_split_with_sizes.default: "becomes split_with_sizes, a list of views pygraph knows",
     aten.squeeze.dims: "becomes one squeeze.dim per dim, a view pygraph knows (torch's own gives prims.squeeze)",
-    aten.unbind.int: (
-        "becomes one select per piece, the views its layout rule gives: a host op cannot hold a list (the "
-        "rows of a tensor the data size, `for u in x.unique()`, whose count the trace fixed)"
-    ),
     aten.nonzero_numpy.default: (
         "nonzero(as_tuple=True): becomes nonzero and one select per dim, each a host op of its own "
         "(torch's own unbinds nonzero's result into a list, which a host op cannot hold)"
@@ -85,18 +81,6 @@ def _unsafe_split(x: torch.Tensor, split_size: int, dim: int = 0) -> list[torch.
 
 def _unsafe_split_with_sizes(x: torch.Tensor, split_sizes: list[int], dim: int = 0) -> list[torch.Tensor]:
     return list(aten.split_with_sizes.default(x, split_sizes, dim))
-
-
-def _unbind_as_selects(x: torch.Tensor, dim: int = 0) -> list[torch.Tensor]:
-    """Where the count of pieces is known (a size the trace's checks fixed counts, or one whose range is a
-    single number: the `unique` of one element); else unbind stays."""
-    count = x.shape[dim]
-    if isinstance(count, torch.SymInt):
-        bounds = count.node.shape_env.bound_sympy(count.node.expr)
-        count = count.node.maybe_as_int() if bounds.lower != bounds.upper else int(bounds.lower)
-        if count is None:
-            return NotImplemented
-    return [aten.select.int(x, dim, i) for i in range(count)]
 
 
 def _nonzero_numpy(x: torch.Tensor) -> list[torch.Tensor]:
@@ -251,7 +235,6 @@ def _sums_in_memory_order(equation: str, operands: list[torch.Tensor]) -> str:
 
 _OWN = {
     aten.squeeze.dims: _squeeze_dims,
-    aten.unbind.int: _unbind_as_selects,
     aten.unsafe_split.Tensor: _unsafe_split,
     aten.unsafe_split_with_sizes.default: _unsafe_split_with_sizes,
     aten.nonzero_numpy.default: _nonzero_numpy,

@@ -40,6 +40,7 @@ from .spatial_means import split_spatial_means
 from .state_aliases import constants_as_state
 from .state_values import StateValues, knowing_state_values
 from .structure import drop_constant_inputs
+from .unbinds import unbinds_as_selects
 from .unsqueeze_operands import unsqueeze_operands
 
 # PYGRAPH_GPU_LAYOUTS: the devices whose programs get layouts and kernel choices meant for the GPU
@@ -66,7 +67,7 @@ def export_program(
     example's (`python_state.attributes_as_inputs`). With `state_values`, a model computing sizes from its
     small buffers is traced knowing their values (`state_values.py`): `state_values.reads()` says which.
 
-    Complex values become pairs of reals (`complex_as_real.py`), and writes into slices of tensors the
+    Unbinds become one select per piece (`unbinds.py`), complex values pairs of reals (`complex_as_real.py`), and writes into slices of tensors the
     program computes concatenations (`slice_scatters.py`). A model that decides in Python from values of its data is traced the way `example_inputs` take, with
     checks that each call's data take it too (`branches.py`; a warning names those lines where `warn`).
     `dynamic_shapes` is passed to `torch.export.export` as is (e.g. `{"x": {0: Dim("batch")}}`);
@@ -87,6 +88,7 @@ def export_program(
         if freeze:
             fold_batch_norms(program)
         fresh = fresh_constants(program)
+        unbinds_as_selects(program)
         program = program.run_decompositions(TABLE)
     with pygraphs_own_ops():  # the decomposed program holds autocast's casts (`settings.py`)
         check_branches(program)
