@@ -3,7 +3,8 @@
 A host op cannot hold a list, and the pieces as views each get the layout their rule gives. The count is
 the one the trace met (the length of the unbind's value): where it is a size the data decide (`for u in
 x.unique()`), decomposing cannot know it (torch 2.11's own unbind then guards on it, and the trace
-failed), while the trace's check of the count (`u0 == 5`) stays in the program and runs on the host
+failed). Such a count is checked (`u0 == 5`), a check torch 2.13's trace has too and torch 2.11's lacks
+(there the selects read past the values of a call with fewer: wrong answers on the GPU); it runs on the host
 (`isolate-data-dependent`), so a call with another count is traced again.
 """
 
@@ -24,7 +25,30 @@ def unbinds_as_selects(program: torch.export.ExportedProgram) -> None:
             continue
         source = node.args[0]
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
+        count = source.meta["val"].shape[dim]
+        if isinstance(count, torch.SymInt):  # (even where the trace's own check made it a number)
+            _check_count(graph, node, source, dim, count, len(node.meta["val"]))
         for piece in list(node.users):  # (each getitem becomes its select: names, and so outputs, kept)
             piece.target, piece.args = aten.select.int, (source, dim, piece.args[1])
         graph.erase_node(node)
     program.graph_module.recompile()
+
+
+def _check_count(
+    graph: torch.fx.Graph,
+    unbind: torch.fx.Node,
+    source: torch.fx.Node,
+    dim: int,
+    size: torch.SymInt,
+    count: int,
+) -> None:
+    """Inserts, before `unbind`, the check that `source` has the `count` pieces along `dim` the trace met."""
+    with graph.inserting_before(unbind):
+        length = graph.call_function(aten.sym_size.int, (source, dim))
+        holds = graph.call_function(operator.eq, (length, count))
+        graph.call_function(
+            aten._assert_scalar.default,
+            (holds, f"Runtime assertion failed: the trace met {count} pieces of '{unbind.name}' (dim {dim})"),
+        )
+    length.meta = {"val": size, "stack_trace": unbind.meta.get("stack_trace")}
+    holds.meta = {"val": size == count, "stack_trace": unbind.meta.get("stack_trace")}
