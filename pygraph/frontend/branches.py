@@ -402,15 +402,16 @@ def _negate(graph: torch.fx.Graph, node: torch.fx.Node) -> None:
 
 def _drop_needless_checks(graph: torch.fx.Graph, flags: list[torch.fx.Node]) -> None:
     """Erases the checks that cannot fail, `0 <= f` and `f <= 1` of a boolean read as an integer (draft
-    export adds them for the range of `sym_ite`), and the repeats of a check (decomposing re-inserts
-    export's checks)."""
+    export adds them for the range of `sym_ite`) and those whose condition the trace knows is true (torch
+    2.11's decomposing adds `u0 >= 5` of a size that a check `u0 == 5` before it fixed: a constant, which
+    the importer cannot import), and the repeats of a check (decomposing re-inserts export's checks)."""
     seen = {(operator.ge, (f, 0)) for f in flags} | {(operator.le, (f, 1)) for f in flags}
     for check in list(graph.find_nodes(op="call_function", target=_CHECK)):
         condition = check.args[0]
         if not isinstance(condition, torch.fx.Node):
             continue
         key = (condition.target, condition.args)
-        if key in seen:
+        if key in seen or condition.meta.get("val") is True:
             graph.erase_node(check)
             if not condition.users:
                 graph.erase_node(condition)
