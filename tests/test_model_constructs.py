@@ -206,21 +206,30 @@ def test_a_loop_over_unique_values_meets_another_count():
 class BranchOnCount(nn.Module):
     """Python branching on how many elements a mask selects."""
 
+    def __init__(self, many: Callable[[int], bool]) -> None:
+        super().__init__()
+        self.many = many
+
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         selected = x[x > 0]
-        return (selected * 2).sum() if selected.shape[0] > 3 else (selected - 1).sum()
+        return (selected * 2).sum() if self.many(selected.shape[0]) else (selected - 1).sum()
 
 
-def test_a_branch_on_a_size_the_data_decide_is_checked():
-    """`3 < u0` was dropped with export's size checks: a call selecting two elements took the traced
-    way silently (12 against eager's 4)."""
-    model = BranchOnCount()
+@pytest.mark.parametrize("many", [lambda n: n > 3, lambda n: n != 1], ids=["more-than-3", "not-1"])
+def test_a_branch_on_a_size_the_data_decide_is_checked(many: Callable[[int], bool]):
+    """`3 < u0` and `u0 != 1` were dropped with export's size checks: a call selecting fewer elements
+    took the traced way silently (12 against eager's 4; 2 against 0)."""
+    model = BranchOnCount(many)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         compiled = pygraph.export_and_compile(
             model, (torch.tensor([1.0, 2, 3, 4, 5, -1]),), target="emulator"
         )
-        for x in (torch.tensor([1.0, -2, -3, -4, 5, -1]), torch.randn(6), torch.rand(6) + 0.5):
+        for x in (
+            torch.tensor([1.0, -2, -3, -4, 5, -1]),
+            torch.tensor([1.0, -2, -3, -4, -5, -1]),
+            torch.randn(6),
+        ):
             assert relative_error(compiled(x), model(x)) <= 1e-6
 
 

@@ -13,10 +13,9 @@ of static shape, the first one back from the host included (a `.sum()` of a mask
 the graphs, which read it through the table. Checks of numbers read from the data (`_assert_scalar` of a
 `torch._check`, or of the condition of a branch on data that draft export traced one way, `branches.py`)
 run on the host as well, right after the value, and fail the call when its data break them, and so do the
-checks of a data-dependent size that say what the trace assumed of it (`u0 == 5`, where a loop over a
-`unique` became five selects; `3 < u0`, where Python branched on it). Export's checks that hold at any
-size (`u0 >= 0`, and `u0 != 1`, that it does not broadcast, which eager allows) compute nothing the program
-needs, since host ops run at the sizes they meet: they become `nop`. Each op moved is recorded.
+checks of a data-dependent size, which may say what the trace assumed of it (`u0 == 5`, where a loop over
+a `unique` became five selects; `3 < u0` or `u0 != 1`, where Python branched on it). Export's `u0 >= 0`,
+true of every size, computes nothing the program needs: it becomes `nop`. Each op moved is recorded.
 """
 
 from __future__ import annotations
@@ -173,22 +172,16 @@ def _dynamic(value: ir.Value) -> bool:
     return not (isinstance(owner, ir.OpView) and d.LAYOUTS in owner.attributes)
 
 
-# Export's checks of a size the data decide that host ops need not hold: `u >= 0`, true of every size, and
-# `u != 1`, that it does not broadcast, where the host ops, running at the sizes they meet, broadcast as
-# eager does. Every other check of such a size says what the trace assumed (`u == 5` where a loop over a
-# `unique` made five selects, `3 < u` where Python branched on it): it runs on the host.
-_ANY_SIZE = {"torch.aten.ge.int": 0, "torch.aten.ne.int": 1}
-
-
 def _holds_at_any_size(check: Any) -> bool:
-    """Whether `check` (an `_assert_scalar`) is one of export's checks in `_ANY_SIZE`."""
+    """Whether `check` (an `_assert_scalar`) is export's `u >= 0`, true of every size. Every other check of
+    a size the data decide may say what the trace assumed (`u == 5` where a loop over a `unique` made five
+    selects, `3 < u` or `u != 1` where Python branched on it): it runs on the host."""
     condition = check.operands[0]
     if isinstance(condition, ir.OpResult) and condition.owner.name == "torch.aten.Int.bool":
         condition = condition.owner.operands[0]
-    if not isinstance(condition, ir.OpResult) or condition.owner.name not in _ANY_SIZE:
+    if not isinstance(condition, ir.OpResult) or condition.owner.name != "torch.aten.ge.int":
         return False
-    bound = condition.owner.operands[1]
-    return constant_value(bound) == _ANY_SIZE[condition.owner.name]
+    return constant_value(condition.owner.operands[1]) == 0
 
 
 def _reason(op: Any, used: list[ir.Value]) -> str | None:
