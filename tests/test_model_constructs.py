@@ -215,10 +215,13 @@ class BranchOnCount(nn.Module):
         return (selected * 2).sum() if self.many(selected.shape[0]) else (selected - 1).sum()
 
 
-@pytest.mark.parametrize("many", [lambda n: n > 3, lambda n: n != 1], ids=["more-than-3", "not-1"])
+@pytest.mark.parametrize(
+    "many", [lambda n: n > 3, lambda n: n != 1, lambda n: n >= 4], ids=["more-than-3", "not-1", "at-least-4"]
+)
 def test_a_branch_on_a_size_the_data_decide_is_checked(many: Callable[[int], bool]):
     """`3 < u0` and `u0 != 1` were dropped with export's size checks: a call selecting fewer elements
-    took the traced way silently (12 against eager's 4; 2 against 0)."""
+    took the traced way silently (12 against eager's 4; 2 against 0). `u0 >= 4` is only a range check,
+    as the facts `u0 >= 0` and `u0 <= 6` are: it stays."""
     model = BranchOnCount(many)
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")

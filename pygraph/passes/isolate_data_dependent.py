@@ -14,14 +14,16 @@ the graphs, which read it through the table. Checks of numbers read from the dat
 `torch._check`, or of the condition of a branch on data that draft export traced one way, `branches.py`)
 run on the host as well, right after the value, and fail the call when its data break them, and so do the
 checks of a data-dependent size, which may say what the trace assumed of it (`u0 == 5`, where a loop over
-a `unique` became five selects; `3 < u0` or `u0 != 1`, where Python branched on it). Export's `u0 >= 0`,
-true of every size, computes nothing the program needs: it becomes `nop`. Each op moved is recorded.
+a `unique` became five selects; `3 < u0`, `u0 >= 4` or `u0 != 1`, where Python branched on it). Export's
+range checks that every size meets (`u0 >= 0`, and `u0 <= 8` of a selection from 8 elements) compute
+nothing the program needs: they become `nop`. Each op moved is recorded.
 """
 
 from __future__ import annotations
 
 import dataclasses
 import heapq
+import math
 from typing import Any
 
 from ..ir import aten, attrs
@@ -172,16 +174,34 @@ def _dynamic(value: ir.Value) -> bool:
     return not (isinstance(owner, ir.OpView) and d.LAYOUTS in owner.attributes)
 
 
+# Ops whose data-dependent size counts elements they select from their first operand: at most its numel.
+_SELECTIONS = frozenset(
+    f"torch.aten.{name}"
+    for name in ("index.Tensor", "nonzero", "masked_select", "_unique2", "unique_dim", "unique_consecutive")
+)
+
+
 def _holds_at_any_size(check: Any) -> bool:
-    """Whether `check` (an `_assert_scalar`) is export's `u >= 0`, true of every size. Every other check of
-    a size the data decide may say what the trace assumed (`u == 5` where a loop over a `unique` made five
-    selects, `3 < u` or `u != 1` where Python branched on it): it runs on the host."""
+    """Whether `check` (an `_assert_scalar`) is one of export's range checks that every size meets: `u >= 0`,
+    and `u <= n` of a selection from n elements or more. Every other check of a size the data decide may say
+    what the trace assumed (`u == 5` where a loop over a `unique` made five selects; `3 < u`, `u >= 4` or
+    `u != 1` where Python branched on it): it runs on the host."""
     condition = check.operands[0]
     if isinstance(condition, ir.OpResult) and condition.owner.name == "torch.aten.Int.bool":
         condition = condition.owner.operands[0]
-    if not isinstance(condition, ir.OpResult) or condition.owner.name != "torch.aten.ge.int":
+    if not isinstance(condition, ir.OpResult):
         return False
-    return constant_value(condition.owner.operands[1]) == 0
+    compare, (size, bound) = condition.owner.name, condition.owner.operands
+    bound = constant_value(bound)
+    if compare == "torch.aten.ge.int":
+        return bound == 0
+    if compare != "torch.aten.le.int" or not isinstance(bound, int) or not isinstance(size, ir.OpResult):
+        return False
+    if size.owner.name != "torch.aten.size.int" or not isinstance(size.owner.operands[0], ir.OpResult):
+        return False
+    selection = size.owner.operands[0].owner
+    info = tensor_info(selection.operands[0].type) if selection.name in _SELECTIONS else None
+    return info is not None and -1 not in info[0] and bound >= math.prod(info[0])
 
 
 def _reason(op: Any, used: list[ir.Value]) -> str | None:

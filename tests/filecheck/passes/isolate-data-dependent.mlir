@@ -208,13 +208,15 @@ func.func @branch_writes(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda"
 
 // A size the data decide that the trace assumed (a loop over a mask's selection of five elements made five
 // selects): its check runs on the host after the selection, where a call with another count fails, while
-// the check that holds at any size (`u0 >= 0`) computes nothing.
+// the range checks every selection from 8 elements meets (`u0 >= 0`, `u0 <= 8`) compute nothing.
 // CHECK-LABEL: func.func @size_assumed
 // CHECK:         torch.aten.index.Tensor {{.*}}pygraph.class = "host"
 // CHECK:         torch.aten.eq.int {{.*}}pygraph.class = "host"
 // CHECK:         torch.aten._assert_scalar {{.*}}{pygraph.class = "host", pygraph.reason = "it checks what the traced program assumed about a size the data decide"}
 // CHECK-NEXT:    torch.aten.select.int {{.*}}pygraph.class = "host"
 // CHECK:         torch.aten.ge.int {{.*}}{pygraph.class = "nop"}
+// CHECK:         torch.aten._assert_scalar {{.*}}{pygraph.class = "nop"}
+// CHECK:         torch.aten.le.int {{.*}}{pygraph.class = "nop"}
 // CHECK:         torch.aten._assert_scalar {{.*}}{pygraph.class = "nop"}
 func.func @size_assumed(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda", pygraph.name = "x", pygraph.role = "input"}) -> !torch.vtensor<[],f32> {
   %int0 = torch.constant.int 0
@@ -228,6 +230,11 @@ func.func @size_assumed(%arg0: !torch.vtensor<[8],f32> {pygraph.device = "cuda",
   %5 = torch.aten.Int.bool %4 : !torch.bool -> !torch.int
   %str = torch.constant.str "Runtime assertion failed for expression u0 >= 0 on node 'ge'"
   torch.aten._assert_scalar %5, %str : !torch.int, !torch.str
+  %int8 = torch.constant.int 8
+  %le = torch.aten.le.int %3, %int8 : !torch.int, !torch.int -> !torch.bool
+  %le_int = torch.aten.Int.bool %le : !torch.bool -> !torch.int
+  %str_le = torch.constant.str "Runtime assertion failed for expression u0 <= 8 on node 'le'"
+  torch.aten._assert_scalar %le_int, %str_le : !torch.int, !torch.str
   %6 = torch.aten.eq.int %3, %int5 : !torch.int, !torch.int -> !torch.bool
   %7 = torch.aten.Int.bool %6 : !torch.bool -> !torch.int
   %str_0 = torch.constant.str "Runtime assertion failed for expression Eq(u0, 5) on node 'eq'"
