@@ -189,18 +189,23 @@ def _holds_at_any_size(check: Any) -> bool:
     condition = check.operands[0]
     if isinstance(condition, ir.OpResult) and condition.owner.name == "torch.aten.Int.bool":
         condition = condition.owner.operands[0]
-    if not isinstance(condition, ir.OpResult):
+    compare = condition.owner.name if isinstance(condition, ir.OpResult) else None
+    if compare not in ("torch.aten.ge.int", "torch.aten.le.int"):
         return False
-    compare, (size, bound) = condition.owner.name, condition.owner.operands
+    size, bound = condition.owner.operands
     bound = constant_value(bound)
+    if not isinstance(size, ir.OpResult) or size.owner.name != "torch.aten.size.int":
+        return False
     if compare == "torch.aten.ge.int":
         return bound == 0
-    if compare != "torch.aten.le.int" or not isinstance(bound, int) or not isinstance(size, ir.OpResult):
+    tensor = size.owner.operands[0]
+    if (
+        not isinstance(bound, int)
+        or not isinstance(tensor, ir.OpResult)
+        or tensor.owner.name not in _SELECTIONS
+    ):
         return False
-    if size.owner.name != "torch.aten.size.int" or not isinstance(size.owner.operands[0], ir.OpResult):
-        return False
-    selection = size.owner.operands[0].owner
-    info = tensor_info(selection.operands[0].type) if selection.name in _SELECTIONS else None
+    info = tensor_info(tensor.owner.operands[0].type)
     return info is not None and -1 not in info[0] and bound >= math.prod(info[0])
 
 
