@@ -2422,6 +2422,22 @@ construct(
         (randn(s + 3, 2, 1, 5, 6) > -0.5),
     ),
 )
+
+
+def _keep_with_a_masked_row(seed: int) -> torch.Tensor:
+    """A 0/1 attention mask, [2, 1, 5, 5], whose first query row of the second batch keeps no key."""
+    keep = (randn(seed, 2, 1, 5, 5) > -0.5).float()
+    keep[1, :, 0] = 0
+    return keep
+
+
+construct(
+    "attention_mask_added_before_the_scale",  # (transformers 5.17's CodeGen: every score of a row finfo.min)
+    lambda m, q, k, keep: torch.softmax(
+        (q @ k.mT + (1 - keep) * torch.finfo(q.dtype).min) / 2.8284271247461903, -1
+    ),
+    lambda s: (randn(s, 2, 4, 5, 8), randn(s + 1, 2, 4, 5, 8), _keep_with_a_masked_row(s + 2)),
+)
 construct(
     "sdpa_scale_gqa",
     lambda m, q, k, v: F.scaled_dot_product_attention(q, k, v, scale=0.3, enable_gqa=True),
