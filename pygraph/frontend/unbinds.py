@@ -3,9 +3,10 @@
 A host op cannot hold a list, and the pieces as views each get the layout their rule gives. The count is
 the one the trace met (the length of the unbind's value): where it is a size the data decide (`for u in
 x.unique()`), decomposing cannot know it (torch 2.11's own unbind then guards on it, and the trace
-failed). Such a count is checked (`u0 == 5`), a check torch 2.13's trace has too and torch 2.11's lacks
-(there the selects read past the values of a call with fewer: wrong answers on the GPU); it runs on the host
-(`isolate-data-dependent`), so a call with another count is traced again.
+failed). Such a count is checked (`u0 == 5`): torch 2.13's trace has that check, torch 2.11's lacks it
+(there the selects read past the values of a call with fewer: wrong answers on the GPU), so it is added
+where missing; it runs on the host (`isolate-data-dependent`), so a call with another count is traced
+again.
 """
 
 from __future__ import annotations
@@ -26,12 +27,22 @@ def unbinds_as_selects(program: torch.export.ExportedProgram) -> None:
         source = node.args[0]
         dim = node.args[1] if len(node.args) > 1 else node.kwargs.get("dim", 0)
         count = source.meta["val"].shape[dim]
-        if isinstance(count, torch.SymInt):  # (even where the trace's own check made it a number)
-            _check_count(graph, node, source, dim, count, len(node.meta["val"]))
+        pieces = len(node.meta["val"])
+        if isinstance(count, torch.SymInt) and not _checked(source, dim, pieces):
+            _check_count(graph, node, source, dim, count, pieces)
         for piece in list(node.users):  # (each getitem becomes its select: names, and so outputs, kept)
             piece.target, piece.args = aten.select.int, (source, dim, piece.args[1])
         graph.erase_node(node)
     program.graph_module.recompile()
+
+
+def _checked(source: torch.fx.Node, dim: int, count: int) -> bool:
+    """Whether the trace checks itself that `source` has `count` pieces along `dim` (torch 2.13's does)."""
+    sizes = [n for n in source.users if n.target is aten.sym_size.int and n.args[1:] == (dim,)]
+    equalities = [
+        n for size in sizes for n in size.users if n.target is operator.eq and n.args == (size, count)
+    ]
+    return any(user.target is aten._assert_scalar.default for n in equalities for user in n.users)
 
 
 def _check_count(
