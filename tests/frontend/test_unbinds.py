@@ -6,18 +6,13 @@ import operator
 
 import pytest
 import torch
+from test_model_constructs import ValueCounts
 from torch import nn
 
 from pygraph.frontend.branches import check_branches
 from pygraph.frontend.unbinds import unbinds_as_selects
 
 aten = torch.ops.aten
-
-
-class ValueCounts(nn.Module):
-    def forward(self, x: torch.Tensor) -> torch.Tensor:
-        levels = x.round().clamp(-2, 2)
-        return sum((levels == u).to(x.dtype) * u for u in levels.unique())
 
 
 def test_a_count_the_data_decide_is_checked_without_the_traces_own_check() -> None:
