@@ -65,6 +65,34 @@ def test_a_calibration_without_every_figure_is_measured_again(tmp_path: Path):
         assert not costs.calibrated("test")
 
 
+def test_an_unreadable_cache_file_is_measured_again(tmp_path: Path):
+    """A file cut mid-write (a process killed, or one reading while another wrote before writes were
+    renamed into place) is no calibration: its figures come from the defaults until measured again."""
+    with knobs.scope(cache_dir=tmp_path):
+        (tmp_path / "costs-test.json").write_text("")
+        (tmp_path / "segments-test.json").write_text('{"a": ')
+        with pytest.warns(UserWarning, match="costs-test.json is unreadable"):
+            assert not costs.calibrated("test")
+        with pytest.warns(UserWarning, match="costs-test.json is unreadable"):
+            assert costs.load("test") == costs.Costs()
+        with pytest.warns(UserWarning, match="segments-test.json is unreadable"):
+            assert costs.measured_segments("test") == {}
+        costs.save("test", costs.Costs(graph_launch_us=2.0))
+        assert costs.calibrated("test") and costs.load("test").graph_launch_us == 2.0
+
+
+def test_cache_writes_are_whole_for_a_reader_beside_them(tmp_path: Path):
+    """Readers in other processes see the old file or the new one, never a part (GPU fuzz shards
+    crashed reading an empty costs file another shard was writing)."""
+    path = tmp_path / "costs-test.json"
+    with knobs.scope(cache_dir=tmp_path):
+        costs.save("test", costs.Costs())
+        before = path.stat().st_ino
+        costs.save("test", costs.Costs(graph_launch_us=2.0))
+        assert path.stat().st_ino != before  # a new file renamed over the old, not rewritten in place
+        assert [p.name for p in tmp_path.iterdir()] == ["costs-test.json"]  # no temporary left
+
+
 def test_measured_figures_override_estimates_and_are_reused(tmp_path: Path):
     with knobs.scope(cache_dir=tmp_path):
         module = _selected(small_segment_plan())

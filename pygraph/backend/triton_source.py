@@ -15,6 +15,7 @@ import triton.runtime.interpreter as interpreter
 from triton.runtime.interpreter import InterpretedFunction, TensorHandle
 from triton.runtime.jit import JITFunction
 
+from ..cache_files import write_atomically
 from ..ir.plan import TritonKernel
 from ..knobs import knobs
 from ..passes.gathers import TRAP
@@ -30,13 +31,9 @@ def source_hash(kernel: TritonKernel) -> str:
 def load_kernel(kernel: TritonKernel) -> JITFunction:
     key = source_hash(kernel)
     if key not in _loaded:
-        directory = knobs.cache_dir / "sources"
-        directory.mkdir(parents=True, exist_ok=True)
-        path = directory / f"k_{key}.py"
+        path = knobs.cache_dir / "sources" / f"k_{key}.py"
         if not path.exists():
-            tmp = path.with_suffix(f".{id(kernel)}.tmp")
-            tmp.write_text(kernel.source)
-            tmp.replace(path)
+            write_atomically(path, kernel.source.encode())
         module_name = f"pygraph_kernels.k_{key}"
         spec = importlib.util.spec_from_file_location(module_name, path)
         module = importlib.util.module_from_spec(spec)

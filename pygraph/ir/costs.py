@@ -12,9 +12,11 @@ from __future__ import annotations
 
 import dataclasses
 import json
+import warnings
 from pathlib import Path
 from typing import Any
 
+from ..cache_files import write_atomically
 from ..knobs import knobs
 
 
@@ -44,34 +46,45 @@ def _path(kind: str, key: str) -> Path:
     return Path(knobs.cache_dir) / f"{kind}-{key}.json"
 
 
+def _read(path: Path) -> dict[str, Any]:
+    """The file's entries; none where it is missing or unreadable (left by a process killed mid-write
+    before writes were atomic): costs are figures for decisions, so they are measured again, with a note."""
+    if not path.exists():
+        return {}
+    try:
+        entries = json.loads(path.read_text())
+    except ValueError:
+        entries = None
+    if not isinstance(entries, dict):
+        warnings.warn(
+            f"pygraph's cache file {path} is unreadable; it is ignored and written again", stacklevel=3
+        )
+        return {}
+    return entries
+
+
 def calibrated(key: str) -> bool:
     """Whether the backend measured every figure for `key` (a file from a version with fewer is stale)."""
-    path = _path("costs", key)
-    return path.exists() and {f.name for f in dataclasses.fields(Costs)} <= set(json.loads(path.read_text()))
+    return {f.name for f in dataclasses.fields(Costs)} <= set(_read(_path("costs", key)))
 
 
 def load(key: str = "default") -> Costs:
     """Calibrated costs for `key` (a device and versions) if the backend measured them, else the defaults."""
-    path = _path("costs", key)
-    if not path.exists():
-        return Costs()
     fields = {f.name for f in dataclasses.fields(Costs)}
-    return Costs(**{k: v for k, v in json.loads(path.read_text()).items() if k in fields})
+    return Costs(**{k: v for k, v in _read(_path("costs", key)).items() if k in fields})
 
 
 def save(key: str, costs: Costs) -> None:
-    path = _path("costs", key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps(dataclasses.asdict(costs), indent=1))
+    write_atomically(_path("costs", key), json.dumps(dataclasses.asdict(costs), indent=1).encode())
 
 
 def measured_segments(key: str) -> dict[str, dict[str, Any]]:
     """Measured segment times for `key`: fingerprint -> {"eager_us": ..., "graph_us": ...}."""
-    path = _path("segments", key)
-    return json.loads(path.read_text()) if path.exists() else {}
+    return _read(_path("segments", key))
 
 
 def record_segments(key: str, measured: dict[str, dict[str, Any]]) -> None:
-    path = _path("segments", key)
-    path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_text(json.dumps({**measured_segments(key), **measured}, indent=1, sort_keys=True))
+    """Adds `measured` to the file; of two processes recording at once one's entries may be lost (and
+    measured again by a later compilation), never half a file read."""
+    merged = {**measured_segments(key), **measured}
+    write_atomically(_path("segments", key), json.dumps(merged, indent=1, sort_keys=True).encode())

@@ -23,6 +23,7 @@ import triton
 from triton.backends.compiler import GPUTarget
 from triton.compiler import ASTSource
 
+from ...cache_files import write_atomically
 from ...knobs import knobs
 from . import driver
 from .driver import cu
@@ -277,7 +278,6 @@ def _read(key: str) -> Cubin | None:
 def _write(cubin: Cubin) -> None:
     """Image first, metadata last, each renamed into place: a reader never sees half an entry."""
     image, meta = _paths(cubin.key)
-    image.parent.mkdir(parents=True, exist_ok=True)
     fields = {
         "name": cubin.name,
         "num_warps": cubin.num_warps,
@@ -285,10 +285,8 @@ def _write(cubin: Cubin) -> None:
         "num_params": cubin.num_params,
         "waits": cubin.waits,
     }
-    for path, data in ((image, cubin.image), (meta, json.dumps(fields).encode())):
-        tmp = path.with_suffix(f".{id(cubin)}.tmp")
-        tmp.write_bytes(data)
-        tmp.replace(path)
+    write_atomically(image, cubin.image)
+    write_atomically(meta, json.dumps(fields).encode())
 
 
 # ---------------------------------------------------------------------------------------------- load
