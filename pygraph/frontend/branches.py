@@ -28,8 +28,9 @@ from typing import Any
 
 import sympy
 import torch
-from torch._subclasses import meta_utils
+from torch._subclasses import fake_utils, meta_utils
 from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.fake_utils import MetadataMismatchError
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
@@ -74,6 +75,7 @@ def draft_export(
     with (
         _real_parameter_values(),
         _signbit_meta_as_bool(),
+        _offsets_compared_without_guards(),
         sdpa_kernel([SDPBackend.MATH]),
         numbers_promoted_as_python(model, inputs, numbers),
     ):
@@ -147,6 +149,51 @@ def _signbit_meta_as_bool() -> Iterator[None]:
         yield
     finally:
         signbit.prim_meta_impl = meta
+
+
+@contextlib.contextmanager
+def _offsets_compared_without_guards() -> Iterator[None]:
+    """Draft export checks each op's fake output against the real one, and torch (2.11, 2.13) compares the
+    storage offsets with `!=`, which guards where the fake offset is symbolic. A boolean mask's index
+    (`x[x > 0]` of a 2-d x) selects the columns of `nonzero`'s result, the second at offset u0, the count;
+    the guard `Ne(u0, 14)` evaluated on the real count fixed u0 to the example's, and export failed
+    (PendingUnbackedSymbolNotFound) on every model that branches on data and indexes with a mask. Here a
+    symbolic offset is compared as torch compares symbolic sizes there: from the known values, with no
+    guard."""
+    check = fake_utils._check_fake_real_tensors
+
+    def checked(
+        real: torch.Tensor,
+        fake: FakeTensor,
+        context: str = "",
+        sizes: bool = True,
+        strides: bool = False,
+        storage_offset: bool = True,
+        requires_grad: bool = True,
+    ) -> None:
+        offset = fake.storage_offset()
+        if not isinstance(offset, torch.SymInt) or not torch._C._has_storage(real):
+            check(real, fake, context, sizes, strides, storage_offset, requires_grad)
+            return
+        if requires_grad and real.requires_grad != fake.requires_grad:
+            raise MetadataMismatchError(f"{context} mismatched requires_grad-ness of outputs")
+        shape_env = offset.node.shape_env
+        known = shape_env.backed_var_to_val.keys() | shape_env.real_tensor_prop_unbacked_vals.keys()
+        if offset.node.expr.free_symbols <= known:
+            same = shape_env._maybe_evaluate_static(
+                sympy.Eq(offset.node.expr, real.storage_offset()), compute_hint=True
+            )
+            if same is not sympy.true:
+                raise MetadataMismatchError(f"{context} mismatched storage offset")
+        torch._prims.utils.compare_tensor_meta(
+            real, fake, check_sizes=sizes, check_strides=strides, allow_rhs_unbacked=True
+        )
+
+    fake_utils._check_fake_real_tensors = checked
+    try:
+        yield
+    finally:
+        fake_utils._check_fake_real_tensors = check
 
 
 def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
