@@ -191,6 +191,18 @@ def test_a_loop_over_the_unique_values_of_one_element():
             assert relative_error(compiled(x), model(x)) <= 1e-6
 
 
+def test_a_loop_over_one_distinct_value_of_many_elements():
+    """Five elements of one value: torch's unbind decomposition kept the one piece's dim of size u0
+    (squeezed only where the size is 1 for certain), broadcasting it against the five fixed u0 to 5, and
+    draft export failed on its own check `Eq(u0, 1)` (fuzz seed 62167); calls of other counts trace again."""
+    model = ValueCounts()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # (decides from values of the data, traced again: it says so)
+        compiled = pygraph.export_and_compile(model, (torch.full((1, 5), 1.2),), target="emulator")
+        for x in (torch.full((1, 5), -0.8), torch.randn(1, 5) * 2, torch.tensor([[0.0, 1.0, 0.0, 1.0, 2.0]])):
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 def test_a_loop_over_unique_values_meets_another_count():
     """The trace made one select per value the example has (five); a call with three values failed
     inside the selects (the count's check `u0 == 5` was dropped as one of export's size checks), and on

@@ -76,6 +76,7 @@ def draft_export(
         _real_parameter_values(),
         _signbit_meta_as_bool(),
         _offsets_compared_without_guards(),
+        _unbind_as_selects(),
         sdpa_kernel([SDPBackend.MATH]),
         numbers_promoted_as_python(model, inputs, numbers),
     ):
@@ -194,6 +195,34 @@ def _offsets_compared_without_guards() -> Iterator[None]:
         yield
     finally:
         fake_utils._check_fake_real_tensors = check
+
+
+@contextlib.contextmanager
+def _unbind_as_selects() -> Iterator[None]:
+    """torch's (2.11, 2.13) decomposition of `unbind`, which fake tensors of symbolic sizes take, splits and
+    then squeezes each piece, and the squeeze keeps a dim of unbacked size that a guard fixed to 1: a
+    loop over the one value of `x.unique()` (`for u in x.unique():`) got a piece of shape [u0] instead of
+    a number, broadcasting it against x refined u0 to x's size, and export failed on its own check
+    (`Eq(u0, 1)`). Here each piece is a `select`, as `unbind` is defined; the traced program still holds
+    `unbind` (its getitems become selects later, `unbinds_as_selects`)."""
+    table = torch._decomp.decomposition_table
+    overload = torch.ops.aten.unbind.int
+    decomposition = table.get(overload)
+    if decomposition is None:  # another torch: nothing to work around here
+        yield
+        return
+
+    def unbind(t: torch.Tensor, dim: int = 0) -> tuple[torch.Tensor, ...]:
+        count = t.shape[dim]
+        if not isinstance(count, torch.SymInt):
+            return decomposition(t, dim)
+        return tuple(t.select(dim, i) for i in range(int(count)))
+
+    table[overload] = unbind
+    try:
+        yield
+    finally:
+        table[overload] = decomposition
 
 
 def _check_conditions(graph: torch.fx.Graph, example: dict[str, int]) -> None:
