@@ -192,6 +192,23 @@ return t3, t2"""
     assert fuzz.check(reduced, CPU).signature == outcome.signature
 
 
+def test_the_reducer_keeps_a_program_eager_runs() -> None:
+    """torch.export's failure at t2's line (a data pointer, which fake tensors have not) holds without t3's
+    line too, but then the result names no value: the reducer keeps only programs that eager runs."""
+    body = """
+t0 = torch.tanh(x0)
+t1 = t0 * self.p0
+t2 = t1 + t1.data_ptr() % 1
+t3 = t1.sum(-1)
+return (t2, t3),"""
+    failing = program(body)
+    outcome = fuzz.check(failing, CPU)
+    assert outcome.status == "refused" and "data pointer" in outcome.detail
+    reduced = fuzz.reduce(failing, outcome, CPU)
+    assert "t3 = t1.sum(-1)" in reduced.source and fuzz._runs_in_eager(reduced, CPU)
+    assert fuzz.check(reduced, CPU).signature == outcome.signature
+
+
 @pytest.mark.gpu
 @needs_gpu
 @pytest.mark.parametrize("seed", SEEDS[:48])

@@ -206,11 +206,15 @@ def test_a_loop_over_one_distinct_value_of_many_elements():
 def test_a_loop_over_unique_values_meets_another_count():
     """The trace made one select per value the example has (five); a call with three values failed
     inside the selects (the count's check `u0 == 5` was dropped as one of export's size checks), and on
-    a GPU would have read past the values: the check runs, and that call is traced again."""
+    a GPU would have read past the values: the check runs, and that call is traced again. Compiling
+    names the loop's line as one that decides from the data (it named no line before)."""
     model = ValueCounts()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # (decides from values of the data, traced again: it says so)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
         compiled = pygraph.export_and_compile(model, (torch.linspace(-2, 2, 5)[None],), target="emulator")
+        assert any("decides in Python from values of its data at" in str(w.message) for w in caught)
+        line = "for u in levels.unique()"
+        assert all(line in str(w.message) for w in caught if "decides in Python" in str(w.message))
         for x in (torch.tensor([[0.0, 1.0, 0.0, 1.0, 2.0]]), torch.randn(1, 5) * 2, torch.zeros(1, 5)):
             assert relative_error(compiled(x), model(x)) <= 1e-6
 

@@ -29,7 +29,7 @@ from typing import Any
 import sympy
 import torch
 from torch._subclasses import fake_utils, meta_utils
-from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.fake_tensor import FakeTensor, FakeTensorMode
 from torch._subclasses.fake_utils import MetadataMismatchError
 from torch.export._draft_export import FailureType
 from torch.export.graph_signature import InputKind, TensorArgument
@@ -52,6 +52,7 @@ _NEGATIONS = {
 }
 READS_DATA = {torch.ops.aten.item.default, torch.ops.aten._local_scalar_dense.default}
 _EXPRESSION = re.compile(r"Runtime assertion failed for expression (.+) on node '[^']*'$")
+_UNBACKED = re.compile(r"\bu\d+\b")  # a size or number the data decide, as torch names it
 _FRAME = re.compile(
     r'File "([^"]+)", line (\d+)(?:, in \S+\n(?![ \t]*File ")[ \t]*(.*))?|Caused by: \(([^():]+):(\d+) in '
 )
@@ -77,6 +78,7 @@ def draft_export(
         _signbit_meta_as_bool(),
         _offsets_compared_without_guards(),
         _unbind_as_selects(),
+        _real_values_strided_as_fakes(),
         sdpa_kernel([SDPBackend.MATH]),
         numbers_promoted_as_python(model, inputs, numbers),
     ):
@@ -98,6 +100,8 @@ def draft_export(
     deferred = [d for d in graph.find_nodes(op="call_function", target=_DEFER) if _deferred(d)]
     taken = sorted(
         {_where(check, read) for check, read in _checks_on_data(graph)} | {_where(d, d) for d in deferred}
+    ) or sorted(  # (no check reads a value: the trace fixed a size the data decide, `for u in x.unique()`)
+        {_where(check, check) for check in _checks_on_sizes(graph)} or {"a line torch does not name"}
     )
     warnings.warn(
         f"{type(model).__name__} decides in Python from values of its data at {'; '.join(taken)}: pygraph "
@@ -195,6 +199,63 @@ def _offsets_compared_without_guards() -> Iterator[None]:
         yield
     finally:
         fake_utils._check_fake_real_tensors = check
+
+
+@contextlib.contextmanager
+def _real_values_strided_as_fakes() -> Iterator[None]:
+    """Draft export runs each op on fake and real tensors side by side, and composites (`matmul`, `reshape`)
+    decompose on the fake's strides: where torch's (2.11, 2.13) fake kernel gives other strides than the
+    real one (`copysign` of a transposed tensor: contiguous fake, real in the operand's layout), the
+    decomposition chose a `view` that the real tensor cannot take, and export failed. Here a new real
+    value (no view, sharing no operand's storage) whose fake has concrete, dense strides is copied into
+    those strides."""
+    dispatch = FakeTensorMode._dispatch_impl
+
+    def dispatched(mode: FakeTensorMode, func: Any, types: Any, args: Any, kwargs: Any) -> Any:
+        out = dispatch(mode, func, types, args, kwargs)
+        if not mode.propagate_real_tensors:
+            return out
+        operands = {
+            t.real_tensor.untyped_storage().data_ptr()
+            for t in torch.utils._pytree.tree_leaves((args, kwargs))
+            if isinstance(t, FakeTensor)
+            and t.real_tensor is not None
+            and torch._C._has_storage(t.real_tensor)
+        }
+        for fake in torch.utils._pytree.tree_leaves(out):
+            real = getattr(fake, "real_tensor", None) if isinstance(fake, FakeTensor) else None
+            if (
+                real is None
+                or not torch._C._has_storage(real)
+                or real.untyped_storage().data_ptr() in operands
+                or real._is_view()
+                or not all(isinstance(s, int) for s in (*fake.shape, *fake.stride(), fake.storage_offset()))
+                or real.stride() == fake.stride()
+                or fake.storage_offset() != 0
+                or not _dense(fake.shape, fake.stride())
+            ):
+                continue
+            restrided = torch.empty_strided(fake.shape, fake.stride(), dtype=real.dtype, device=real.device)
+            fake.real_tensor = restrided.copy_(real)
+        return out
+
+    FakeTensorMode._dispatch_impl = dispatched
+    try:
+        yield
+    finally:
+        FakeTensorMode._dispatch_impl = dispatch
+
+
+def _dense(shape: tuple[int, ...], strides: tuple[int, ...]) -> bool:
+    """Whether a tensor of these sizes and strides covers its bytes once each, in some order of its dims."""
+    expected = 1
+    for size, stride in sorted(
+        ((n, s) for n, s in zip(shape, strides, strict=True) if n != 1), key=lambda d: d[1]
+    ):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 @contextlib.contextmanager
@@ -507,6 +568,14 @@ def _checks_on_data(graph: torch.fx.Graph) -> Iterator[tuple[torch.fx.Node, torc
                 break
             seen.update(sources)
             todo.extend(sources)
+
+
+def _checks_on_sizes(graph: torch.fx.Graph) -> Iterator[torch.fx.Node]:
+    """Each `_assert_scalar` on a size the data decide (`unique`'s, `nonzero`'s count)."""
+    for check in graph.find_nodes(op="call_function", target=_CHECK):
+        said = _EXPRESSION.match(str(check.args[1]))
+        if said and _UNBACKED.search(said.group(1)):
+            yield check
 
 
 def _where(check: torch.fx.Node, read: torch.fx.Node) -> str:

@@ -1154,11 +1154,27 @@ def reduce(program: Program, outcome: Outcome, device: torch.device) -> Program:
         changed = False
         for attempt in candidates(current):
             trial = Program(program.name, "\n".join(attempt))
-            if check(trial, device).signature == outcome.signature:
+            if _runs_in_eager(trial, device) and check(trial, device).signature == outcome.signature:
                 current, changed = attempt, True
                 break
     source = "\n".join(x for i, x in enumerate(current) if x or i not in range(body.start, ret))
     return Program(program.name, source)
+
+
+def _runs_in_eager(program: Program, device: torch.device) -> bool:
+    """Whether eager runs `program` on its example inputs: a failure met while compiling holds in a
+    program whose lines after the failing one are gone, and the kept program must still be one eager
+    runs (no result returned that no line defines)."""
+    try:
+        built = program.build()
+        inputs = built.inputs(0)
+        if built.between is not None:
+            built.between(built.model, 0)
+        with torch.no_grad():
+            built.model.to(device)(*(x.to(device) if isinstance(x, torch.Tensor) else x for x in inputs))
+    except Exception:
+        return False
+    return True
 
 
 def seeds(spec: str) -> range:
