@@ -241,8 +241,17 @@ def working_bytes(ep: torch.export.ExportedProgram, state_only: Container[torch.
 
 
 def _nbytes(node: torch.fx.Node) -> int:
+    """A result's bytes for the example, or the fewest it can take where the data decide its size (rows a
+    mask keeps): the working memory it measures is where copies may go, so it errs low."""
     value = node.meta["val"]
-    return value.numel() * value.element_size()
+    count = value.numel()
+    if isinstance(count, torch.SymInt):
+        hint = count.node.hint
+        if hint is None:
+            lowest = count.node.shape_env.bound_sympy(count.node.expr).lower
+            hint = int(lowest) if lowest.is_finite else 0
+        count = int(hint)
+    return count * value.element_size()
 
 
 def deterministic(node: torch.fx.Node) -> bool:

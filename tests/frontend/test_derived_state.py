@@ -313,6 +313,32 @@ def test_a_single_large_copy_stays_held():
         check(compiled, model, (1, 64, 2, 2))
 
 
+class KeptRows(nn.Module):
+    """A copy of a buffer (Idefics3's empty key and value caches, cloned by the cache's update) beside rows
+    a mask keeps, whose count the data decide."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("bias", torch.randn(4))
+
+    def forward(self, x: torch.Tensor, y: torch.Tensor) -> torch.Tensor:
+        scale = (y * 2).exp().sum()
+        rows = x[x.sum(1) > 0]
+        return rows * scale + self.bias.clone()
+
+
+def test_working_memory_of_rows_the_data_decide():
+    """Measuring the working memory compared a size of u0 rows with a fixed one, and torch raised
+    GuardOnDataDependentSymNode (hf/idefics3); such a size counts its fewest bytes."""
+    torch.manual_seed(0)
+    model = KeptRows().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(64, 4), torch.randn(8, 8)))
+        for _ in range(2):
+            x, y = torch.randn(64, 4), torch.randn(8, 8)
+            assert relative_error(compiled(x, y), model(x, y)) <= 1e-6
+
+
 def test_derived_knob_is_checked():
     with (
         knobs.scope(gpu_layouts="on", derived="sometimes"),
