@@ -1690,3 +1690,33 @@ def test_linear_algebra_raises_as_eager():
 @needs_gpu
 def test_gpu_linear_algebra_raises_as_eager(no_tf32, kernel_cache):
     _check_linear_algebra("cuda")
+
+
+class ConvertedInForward(nn.Module):
+    """A router converting its classifier in forward (SwitchTransformers, NLLB-MoE), to the dtype it has
+    (a no-op) or, `to`, to another."""
+
+    def __init__(self, to: torch.dtype = torch.float32) -> None:
+        super().__init__()
+        self.classifier = nn.Linear(8, 4)
+        self.to_dtype = to
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.classifier = self.classifier.to(self.to_dtype)
+        return self.classifier(x.to(self.to_dtype)).softmax(-1)
+
+
+def test_a_module_converted_in_forward_to_what_it_is():
+    """Export failed swapping fake parameters for themselves (`_apply(): Couldn't swap Linear.weight`);
+    the no-op conversion is skipped, and the compiled model follows later changes of the weights. A
+    conversion to another dtype is refused with torch's error."""
+    torch.manual_seed(0)
+    model = ConvertedInForward().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(3, 8),), target="emulator")
+        for _ in range(2):
+            x = torch.randn(3, 8)
+            assert relative_error(compiled(x), model(x)) <= 1e-6
+            model.classifier.weight.mul_(-2)
+        with pytest.raises(pygraph.frontend.ExportError, match="Couldn't swap"):
+            pygraph.export_and_compile(ConvertedInForward(torch.float64), (torch.randn(3, 8),))

@@ -313,6 +313,7 @@ def _exporting(
             _parameters_without_grad(model),
             _lstm_states_in_shape(),
             _vector_norm_meta_with_negative_dims(),
+            _conversions_that_change_nothing_skipped(),
             quiet_tracing(),
             warnings.catch_warnings(),
         ):
@@ -425,6 +426,30 @@ def _lstm_states_in_shape() -> Iterator[None]:
         yield
     finally:
         torch_decompositions.one_layer_lstm = original
+
+
+@contextlib.contextmanager
+def _conversions_that_change_nothing_skipped() -> Iterator[None]:
+    """A module converted in forward to the dtype or device it has (`self.classifier =
+    self.classifier.to(self.dtype)`, the routers of SwitchTransformers and NLLB-MoE) is a no-op in eager,
+    but while exporting its parameters are fake tensors, which torch (2.11, 2.13) swaps for the converted
+    ones even where they are the same tensor, and export failed (`_apply(): Couldn't swap Linear.weight`).
+    While exporting, a conversion leaving every tensor of the module as it is returns the module; one that
+    changes a tensor goes to torch as before."""
+    apply = torch.nn.Module._apply
+
+    def applied(module: torch.nn.Module, fn: Any, recurse: bool = True) -> torch.nn.Module:
+        tensors = [*module.parameters(recurse=recurse), *module.buffers(recurse=recurse)]
+        with torch.no_grad():
+            if all(fn(t) is t for t in tensors):
+                return module
+        return apply(module, fn, recurse)
+
+    torch.nn.Module._apply = applied
+    try:
+        yield
+    finally:
+        torch.nn.Module._apply = apply
 
 
 @contextlib.contextmanager
