@@ -541,18 +541,38 @@ def _drop_needless_checks(graph: torch.fx.Graph, flags: list[torch.fx.Node]) -> 
     """Erases the checks that cannot fail, `0 <= f` and `f <= 1` of a boolean read as an integer (draft
     export adds them for the range of `sym_ite`) and those whose condition the trace knows is true (torch
     2.11's decomposing adds `u0 >= 5` of a size that a check `u0 == 5` before it fixed: a constant, which
-    the importer cannot import), and the repeats of a check (decomposing re-inserts export's checks)."""
+    the importer cannot import), those every size meets (`Eq(u0, 0) | (u0 > 0)`, which a reshape with -1
+    of u0 rows makes: the importer has no `or_`), and the repeats of a check (decomposing re-inserts
+    export's checks)."""
     seen = {(operator.ge, (f, 0)) for f in flags} | {(operator.le, (f, 1)) for f in flags}
     for check in list(graph.find_nodes(op="call_function", target=_CHECK)):
         condition = check.args[0]
         if not isinstance(condition, torch.fx.Node):
             continue
         key = (condition.target, condition.args)
-        if key in seen or condition.meta.get("val") is True:
+        if (
+            key in seen
+            or condition.meta.get("val") is True
+            or _holds_for_every_size(condition.meta.get("val"))
+        ):
             graph.erase_node(check)
             if not condition.users:
                 graph.erase_node(condition)
         seen.add(key)
+
+
+def _holds_for_every_size(value: Any) -> bool:
+    """Whether `value` is a condition on one size the data decide that every size (0, 1, ...) meets; the
+    size's range in the trace is not asked, as the checks themselves narrowed it."""
+    if not isinstance(value, torch.SymBool):
+        return False
+    expression = value.node.expr
+    if len(expression.free_symbols) != 1 or not expression.free_symbols <= value.node.shape_env.size_like:
+        return False
+    try:
+        return sympy.S.Naturals0.is_subset(expression.as_set()) is True
+    except (NotImplementedError, TypeError, ValueError):  # (not a condition sympy solves in one variable)
+        return False
 
 
 def _checks_on_data(graph: torch.fx.Graph) -> Iterator[tuple[torch.fx.Node, torch.fx.Node]]:
