@@ -679,6 +679,34 @@ def test_a_check_every_count_meets_is_dropped():
             assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
+class ExpertsByName(nn.ModuleDict):
+    """Experts picked by a name made of a number from the data (`self[f"expert_{i}"]`, SwitchTransformers'
+    and NLLB-MoE's routing)."""
+
+    def __init__(self) -> None:
+        super().__init__({f"expert_{i}": nn.Linear(4, 4) for i in range(3)})
+
+    def forward(self, x: torch.Tensor, choice: torch.Tensor) -> torch.Tensor:
+        out = torch.zeros_like(x)
+        for expert in torch.bincount(choice, minlength=3).gt(0).nonzero():
+            out = out + self[f"expert_{expert[0]}"](x) * (choice == expert[0])[:, None]
+        return out
+
+
+def test_a_module_picked_by_a_number_formatted_from_the_data():
+    """While exporting, a fake 0-d tensor was formatted as its repr (eager formats a tensor as its number),
+    and the name found no module (KeyError); the trace takes the example's experts, and a call choosing
+    others is traced again."""
+    torch.manual_seed(6)
+    model = ExpertsByName().eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")
+        compiled = pygraph.export_and_compile(model, (torch.randn(5, 4), torch.tensor([0, 2, 2, 0, 0])))
+        for choice in ([0, 2, 2, 0, 2], [1, 1, 1, 1, 1], [2, 0, 1, 0, 1]):
+            x = torch.randn(5, 4)
+            assert relative_error(compiled(x, torch.tensor(choice)), model(x, torch.tensor(choice))) <= 1e-6
+
+
 def _without_torchs_checks(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """The draft program as torch 2.11 makes it: boolean conditions read (`.item()`) and not checked (the
     checks of numbers read, `mode.item() > 3`, it makes)."""

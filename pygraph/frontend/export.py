@@ -314,6 +314,7 @@ def _exporting(
             _lstm_states_in_shape(),
             _vector_norm_meta_with_negative_dims(),
             _conversions_that_change_nothing_skipped(),
+            _numbers_formatted_as_eager(),
             quiet_tracing(),
             warnings.catch_warnings(),
         ):
@@ -450,6 +451,28 @@ def _conversions_that_change_nothing_skipped() -> Iterator[None]:
         yield
     finally:
         torch.nn.Module._apply = apply
+
+
+@contextlib.contextmanager
+def _numbers_formatted_as_eager() -> Iterator[None]:
+    """Eager formats a 0-d tensor as its number (`f"expert_{i}"`, how SwitchTransformers and NLLB-MoE pick
+    an expert by name), but only a tensor of type exactly `torch.Tensor` (`Tensor.__format__`, torch 2.11 and
+    2.13): while exporting, a fake tensor was formatted as its repr, and the name found no module. While
+    exporting, a fake 0-d tensor is formatted as the number it holds, read as `.item()` reads it: a value
+    from the data, which the trace then assumes and each call checks, as a branch on data."""
+    format_tensor = torch.Tensor.__format__
+
+    def formatted(tensor: torch.Tensor, spec: str) -> str:
+        if not isinstance(tensor, FakeTensor) or tensor.dim() != 0 or tensor.is_complex():
+            return format_tensor(tensor, spec)
+        kind = bool if tensor.dtype == torch.bool else float if tensor.is_floating_point() else int
+        return format(kind(tensor.item()), spec)
+
+    torch.Tensor.__format__ = formatted
+    try:
+        yield
+    finally:
+        torch.Tensor.__format__ = format_tensor
 
 
 @contextlib.contextmanager
