@@ -37,6 +37,7 @@ from .row_prefixes import Padding, paddable
 from .settings import pygraphs_own_ops
 from .slice_scatters import slice_scatters_as_concatenations
 from .spatial_means import split_spatial_means
+from .splits import splits_as_slices
 from .state_aliases import constants_as_state
 from .state_values import StateValues, knowing_state_values
 from .structure import drop_constant_inputs
@@ -89,6 +90,7 @@ def export_program(
             fold_batch_norms(program)
         fresh = fresh_constants(program)
         unbinds_as_selects(program)
+        splits_as_slices(program)
         program = program.run_decompositions(TABLE)
     with pygraphs_own_ops():  # the decomposed program holds autocast's casts (`settings.py`)
         check_branches(program)
