@@ -516,6 +516,28 @@ def test_random_numbers_are_fresh_each_call_and_follow_the_seed():
         check_random_outputs(model, x, compiled(x))
 
 
+class Reseeding(nn.Module):
+    """Seeds torch's generator in forward before drawing (Reformer's LSH attention with a `hash_seed`)."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        torch.manual_seed(3)
+        return x + torch.randn_like(x)
+
+
+def test_reseeding_in_forward_is_refused_naming_the_line():
+    """torch.export drops the seeding: each call would draw other numbers where eager draws the same
+    ones again. Refused, and torch's generators are left as they were."""
+    x = torch.randn(4)
+    seeding = (torch.manual_seed, torch.random.manual_seed, torch.cuda.manual_seed_all)
+    torch.manual_seed(8)
+    expected = torch.rand(3)
+    torch.manual_seed(8)
+    with pytest.raises(pygraph.frontend.ExportError, match=r"torch.manual_seed\(3\).*reseeds"):
+        pygraph.export_and_compile(Reseeding(), (x,))
+    assert torch.equal(torch.rand(3), expected)
+    assert (torch.manual_seed, torch.random.manual_seed, torch.cuda.manual_seed_all) == seeding
+
+
 # ------------------------------------------------------------------------- pattern 6: data-dependent
 
 

@@ -317,6 +317,7 @@ def _exporting(
             _vector_norm_meta_with_negative_dims(),
             _conversions_that_change_nothing_skipped(),
             _numbers_formatted_as_eager(),
+            _seeding_refused(),
             quiet_tracing(),
             warnings.catch_warnings(),
         ):
@@ -475,6 +476,38 @@ def _numbers_formatted_as_eager() -> Iterator[None]:
         yield
     finally:
         torch.Tensor.__format__ = format_tensor
+
+
+# the functions that reseed torch's generators, by module
+_SEEDING = {
+    torch: ("manual_seed", "seed"),
+    torch.random: ("manual_seed", "seed"),
+    torch.cuda: ("manual_seed", "manual_seed_all", "seed", "seed_all"),
+}
+
+
+@contextlib.contextmanager
+def _seeding_refused() -> Iterator[None]:
+    """torch.export drops a call of `torch.manual_seed` in forward (Reformer's LSH attention with a
+    `hash_seed`): the program would draw other numbers in every call where eager draws the same ones
+    again, a wrong answer. While exporting, reseeding raises instead, and export fails naming the line."""
+    saved = {(module, name): getattr(module, name) for module, names in _SEEDING.items() for name in names}
+
+    def refuse(*args: Any, **kwargs: Any) -> None:
+        raise RuntimeError(
+            "forward reseeds torch's random generator, which a traced program cannot do: its random numbers "
+            "come from a seed and offset fed to each call, so every call would draw other numbers where "
+            "eager draws the same ones again. Seed before calling the model, or draw the numbers outside "
+            "forward and pass them in"
+        )
+
+    for module, name in saved:
+        setattr(module, name, refuse)
+    try:
+        yield
+    finally:
+        for (module, name), function in saved.items():
+            setattr(module, name, function)
 
 
 @contextlib.contextmanager
