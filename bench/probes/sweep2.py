@@ -3833,7 +3833,9 @@ construct(
 # ---------------------------------------------------------------- runner
 
 
-def run_case(name: str, dtype: torch.dtype = torch.float32, device: str = "cpu") -> str:
+def run_case(
+    name: str, dtype: torch.dtype = torch.float32, device: str = "cpu", show_traceback: bool = False
+) -> str:
     """Compiles the case, then per call runs eager and the compiled model on the same fresh inputs."""
     torch.manual_seed(0)
     start = time.time()
@@ -3864,6 +3866,8 @@ def run_case(name: str, dtype: torch.dtype = torch.float32, device: str = "cpu")
     except Exception as error:
         if _eager_fails(name, dtype, device):
             return f"SKIP {name} (eager fails too: {_eager_fails(name, dtype, device)})"
+        if show_traceback:
+            traceback.print_exception(error)
         lines = [line for line in str(error).strip().splitlines() if line.strip()]
         where = traceback.extract_tb(error.__traceback__)[-1]
         first = " | ".join(lines[:4])[:600]
@@ -3900,12 +3904,13 @@ def main() -> None:
     parser.add_argument("--dtype", default="float32", choices=["float32", "float16", "bfloat16"])
     parser.add_argument("--device", default="cpu", choices=["cpu", "cuda"], help="cuda: target='cuda'")
     parser.add_argument("--shard", default="0/1", help="K/N: every N-th case from the K-th")
+    parser.add_argument("--traceback", action="store_true", help="print a failure's whole traceback")
     args = parser.parse_args()
     torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
     shard, shards = map(int, args.shard.split("/"))
     names = [name for name in CASES if any(name.startswith(p) for p in args.prefixes)]
     for name in names[shard::shards]:
-        print(run_case(name, getattr(torch, args.dtype), args.device), flush=True)
+        print(run_case(name, getattr(torch, args.dtype), args.device, args.traceback), flush=True)
 
 
 if __name__ == "__main__":
