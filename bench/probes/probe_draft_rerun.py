@@ -16,7 +16,7 @@ import torch
 from torch._subclasses.fake_tensor import FakeTensor
 
 sys.path.insert(0, str(Path(__file__).parent))
-import sweep2  # noqa: E402
+import sweep2
 
 
 def _traced(value: Any) -> Any:
