@@ -707,6 +707,26 @@ def test_a_module_picked_by_a_number_formatted_from_the_data():
             assert relative_error(compiled(x, torch.tensor(choice)), model(x, torch.tensor(choice))) <= 1e-6
 
 
+class ScaleByItsText(nn.Module):
+    """Formats a 0-d parameter: eager formats a parameter as its repr, not as its number."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.scale = nn.Parameter(torch.tensor(0.5))
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * 2 if f"{self.scale}".startswith("Parameter") else x * 3
+
+
+def test_a_parameter_formatted_in_forward_keeps_its_repr():
+    torch.manual_seed(0)
+    model = ScaleByItsText().eval()
+    with torch.no_grad():
+        compiled = pygraph.export_and_compile(model, (torch.randn(6),))
+        x = torch.randn(6)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+
+
 def _without_torchs_checks(program: torch.export.ExportedProgram) -> torch.export.ExportedProgram:
     """The draft program as torch 2.11 makes it: boolean conditions read (`.item()`) and not checked (the
     checks of numbers read, `mode.item() > 3`, it makes)."""

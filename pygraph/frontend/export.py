@@ -462,11 +462,17 @@ def _numbers_formatted_as_eager() -> Iterator[None]:
     an expert by name), but only a tensor of type exactly `torch.Tensor` (`Tensor.__format__`, torch 2.11 and
     2.13): while exporting, a fake tensor was formatted as its repr, and the name found no module. While
     exporting, a fake 0-d tensor is formatted as the number it holds, read as `.item()` reads it: a value
-    from the data, which the trace then assumes and each call checks, as a branch on data."""
+    from the data, which the trace then assumes and each call checks, as a branch on data. A fake standing for
+    an `nn.Parameter` keeps its repr, as eager formats a parameter."""
     format_tensor = torch.Tensor.__format__
 
     def formatted(tensor: torch.Tensor, spec: str) -> str:
-        if not isinstance(tensor, FakeTensor) or tensor.dim() != 0 or tensor.is_complex():
+        if (
+            not isinstance(tensor, FakeTensor)
+            or isinstance(tensor, torch.nn.Parameter)
+            or tensor.dim() != 0
+            or tensor.is_complex()
+        ):
             return format_tensor(tensor, spec)
         kind = bool if tensor.dtype == torch.bool else float if tensor.is_floating_point() else int
         return format(kind(tensor.item()), spec)
