@@ -31,6 +31,7 @@ from .frontend import (
     InputStructure,
     ModuleTree,
     Settings,
+    SharedValues,
     StateValueRead,
     StateValues,
     UnsupportedError,
@@ -600,7 +601,11 @@ class CompiledModel:
         ]:
             _StateWatch.watch(watched)  # (a counter is checked only after an assignment to it)
         if derived is not None:
-            self._derived_from = [(t, t._version) for t in self._derived_sources()]
+            sources = self._derived_sources()
+            self._derived_from = [(t, t._version) for t in sources]
+            values = [self._derived_values[name] for name in derived.names]
+            values = SharedValues.of(model, settings).share(derived, sources, values)
+            self._derived_values = dict(zip(derived.names, values, strict=True))
         self._backend: Any = None
         self._use_plan(plan)
 
@@ -1148,18 +1153,25 @@ class CompiledModel:
         self._watch_state()
 
     def _derived_sources(self) -> list[torch.Tensor]:
-        return [self._state(role, name) for role, name in self._derived.sources]
+        """The tensors derived state reads, parameters as the model holds them (not detached: their identity
+        tells `SharedValues` that two programs read the same tensor; the recipe runs without autograd)."""
+        return [self._state(role, name, detached=False) for role, name in self._derived.sources]
 
     def _derive(self, refresh: bool) -> None:
         """Computes the derived state from the model's tensors; `refresh` writes the new values into the
         tensors the graphs already read (in stream order, before the next launch)."""
         derived, sources = self._derived, self._derived_sources()
+        shared = SharedValues.of(self.model, self._settings)
         with pygraphs_own_ops():
             values = derived.compute(sources)
-        if refresh:
-            for name, value in zip(derived.names, values, strict=True):
+        if refresh:  # (another program may hold the same tensors: it sees their versions and refreshes too)
+            for name, key, reads, value in zip(
+                derived.names, derived.keys, derived.reads, values, strict=True
+            ):
                 self._derived_values[name].copy_(value)
+                shared.record(key, [sources[i] for i in reads], self._derived_values[name])
         else:
+            values = shared.share(derived, sources, values)
             self._derived_values = dict(zip(derived.names, values, strict=True))
         self._derived_from = [(t, t._version) for t in sources]
         self._watch_state()
@@ -1382,10 +1394,11 @@ class CompiledModel:
         )
         return variant
 
-    def _state(self, role: str, name: str) -> torch.Tensor:
+    def _state(self, role: str, name: str, detached: bool = True) -> torch.Tensor:
         try:
             if role == "parameter":
-                return self.model.get_parameter(name).detach()
+                parameter = self.model.get_parameter(name)
+                return parameter.detach() if detached else parameter
             if role == "buffer":
                 return self.model.get_buffer(name)
         except AttributeError as exc:  # deleted, or set to None, since the trace

@@ -1,6 +1,6 @@
 """Stage 1: a PyTorch model to `.torch.mlir` (torch.export, pygraph's decompositions, FX import with hooks)."""
 
-from .derived_state import DerivedState, hoist_derived_state
+from .derived_state import DerivedState, SharedValues, hoist_derived_state
 from .export import DynamicDim, ExportError, argument_names, declared_dims, export_program
 from .importer import (
     ArgumentSpec,
@@ -28,6 +28,7 @@ __all__ = [
     "InputStructure",
     "ModuleTree",
     "Settings",
+    "SharedValues",
     "StateValueRead",
     "StateValues",
     "UnsupportedError",

@@ -24,13 +24,19 @@ into the arena, where they share bytes with each other and with the activations,
 weights in every call. resnet18 at batch 1 works in 4 MB and had 40 MB of NHWC weights; its largest are
 converted in each call now. Where one copy dominates (a single padded embedding), copying it per call
 would save little of its memory, so then all are held; other derived results are always held.
+
+The programs of one model (one per size of a dim declared dynamic, per way through its data, per settings)
+compute the same derived values from the same tensors: `SharedValues` lets them hold one copy (a model
+compiled at 8 batch sizes held 8 NHWC copies of every converted weight before).
 """
 
 from __future__ import annotations
 
 import bisect
+import hashlib
 import itertools
-from collections.abc import Callable, Container, Sequence
+import weakref
+from collections.abc import Callable, Container, Hashable, Sequence
 from dataclasses import dataclass, field
 
 import torch
@@ -65,6 +71,11 @@ class DerivedState:
     sources: list[tuple[str, str]]  # (role, name) of each tensor `recipe` reads, in its argument order
     recipe: torch.fx.GraphModule
     constants: dict[str, torch.Tensor] = field(default_factory=dict)  # the values of `constant` sources
+    # Per derived argument: its computation written out in terms of the sources' (role, name), and the
+    # positions in `sources` of those it reads; the same key of the same tensors is the same value
+    # (`SharedValues`).
+    keys: list[str] = field(default_factory=list)
+    reads: list[tuple[int, ...]] = field(default_factory=list)
 
     def compute(self, sources: Sequence[torch.Tensor]) -> list[torch.Tensor]:
         """The derived values, each in memory of its own: a recipe's result may be a view into a larger
@@ -162,10 +173,13 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
         if spec.kind == InputKind.CONSTANT_TENSOR:
             derived.constants[spec.target] = state_value(ep, spec)
     values = derived.compute([state_value(ep, specs[n.name]) for n in sources])
+    written = _written_out(recipe, derived.sources)
     for node, value in zip(results, values, strict=True):
         name = f"derived_{node.name}"
         redirect_uses(ep, node, add_constant(ep, name, value))
         derived.names.append(name)
+        derived.keys.append(written[copied[node]][0])
+        derived.reads.append(written[copied[node]][1])
     ep.graph.eliminate_dead_code()
     for node in sources:  # complex state the recipe alone reads now: the program cannot hold it
         if not node.users and node.meta["val"].dtype.is_complex:
@@ -173,6 +187,82 @@ def hoist_derived_state(ep: torch.export.ExportedProgram) -> DerivedState | None
             ep.graph.erase_node(node)
     ep.graph_module.recompile()
     return derived
+
+
+def _written_out(
+    recipe: torch.fx.Graph, sources: list[tuple[str, str]]
+) -> dict[torch.fx.Node, tuple[str, tuple[int, ...]]]:
+    """Each node of `recipe` as a key naming its computation (a digest of its op, its operands' keys and
+    its other arguments; the sources as their role and name), with the positions of the sources it reads."""
+    written: dict[torch.fx.Node, tuple[str, tuple[int, ...]]] = {}
+    positions = itertools.count()
+    for node in recipe.nodes:
+        if node.op == "placeholder":
+            position = next(positions)
+            written[node] = (f"{sources[position][0]}:{sources[position][1]}", (position,))
+        elif node.op == "call_function":
+            operands = torch.fx.node.map_arg((node.args, node.kwargs), lambda n: written[n][0])
+            text = f"{node.target}{operands}".encode()
+            reads = sorted({r for n in node.all_input_nodes for r in written[n][1]})
+            written[node] = (hashlib.sha256(text).hexdigest(), tuple(reads))
+    return written
+
+
+class SharedValues:
+    """The derived values of one model's compiled programs traced under one set of settings (shape
+    variants, ways through its data, other `export_and_compile` calls), so that programs computing the
+    same thing from the same tensors hold one copy: a value is shared while the tensors it was computed
+    from are the very ones a program reads, at the versions it was computed at, and another program's copy
+    has its layout. (Programs of other settings hold their own: a product in the recipe computes under the
+    TF32 setting of the program's calls.)"""
+
+    _by_model: weakref.WeakKeyDictionary[torch.nn.Module, dict[Hashable, SharedValues]] = (
+        weakref.WeakKeyDictionary()
+    )
+
+    def __init__(self) -> None:
+        # key -> (the value, the tensors it was computed from, their versions then); all held weakly, so an
+        # entry lives only while some program holds its value and the model holds its sources
+        self._entries: dict[str, tuple[weakref.ref, tuple[weakref.ref, ...], tuple[int, ...]]] = {}
+
+    @classmethod
+    def of(cls, model: torch.nn.Module, settings: Hashable) -> SharedValues:
+        return cls._by_model.setdefault(model, {}).setdefault(settings, cls())
+
+    def share(
+        self, derived: DerivedState, sources: Sequence[torch.Tensor], values: Sequence[torch.Tensor]
+    ) -> list[torch.Tensor]:
+        """`values`, computed from `sources` as they are now, each replaced by another program's equal
+        value where one is held; the others recorded for later programs."""
+        shared = []
+        for key, reads, value in zip(derived.keys, derived.reads, values, strict=True):
+            read = [sources[i] for i in reads]
+            held = self._held(key, read)
+            if held is not None and _same_layout(held, value):
+                shared.append(held)
+                continue
+            self.record(key, read, value)
+            shared.append(value)
+        return shared
+
+    def record(self, key: str, read: Sequence[torch.Tensor], value: torch.Tensor) -> None:
+        """`value` is `key` of `read` as they are now (computed, or written again in place)."""
+        versions = tuple(t._version for t in read)
+        self._entries[key] = (weakref.ref(value), tuple(weakref.ref(t) for t in read), versions)
+
+    def _held(self, key: str, read: Sequence[torch.Tensor]) -> torch.Tensor | None:
+        entry = self._entries.get(key)
+        if entry is None:
+            return None
+        value, sources, versions = entry[0](), entry[1], entry[2]
+        same = len(sources) == len(read) and all(s() is t for s, t in zip(sources, read, strict=False))
+        if value is None or not same or versions != tuple(t._version for t in read):
+            return None
+        return value
+
+
+def _same_layout(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return (a.shape, a.stride(), a.dtype, a.device) == (b.shape, b.stride(), b.dtype, b.device)
 
 
 def _held(results: list[torch.fx.Node], working: Callable[[], int]) -> list[torch.fx.Node]:

@@ -108,6 +108,34 @@ def test_converted_weights_are_derived_once_and_follow_the_model():
         check(compiled, model, (2, 3, 8, 8))
 
 
+def test_programs_of_one_model_hold_one_copy_of_the_same_derived_values():
+    """A shape variant computes the same NHWC weights from the same parameters: it holds the first
+    program's copies, and both follow the model's changes."""
+    torch.manual_seed(0)
+    model = ConvNet().eval()
+
+    def held(program: pygraph.CompiledModel) -> set[int]:
+        return {value.data_ptr() for value in program._derived_values.values()}
+
+    batch = torch.export.Dim("batch", max=16)
+    with knobs.scope(gpu_layouts="on", padding="off"), torch.no_grad():
+        compiled = pygraph.export_and_compile(
+            model, (torch.randn(2, 3, 8, 8),), dynamic_shapes={"x": {0: batch}}
+        )
+        check(compiled, model, (3, 3, 8, 8))  # another batch: a program of its own
+        (variant,) = compiled._variants.values()
+        assert len(held(compiled)) == 2 and held(variant) == held(compiled)
+        for change in (
+            lambda: model.c1.weight.mul_(-2),
+            lambda: model.load_state_dict({k: torch.randn_like(v) for k, v in model.state_dict().items()}),
+            lambda: setattr(model.c2, "weight", nn.Parameter(torch.randn(4, 8, 3, 3))),
+        ):
+            change()
+            check(compiled, model, (3, 3, 8, 8))
+            check(compiled, model, (2, 3, 8, 8))
+            assert held(variant) == held(compiled)
+
+
 class Head(nn.Module):
     """A linear layer and a matmul with 1001 output columns (4004 bytes a row: unaligned), one result
     returned as it is and one read by a generated kernel."""
