@@ -54,3 +54,26 @@ def test_a_split_of_static_sizes_stays() -> None:
     program = torch.export.export(Halves(), (torch.randn(9, 4),))
     splits_as_slices(program)
     assert aten.split_with_sizes.default in [node.target for node in program.graph.nodes]
+
+
+class GatedHalvesOfPickedRows(nn.Module):
+    """Rows the data pick, split into halves along a static dim (JetMoE's experts: `chunk(2, dim=-1)`)."""
+
+    def forward(self, x: torch.Tensor, mask: torch.Tensor) -> torch.Tensor:
+        a, b = x[mask].chunk(2, dim=-1)
+        return (torch.relu(a) * b).sum(0)
+
+
+def test_a_chunk_of_rows_the_data_pick_is_slices_and_follows_each_call() -> None:
+    """It was refused (`aten.split.Tensor returns a list, which a host op cannot hold`, hf/jetmoe)."""
+    torch.manual_seed(0)
+    model = GatedHalvesOfPickedRows()
+    example = (torch.randn(6, 8), torch.tensor([True, False, True, True, False, True]))
+    program = torch.export.export(model, example)
+    splits_as_slices(program)
+    assert aten.chunk.default not in [node.target for node in program.graph.nodes]
+    compiled = pygraph.export_and_compile(model, example)
+    for picked in ([0, 1, 5], [], [0, 1, 2, 3, 4, 5]):
+        x, mask = torch.randn(6, 8), torch.zeros(6, dtype=torch.bool)
+        mask[picked] = True
+        torch.testing.assert_close(compiled(x, mask), model(x, mask), rtol=1e-6, atol=1e-6)
