@@ -36,6 +36,7 @@ from torch.export.graph_signature import InputKind, TensorArgument
 from torch.fx.experimental.symbolic_shapes import compute_unbacked_bindings
 from torch.nn.attention import SDPBackend, sdpa_kernel
 
+from .connectives import connectives_as_arithmetic
 from .numbers import numbers_beside_tensors, numbers_on_host, numbers_promoted_as_python
 from .rewrite import written_placeholders
 
@@ -490,6 +491,7 @@ def check_branches(program: torch.export.ExportedProgram) -> None:
     for node in list(graph.find_nodes(op="call_function", target=torch.sym_not)):
         _negate(graph, node)
     _drop_needless_checks(graph, flags)
+    connectives_as_arithmetic(graph)
     for check, read in _checks_on_data(graph):
         condition, message = check.args
         match = _EXPRESSION.match(message)
