@@ -32,7 +32,11 @@ CONDITIONS: dict[str, tuple[Callable, Callable]] = {
     "not (a == b or b == c or a == c)": (
         lambda g, a, b, c: g(
             torch.sym_not,
-            g(operator.or_, g(operator.or_, g(operator.eq, a, b), g(operator.eq, b, c)), g(operator.eq, a, c)),
+            g(
+                operator.or_,
+                g(operator.or_, g(operator.eq, a, b), g(operator.eq, b, c)),
+                g(operator.eq, a, c),
+            ),
         ),
         lambda a, b, c: len({a, b, c}) == 3,
     ),
