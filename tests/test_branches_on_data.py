@@ -679,6 +679,27 @@ def test_a_check_every_count_meets_is_dropped():
             assert relative_error(compiled(x), model(x)) <= 1e-5
 
 
+class RepeatedIntoABuffer(nn.Module):
+    """Rows repeated by counts from the data, written into the front of a buffer of a fixed size
+    (FastSpeech2-Conformer's length regulator)."""
+
+    def forward(self, x: torch.Tensor, counts: torch.Tensor) -> torch.Tensor:
+        rows = torch.repeat_interleave(x, counts, dim=0)
+        out = torch.zeros(32, 8)
+        out[: rows.size(0)] = rows
+        return out
+
+
+def test_a_check_joining_conditions_on_a_count_is_checked_each_call():
+    """torch checks `Eq(u0, 1) | Eq(Min(32, u0), u0)`: asking sympy whether every count meets it recursed past
+    Python's limit, and the importer has no `or_` (connectives.py)."""
+    model = RepeatedIntoABuffer()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 8), torch.tensor([1, 3, 0, 2])))
+    for counts in ([2, 2, 3, 1], [0, 0, 0, 1], [8, 8, 8, 8]):
+        x = torch.randn(4, 8)
+        assert torch.equal(compiled(x, torch.tensor(counts)), model(x, torch.tensor(counts)))
+
+
 class ExpertsByName(nn.ModuleDict):
     """Experts picked by a name made of a number from the data (`self[f"expert_{i}"]`, SwitchTransformers'
     and NLLB-MoE's routing)."""

@@ -573,7 +573,8 @@ def _holds_for_every_size(value: Any) -> bool:
         return False
     try:
         return sympy.S.Naturals0.is_subset(expression.as_set()) is True
-    except (NotImplementedError, TypeError, ValueError):  # (not a condition sympy solves in one variable)
+    # (not a condition sympy solves in one variable; `Eq(u0, 1) | Eq(Min(32, u0), u0)` recurses past the limit)
+    except (NotImplementedError, TypeError, ValueError, RecursionError):
         return False
 
 
