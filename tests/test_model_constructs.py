@@ -3,6 +3,7 @@ hand-written module compiled for the emulator and compared with eager."""
 
 import copy
 import dataclasses
+import functools
 import math
 import types
 import warnings
@@ -438,6 +439,43 @@ def test_tracing_leaves_the_models_attributes_as_they_were():
         ref = model(x)
         assert type(model[1].long_frequencies) is torch.Tensor
         assert relative_error(compiled(x), ref) <= 1e-6
+
+
+class Vocabulary:
+    """A helper object holding a table it builds on first use (transformers' `cached_property`, Chameleon's
+    vocabulary mapping)."""
+
+    @functools.cached_property
+    def reversed_ids(self) -> torch.Tensor:
+        table = torch.zeros(16, dtype=torch.long)
+        for i in range(16):
+            table[i] = 15 - i
+        return table
+
+
+class LooksUpThroughAHelper(nn.Module):
+    def __init__(self) -> None:
+        super().__init__()
+        self.vocabulary = Vocabulary()
+        self.embed = nn.Embedding(16, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        ids = self.vocabulary.reversed_ids[x.argmax(-1)]
+        _ = f"{(ids > 7).sum()} tokens"  # (a number formatted from the data: the first trace fails there)
+        return self.embed(ids)
+
+
+def test_a_table_a_helper_object_caches_in_a_failed_trace_is_not_kept():
+    """The first trace cached a fake table on the helper, and the trace after it (draft export) read it:
+    its lookups indexed out of range (on the GPU, a device-side assert that ended the process's CUDA)."""
+    torch.manual_seed(0)
+    model = LooksUpThroughAHelper().eval()
+    with warnings.catch_warnings(), torch.no_grad():
+        warnings.simplefilter("ignore")  # (a number formatted from the data: compiling says so)
+        compiled = pygraph.export_and_compile(model, (torch.randn(2, 5, 16),), target="emulator")
+        x = torch.randn(2, 5, 16)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+    assert type(model.vocabulary.reversed_ids) is torch.Tensor
 
 
 class CountsItsCalls(nn.Module):

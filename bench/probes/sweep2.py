@@ -2849,6 +2849,971 @@ def _qwen2_vl_case(positions: bool) -> tuple[nn.Module, Inputs]:
     return Wrap(model, run), inputs
 
 
+# ---------------------------------------------------------------- Hugging Face models, sixth batch (fiftieth session)
+
+
+@case("hf/phi3")
+def _phi3() -> tuple[nn.Module, Inputs]:
+    """Fused projections split by slicing: one `qkv_proj` into grouped queries, keys and values, one
+    `gate_up_proj` chunked in two for the gated MLP; rotary on half of each head (partial rotary)."""
+    return decoder("Phi3ForCausalLM", "Phi3Config", pad_token_id=0, partial_rotary_factor=0.5)
+
+
+@case("hf/mistral_sliding")
+def _mistral_sliding() -> tuple[nn.Module, Inputs]:
+    """A sliding-window causal mask (each position sees the 4 before it, of 12) joined with left padding."""
+    return decoder("MistralForCausalLM", "MistralConfig", seq=12, sliding_window=4)
+
+
+@case("hf/dbrx")
+def _dbrx() -> tuple[nn.Module, Inputs]:
+    """Fused expert weights held as one parameter per kind and viewed per expert, top-2 routing with the
+    weights renormalised by their p-norm, queries, keys and values clamped (`clip_qkv`), layer norms
+    without bias."""
+    import transformers
+
+    config = transformers.DbrxConfig(
+        d_model=32,
+        n_heads=4,
+        n_layers=2,
+        max_seq_len=32,
+        vocab_size=100,
+        attn_config=dict(kv_n_heads=2, clip_qkv=0.5, rope_theta=10000.0),
+        ffn_config=dict(ffn_hidden_size=64, moe_num_experts=4, moe_top_k=2),
+        pad_token_id=0,
+    )
+    model = transformers.DbrxForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/cohere2")
+def _cohere2() -> tuple[nn.Module, Inputs]:
+    """Sliding-window layers with rotary interleaved with global layers without positions (NoPE), attention
+    and MLP in parallel off one layer norm, interleaved (not halved) rotary, logits scaled."""
+    return decoder(
+        "Cohere2ForCausalLM",
+        "Cohere2Config",
+        seq=12,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        pad_token_id=0,
+    )
+
+
+@case("hf/exaone4")
+def _exaone4() -> tuple[nn.Module, Inputs]:
+    """Hybrid sliding-window and global layers (rotary only in the sliding ones), per-head RMS norms of
+    queries and keys, norms after (not before) attention and MLP."""
+    return decoder(
+        "Exaone4ForCausalLM",
+        "Exaone4Config",
+        seq=12,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        pad_token_id=0,
+    )
+
+
+@case("hf/smollm3")
+def _smollm3() -> tuple[nn.Module, Inputs]:
+    """Rotary skipped in chosen layers (`no_rope_layers`: the second layer has no positions)."""
+    return decoder("SmolLM3ForCausalLM", "SmolLM3Config", no_rope_layers=[1, 0], pad_token_id=0)
+
+
+@case("hf/ernie4_5_moe")
+def _ernie4_5_moe() -> tuple[nn.Module, Inputs]:
+    """Dense first layer then a MoE layer: softmax gate with a bias correction added for the top-k choice
+    only, weights renormalised with a floor (`moe_norm_min`), shared experts beside the routed ones."""
+    model, inputs = decoder(
+        "Ernie4_5_MoeForCausalLM",
+        "Ernie4_5_MoeConfig",
+        moe_num_experts=4,
+        moe_k=2,
+        moe_intermediate_size=32,
+        moe_num_shared_experts=1,
+        moe_layer_start_index=1,
+        pad_token_id=0,
+    )
+    with torch.no_grad():  # (a correction that changes the choice, not the zeros it starts as)
+        model.model.model.layers[1].mlp.gate.moe_statics.e_score_correction_bias.normal_(0, 0.1)
+    return model, inputs
+
+
+@case("hf/minimax")
+def _minimax() -> tuple[nn.Module, Inputs]:
+    """Lightning attention: linear attention computed block by block (blocks of 4) with per-head exponential
+    decays, an intra-block masked product and a running key-value state across blocks, beside a softmax
+    attention layer; MoE MLPs; residuals weighted by alpha and beta factors."""
+    return decoder(
+        "MiniMaxForCausalLM",
+        "MiniMaxConfig",
+        layer_types=["linear_attention", "full_attention"],
+        block_size=4,
+        head_dim=8,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        pad_token_id=0,
+    )
+
+
+@case("hf/doge")
+def _doge() -> tuple[nn.Module, Inputs]:
+    """Dynamic mask attention: a per-head bias from the values (softplus of a projection, exponentiated)
+    added to the scores, only the top `keep_window_size` keys kept per query; a cross-domain MoE of
+    product-key experts (two half-size routers combined, top-k of the grid)."""
+    return decoder(
+        "DogeForCausalLM",
+        "DogeConfig",
+        keep_window_size=4,
+        is_moe=True,
+        num_experts=16,
+        num_experts_per_tok=2,
+        pad_token_id=0,
+    )
+
+
+@case("hf/diffllama")
+def _diffllama() -> tuple[nn.Module, Inputs]:
+    """Differential attention: two softmax maps from halves of the heads subtracted with a learned lambda
+    (exponentials of dot products of parameter vectors), then a per-head RMS norm scaled by 1 - lambda_init."""
+    return decoder("DiffLlamaForCausalLM", "DiffLlamaConfig", pad_token_id=0)
+
+
+@case("hf/jetmoe")
+def _jetmoe() -> tuple[nn.Module, Inputs]:
+    """Mixture of attention heads: the query and output projections are experts picked per token by a
+    router (top-2), keys and values shared, beside a MoE MLP."""
+    import transformers
+
+    config = transformers.JetMoeConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_key_value_heads=2,
+        kv_channels=8,
+        intermediate_size=64,
+        max_position_embeddings=32,
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        pad_token_id=0,
+    )
+    model = transformers.JetMoeForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/apertus")
+def _apertus() -> tuple[nn.Module, Inputs]:
+    """The xIELU activation (learned softplus-parametrised quadratic and exponential branches split by the
+    sign), a non-gated MLP, per-head query and key RMS norms."""
+    return decoder("ApertusForCausalLM", "ApertusConfig", pad_token_id=0)
+
+
+@case("hf/falcon_h1")
+def _falcon_h1() -> tuple[nn.Module, Inputs]:
+    """Attention and a Mamba-2 mixer side by side in every layer (summed), muP multipliers on embeddings,
+    keys, SSM inputs and outputs and the logits, the chunked SSD scan in PyTorch with the padding zeroed."""
+    return decoder(
+        "FalconH1ForCausalLM",
+        "FalconH1Config",
+        mamba_d_ssm=64,
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=4,
+        pad_token_id=0,
+    )
+
+
+@case("hf/gemma3n")
+def _gemma3n() -> tuple[nn.Module, Inputs]:
+    """AltUp (several predicted copies of the hidden state, one active, corrected after each layer), LAuReL
+    low-rank residuals, per-layer input embeddings gated into each layer, activation sparsity by a Gaussian
+    top-k cut (mean plus std times the normal's quantile), KV sharing, logit soft-capping."""
+    import transformers
+
+    config = transformers.Gemma3nTextConfig(
+        vocab_size=100,
+        vocab_size_per_layer_input=100,
+        hidden_size=32,
+        hidden_size_per_layer_input=8,
+        intermediate_size=64,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention", "sliding_attention", "full_attention"],
+        laurel_rank=4,
+        altup_num_inputs=2,
+        num_kv_shared_layers=2,
+        activation_sparsity_pattern=[0.95, 0.95, 0.0, 0.0],
+        max_position_embeddings=32,
+    )
+    model = transformers.Gemma3nForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, seq=12, left=True)
+    )
+
+
+@case("hf/llama4_text")
+def _llama4_text() -> tuple[nn.Module, Inputs]:
+    """Chunked local attention (chunks of 4) in rotary layers, a global NoPE layer with attention
+    temperature tuning (a log-scaled factor on the queries by position), L2-normed queries and keys,
+    complex-number rotary, a top-1 MoE with sigmoid weights on the inputs and a shared expert."""
+    import transformers
+
+    config = transformers.Llama4TextConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=32,
+        intermediate_size_mlp=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        num_local_experts=2,
+        num_experts_per_tok=1,
+        interleave_moe_layer_step=1,
+        no_rope_layers=[1, 0],
+        attention_chunk_size=4,
+        attn_temperature_tuning=True,
+        floor_scale=4,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.Llama4ForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, seq=12, left=True)
+    )
+
+
+@case("hf/xlstm")
+def _xlstm() -> tuple[nn.Module, Inputs]:
+    """mLSTM blocks: exponential input gates and sigmoid forget gates accumulated as log-cumsums, a matrix
+    memory evaluated chunkwise in PyTorch (the native kernels), gate soft-capping, multi-head layer norms."""
+    import transformers
+
+    config = transformers.xLSTMConfig(
+        vocab_size=100,
+        hidden_size=32,
+        embedding_dim=32,
+        num_hidden_layers=2,
+        num_blocks=2,
+        num_heads=4,
+        chunk_size=4,
+        mode="inference",
+        chunkwise_kernel="chunkwise--native_autograd",
+        sequence_kernel="native_sequence__native",
+        step_kernel="native",
+        return_last_states=True,
+        max_inference_chunksize=16,
+    )
+    model = transformers.xLSTMForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: (text(s)[0],)
+
+
+@case("hf/chameleon")
+def _chameleon() -> tuple[nn.Module, Inputs]:
+    """Early fusion: a VQ-GAN encoder quantises the image (argmin over a codebook), the codes mapped to BPE
+    ids by a lookup table and embedded in place of the image tokens; per-head query and key layer norms."""
+    import transformers
+
+    codes = {f"IMGIMG{''.join(chr(ord('A') + int(d)) for d in str(i))}Z": 80 + i for i in range(16)}
+    config = transformers.ChameleonConfig(
+        **dict(ENC, num_key_value_heads=2),
+        max_position_embeddings=32,
+        vq_config=dict(
+            embed_dim=8,
+            num_embeddings=16,
+            latent_channels=8,
+            resolution=16,
+            in_channels=3,
+            base_channels=32,  # (group norms of 32 groups)
+            channel_multiplier=[1, 1, 1],
+            num_res_blocks=1,
+            attn_resolutions=[],
+        ),
+        vocabulary_map={"<image>": 99, **codes},
+        pad_token_id=0,
+    )
+    model = transformers.ChameleonForConditionalGeneration(config)
+    return Wrap(
+        model,
+        lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x, use_cache=False).logits[
+            ..., :80
+        ],  # (the image codes' logits are the dtype's minimum: never generated)
+    ), lambda s: (*image_text(s, 16, seq=6), randn(s, 2, 3, 16, 16))
+
+
+@case("hf/musicgen_decoder")
+def _musicgen_decoder() -> tuple[nn.Module, Inputs]:
+    """Several codebooks per step: the ids of each codebook embedded and summed, sinusoidal positions, one
+    head per codebook, the logits of all stacked and flattened to [batch * codebooks, seq, vocab]."""
+    import transformers
+
+    config = transformers.MusicgenDecoderConfig(
+        vocab_size=64,
+        max_position_embeddings=32,
+        num_hidden_layers=2,
+        ffn_dim=64,
+        num_attention_heads=4,
+        hidden_size=32,
+        num_codebooks=4,
+        pad_token_id=64,
+        bos_token_id=64,
+    )
+    model = transformers.MusicgenForCausalLM(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:  # (four codebooks' ids per row of the mask)
+        codes = torch.randint(0, 64, (2 * 4, 8), generator=gen(s + 50))
+        return codes, text(s, vocab=64, left=True)[1]
+
+    return Wrap(
+        model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits
+    ), inputs
+
+
+@case("hf/trocr")
+def _trocr() -> tuple[nn.Module, Inputs]:
+    """A causal decoder cross-attending to encoder states of another width (keys and values projected from
+    16), sinusoidal positions offset by the padding index, a layer norm on the embeddings."""
+    import transformers
+
+    config = transformers.TrOCRConfig(
+        vocab_size=100,
+        d_model=32,
+        decoder_layers=2,
+        decoder_attention_heads=4,
+        decoder_ffn_dim=64,
+        max_position_embeddings=32,
+        cross_attention_hidden_size=16,
+        use_learned_position_embeddings=False,
+        layernorm_embedding=True,
+    )
+    model = transformers.TrOCRForCausalLM(config)
+    return Wrap(
+        model,
+        lambda m, ids, mask, enc: (
+            m(input_ids=ids, attention_mask=mask, encoder_hidden_states=enc, use_cache=False).logits
+        ),
+    ), lambda s: (*text(s), randn(s, 2, 10, 16))
+
+
+@case("hf/imagegpt")
+def _imagegpt() -> tuple[nn.Module, Inputs]:
+    """GPT-2 over colour-cluster ids with its own layer norm (scaled by the root mean square, no centring),
+    quick-GELU MLPs."""
+    import transformers
+
+    config = transformers.ImageGPTConfig(vocab_size=17, n_positions=16, n_embd=32, n_layer=2, n_head=4)
+    model = transformers.ImageGPTForCausalImageModeling(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, vocab=16, seq=16, left=True)
+    )
+
+
+@case("hf/umt5")
+def _umt5() -> tuple[nn.Module, Inputs]:
+    """T5 with a relative position bias in every layer (not only the first), gated-GELU MLPs."""
+    import transformers
+
+    config = transformers.UMT5Config(
+        vocab_size=100,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_heads=4,
+        relative_attention_num_buckets=8,
+    )
+    model = transformers.UMT5ForConditionalGeneration(config)
+    return Wrap(
+        model,
+        lambda m, ids, mask, dec, dec_mask: (
+            m(
+                input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=dec_mask
+            ).logits
+        ),
+    ), lambda s: (*text(s), *text(s + 7, seq=5))
+
+
+@case("hf/t5gemma")
+def _t5gemma() -> tuple[nn.Module, Inputs]:
+    """An encoder-decoder of Gemma 2 layers: bidirectional encoder with sliding and global layers, decoder
+    self-attention plus cross attention, attention and final logit soft-capping, pre and post norms."""
+    import transformers
+
+    module = dict(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        query_pre_attn_scalar=8,
+        sliding_window=4,
+        max_position_embeddings=32,
+    )
+    config = transformers.T5GemmaConfig(encoder=module, decoder=module, vocab_size=100)
+    model = transformers.T5GemmaForConditionalGeneration(config)
+    return Wrap(
+        model,
+        lambda m, ids, mask, dec, dec_mask: (
+            m(
+                input_ids=ids,
+                attention_mask=mask,
+                decoder_input_ids=dec,
+                decoder_attention_mask=dec_mask,
+                use_cache=False,
+            ).logits
+        ),
+    ), lambda s: (*text(s, seq=10), *text(s + 7, seq=6))
+
+
+@case("hf/mvp")
+def _mvp() -> tuple[nn.Module, Inputs]:
+    """BART with prompts: learned prompt tokens run through an MLP into per-layer key and value prefixes
+    joined before the keys (the mask extended by ones)."""
+    return seq2seq(
+        "MvpForConditionalGeneration", "MvpConfig", use_prompt=True, prompt_length=4, prompt_mid_dim=16
+    )
+
+
+@case("hf/seamless_m4t_text")
+def _seamless_m4t_text() -> tuple[nn.Module, Inputs]:
+    """SeamlessM4T's text-to-text path: sinusoidal positions from the non-padding cumulative sum, scaled
+    embeddings, pre-norm layers (the speech encoder and unit decoder not built)."""
+    import transformers
+
+    config = transformers.SeamlessM4TConfig(
+        vocab_size=100,
+        hidden_size=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.SeamlessM4TForTextToText(config)
+    return Wrap(
+        model,
+        lambda m, ids, mask, dec, dec_mask: (
+            m(
+                input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=dec_mask
+            ).logits
+        ),
+    ), lambda s: (*text(s), *text(s + 7, seq=5))
+
+
+@case("hf/speecht5_asr")
+def _speecht5_asr() -> tuple[nn.Module, Inputs]:
+    """Speech to text: a convolutional feature encoder, a convolutional positional embedding and scaled
+    sinusoids, an encoder with relative position embeddings on attention, a text decoder."""
+    import transformers
+
+    config = transformers.SpeechT5Config(
+        vocab_size=100,
+        hidden_size=32,
+        encoder_layers=2,
+        decoder_layers=2,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        conv_dim=(16, 16),
+        conv_stride=(5, 2),
+        conv_kernel=(10, 3),
+        num_conv_pos_embeddings=16,
+        num_conv_pos_embedding_groups=4,
+        max_speech_positions=64,
+        max_text_positions=32,
+        encoder_max_relative_position=16,
+    )
+    model = transformers.SpeechT5ForSpeechToText(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        mask = torch.ones(2, 400, dtype=torch.long)
+        mask[1, 300 + 10 * s :] = 0
+        return randn(s, 2, 400), mask, text(s + 7, seq=5)[0]
+
+    return Wrap(
+        model,
+        lambda m, x, mask, dec: (
+            m(input_values=x, attention_mask=mask, decoder_input_ids=dec, use_cache=False).logits
+        ),
+    ), inputs
+
+
+@case("hf/xlm_sinusoidal")
+def _xlm_sinusoidal() -> tuple[nn.Module, Inputs]:
+    """Fixed sinusoidal position embeddings, language embeddings added per token, the mask from lengths."""
+    import transformers
+
+    config = transformers.XLMConfig(
+        vocab_size=100,
+        emb_dim=32,
+        n_layers=2,
+        n_heads=4,
+        n_langs=2,
+        use_lang_emb=True,
+        sinusoidal_embeddings=True,
+        max_position_embeddings=32,
+    )
+    model = transformers.XLMModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        return ids, mask, (torch.arange(8) >= 4).long().expand(2, 8)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, langs: m(input_ids=ids, attention_mask=mask, langs=langs).last_hidden_state,
+    ), inputs
+
+
+@case("hf/tapas")
+def _tapas() -> tuple[nn.Module, Inputs]:
+    """Seven token-type embeddings (segment, column, row, rank...) and positions restarted in every table
+    cell: the first position of each cell found by a segmented minimum (scatter_reduce) over cell ids."""
+    import transformers
+
+    config = transformers.TapasConfig(
+        **ENC, max_position_embeddings=32, type_vocab_sizes=[3, 4, 4, 2, 4, 4, 4]
+    )
+    model = transformers.TapasModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        segment = torch.tensor([0, 0, 1, 1, 1, 1, 1, 1])
+        column = torch.tensor([0, 0, 1, 1, 2, 2, 1, 2])
+        row = torch.tensor([0, 0, 1, 1, 1, 1, 2, 2])
+        rank = torch.randint(0, 4, (8,), generator=gen(s + 60))
+        types = torch.stack([segment, column, row, segment, rank, rank, segment], -1)
+        return ids, mask, types.expand(2, 8, 7)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, types: (
+            m(input_ids=ids, attention_mask=mask, token_type_ids=types).last_hidden_state
+        ),
+    ), inputs
+
+
+@case("hf/lxmert")
+def _lxmert() -> tuple[nn.Module, Inputs]:
+    """Two streams: language and object-region encoders (region features and boxes embedded), then
+    cross-modality layers where each attends to the other with its own mask."""
+    import transformers
+
+    config = transformers.LxmertConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_attention_heads=4,
+        intermediate_size=64,
+        l_layers=2,
+        x_layers=1,
+        r_layers=1,
+        visual_feat_dim=16,
+        visual_pos_dim=4,
+        max_position_embeddings=32,
+    )
+    model = transformers.LxmertModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        return *text(s), randn(s + 1, 2, 5, 16), torch.rand(2, 5, 4, generator=gen(s + 2))
+
+    def run(m: nn.Module, ids: Any, mask: Any, feats: Any, pos: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, visual_feats=feats, visual_pos=pos)
+        return out.language_output, out.vision_output, out.pooled_output
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/siglip2_naflex")
+def _siglip2_naflex() -> tuple[nn.Module, Inputs]:
+    """Native-resolution patches: a learned position grid resized bilinearly (antialiased) to each image's
+    own patch grid, read from a `spatial_shapes` tensor, padding patches masked."""
+    import transformers
+
+    config = transformers.Siglip2VisionConfig(**VIT, num_patches=16, num_channels=3)
+    config.patch_size = 4
+    model = transformers.Siglip2VisionModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        mask = torch.ones(2, 16, dtype=torch.long)
+        mask[1, 15:] = 0
+        return randn(s, 2, 16, 3 * 4 * 4), mask, torch.tensor([[4, 4], [3, 5]])
+
+    def run(m: nn.Module, x: Any, mask: Any, shapes: Any) -> Any:
+        out = m(pixel_values=x, pixel_attention_mask=mask, spatial_shapes=shapes)
+        return out.last_hidden_state, out.pooler_output
+
+    return Wrap(model, run), inputs
+
+
+def lively(model: nn.Module) -> nn.Module:
+    """Convolutions re-initialised (Kaiming) and batch norms' scales set to one: the random init's std of
+    0.02 for both leaves nothing of the signal after a few layers (outputs of zeros, a depth map that is
+    one constant, a softmax's uniform scores)."""
+    with torch.no_grad():
+        for module in model.modules():
+            if isinstance(module, nn.Conv2d):
+                nn.init.kaiming_normal_(module.weight)
+            elif isinstance(module, nn.BatchNorm2d):
+                nn.init.ones_(module.weight)
+    return model
+
+
+@case("hf/mobilevitv2")
+def _mobilevitv2() -> tuple[nn.Module, Inputs]:
+    """Separable self-attention (a softmax over patches of one context score per patch, a weighted sum of
+    keys gating the values), patches by unfold/fold reshapes, group norms of one group."""
+    model, inputs = vision(
+        "MobileViTV2Model",
+        "MobileViTV2Config",
+        size=64,
+        image_size=64,
+        width_multiplier=0.25,
+        n_attn_blocks=(1, 1, 1),
+        base_attn_unit_dims=(16, 24, 32),
+    )
+    return lively(model), inputs
+
+
+@case("hf/dinov3_vit")
+def _dinov3_vit() -> tuple[nn.Module, Inputs]:
+    """2D rotary positions over patch coordinates (normalised to [-1, 1]) applied to the patch tokens only
+    (class and register tokens skipped), register tokens, layer scale."""
+    return vision("DINOv3ViTModel", "DINOv3ViTConfig", **VIT, num_register_tokens=2)
+
+
+@case("hf/zoedepth")
+def _zoedepth() -> tuple[nn.Module, Inputs]:
+    """Metric depth bins: a seed bin regressor, attractor layers moving bin centres (inverse-attractor sums),
+    a log-binomial distribution over bins (lgamma-free log-probabilities with a temperature), over a DPT neck
+    on a BEiT backbone with relative position biases."""
+    import transformers
+
+    backbone = transformers.BeitConfig(
+        **{**VIT, "num_hidden_layers": 4, "image_size": 64, "patch_size": 16},
+        use_relative_position_bias=True,
+        out_features=["stage1", "stage2", "stage3", "stage4"],
+        reshape_hidden_states=False,
+    )
+    config = transformers.ZoeDepthConfig(
+        backbone_config=backbone,
+        neck_hidden_sizes=[8, 16, 16, 32],
+        fusion_hidden_size=16,
+        num_relative_features=8,
+        bottleneck_features=16,
+        num_attractors=[4, 2, 2, 1],
+        bin_embedding_dim=16,
+        bin_configurations=[dict(n_bins=8, min_depth=0.001, max_depth=10.0)],
+        num_patch_transformer_layers=1,
+        patch_transformer_hidden_size=16,
+        patch_transformer_intermediate_size=32,
+        patch_transformer_num_attention_heads=2,
+    )
+    model = lively(transformers.ZoeDepthForDepthEstimation(config))
+    return Wrap(model, lambda m, x: m(pixel_values=x).predicted_depth), lambda s: (randn(s, 2, 3, 64, 64),)
+
+
+@case("hf/vitpose")
+def _vitpose() -> tuple[nn.Module, Inputs]:
+    """A non-square ViT backbone (patch grid 4x3, absolute positions without a class token's), the classic
+    heatmap decoder of transposed convolutions with batch norms."""
+    import transformers
+
+    backbone = transformers.VitPoseBackboneConfig(
+        image_size=[64, 48],
+        patch_size=[16, 16],
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        mlp_ratio=2,
+        out_indices=[2],
+    )
+    model = transformers.VitPoseForPoseEstimation(
+        transformers.VitPoseConfig(backbone_config=backbone, use_simple_decoder=False)
+    )
+    return Wrap(model, lambda m, x: m(pixel_values=x).heatmaps), lambda s: (randn(s, 2, 3, 64, 48),)
+
+
+@case("hf/superpoint")
+def _superpoint() -> tuple[nn.Module, Inputs]:
+    """Keypoints: a grayscale conversion, a 65-way softmax per cell unfolded to pixels, non-maximum
+    suppression by repeated max pooling, keypoints above a threshold (a data-dependent count), top-k, and
+    descriptors sampled at them by grid_sample."""
+    import transformers
+
+    config = transformers.SuperPointConfig(
+        encoder_hidden_sizes=[8, 8, 16, 16],
+        decoder_hidden_size=32,
+        descriptor_decoder_dim=16,
+        max_keypoints=8,
+        nms_radius=2,
+        border_removal_distance=2,
+    )
+    model = lively(transformers.SuperPointForKeypointDetection(config))
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.keypoints, out.scores, out.descriptors, out.mask
+
+    return Wrap(model, run), lambda s: (torch.rand(2, 3, 32, 32, generator=gen(s)),)
+
+
+@case("hf/perceiver_fourier")
+def _perceiver_fourier() -> tuple[nn.Module, Inputs]:
+    """Perceiver over image pixels with Fourier position features (sines and cosines of 64 bands per axis
+    joined to the pixels), latents cross-attending to 1024 inputs, a classification decoder query."""
+    import transformers
+
+    config = transformers.PerceiverConfig(
+        num_latents=8,
+        d_latents=32,
+        num_blocks=1,
+        num_self_attends_per_block=2,
+        num_self_attention_heads=4,
+        num_cross_attention_heads=1,
+        image_size=32,
+        num_labels=10,
+    )
+    model = transformers.PerceiverForImageClassificationFourier(config)
+    return Wrap(model, lambda m, x: m(inputs=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/clap_audio")
+def _clap_audio() -> tuple[nn.Module, Inputs]:
+    """HTS-AT: a mel spectrogram folded into a square image (time split into frequency-ratio chunks), Swin
+    layers with shifted windows and patch merging, a tokenised pooling head."""
+    import transformers
+
+    config = transformers.ClapAudioConfig(
+        window_size=4,
+        num_mel_bins=16,
+        spec_size=32,
+        patch_size=4,
+        patch_stride=(4, 4),
+        hidden_size=32,
+        patch_embeds_hidden_size=16,
+        depths=[1, 1],
+        num_attention_heads=[2, 2],
+        num_hidden_layers=2,
+        projection_dim=16,
+    )
+    model = transformers.ClapAudioModel(config)
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(input_features=x)
+        return out.last_hidden_state, out.pooler_output
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 1, 64, 16),)
+
+
+@case("hf/univnet")
+def _univnet() -> tuple[nn.Module, Inputs]:
+    """A vocoder of location-variable convolutions: a kernel predictor makes per-frame convolution kernels
+    from the spectrogram, applied to the upsampled signal by unfold and einsum (the noise passed in)."""
+    import transformers
+
+    config = transformers.UnivNetConfig(
+        model_in_channels=8,
+        model_hidden_channels=8,
+        num_mel_bins=16,
+        resblock_kernel_sizes=[3, 3],
+        resblock_stride_sizes=[2, 2],
+        resblock_dilation_sizes=[[1, 3], [1, 3]],
+        kernel_predictor_num_blocks=1,
+        kernel_predictor_hidden_channels=8,  # (its residual blocks are built `model_in_channels` wide)
+    )
+    model = transformers.UnivNetModel(config)
+    return Wrap(
+        model, lambda m, mel, noise: m(input_features=mel, noise_sequence=noise).waveforms
+    ), lambda s: (randn(s, 2, 10, 16), randn(s + 1, 2, 10, 8))
+
+
+@case("hf/fastspeech2_conformer")
+def _fastspeech2_conformer() -> tuple[nn.Module, Inputs]:
+    """Text to spectrogram: conformer blocks (relative positional attention, convolution modules, macaron
+    feed-forwards), pitch, energy and duration predictors, and a length regulator repeating each token's
+    state by its predicted duration (an output length the data decide)."""
+    import transformers
+
+    config = transformers.FastSpeech2ConformerConfig(
+        hidden_size=32,
+        vocab_size=100,
+        num_mel_bins=16,
+        encoder_num_attention_heads=2,
+        encoder_layers=1,
+        encoder_linear_units=64,
+        decoder_layers=1,
+        decoder_num_attention_heads=2,
+        decoder_linear_units=64,
+        speech_decoder_postnet_layers=2,
+        speech_decoder_postnet_units=16,
+        duration_predictor_layers=1,
+        duration_predictor_channels=16,
+        energy_predictor_layers=1,
+        energy_predictor_channels=16,
+        pitch_predictor_layers=1,
+        pitch_predictor_channels=16,
+        encoder_kernel_size=3,
+        decoder_kernel_size=3,
+    )
+    model = transformers.FastSpeech2ConformerModel(config)
+    with torch.no_grad():  # (durations of about 3 frames a token, not the 0 of random weights)
+        model.duration_predictor.linear.bias.fill_(1.4)
+    return Wrap(
+        model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).spectrogram
+    ), lambda s: text(s)
+
+
+@case("hf/timesfm")
+def _timesfm() -> tuple[nn.Module, Inputs]:
+    """Forecasting over series of two lengths: left padding to the context, per-patch masked mean and
+    standard deviation normalisation, residual-block patch embeddings, a frequency embedding, causal
+    attention over patches with the padding, the forecast de-normalised."""
+    import transformers
+
+    config = transformers.TimesFmConfig(
+        patch_length=8,
+        context_length=32,
+        horizon_length=8,
+        hidden_size=32,
+        intermediate_size=64,
+        head_dim=8,
+        num_attention_heads=4,
+        num_hidden_layers=2,
+        quantiles=[0.1, 0.5, 0.9],
+    )
+    model = transformers.TimesFmModelForPrediction(config)
+
+    def run(m: nn.Module, a: Any, b: Any, freq: Any) -> Any:
+        out = m(past_values=[a, b], freq=freq)
+        return out.mean_predictions, out.full_predictions
+
+    return Wrap(model, run), lambda s: (randn(s, 32), randn(s + 1, 20), torch.tensor([0, 1]))
+
+
+@case("hf/blt")
+def _blt() -> tuple[nn.Module, Inputs]:
+    """Byte Latent Transformer: a small causal patcher's entropies cut the bytes into patches (a patch count
+    the data decide, the starts gathered by a boolean mask), hash n-gram embeddings (rolling polynomial hashes
+    in int64 that overflow, then a modulo), a local encoder cross-attending bytes into patches, a global
+    transformer over patches and a local decoder attending back."""
+    import transformers
+
+    local = dict(
+        hidden_size=32,
+        hidden_size_global=64,
+        num_attention_heads=4,
+        num_hidden_layers=1,
+        intermediate_size=64,
+        cross_attn_k=2,
+        max_position_embeddings=64,
+    )
+    config = transformers.BltConfig(
+        vocab_size=260,
+        max_position_embeddings=64,
+        patch_in_forward=True,
+        patch_size=4,
+        patching_mode="entropy",
+        patching_threshold=5.09,  # (about the median entropy of the random patcher's predictions)
+        local_attention_window_len=16,
+        cross_attn_k=2,
+        encoder_hash_byte_group_size=[3, 4],
+        encoder_hash_byte_group_vocab=64,
+        patcher_config=dict(
+            vocab_size=260,
+            hidden_size=32,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            intermediate_size=64,
+            max_position_embeddings=64,
+            sliding_window=16,
+        ),
+        encoder_config=local,
+        decoder_config=local,
+        global_config=dict(
+            hidden_size=64,
+            num_attention_heads=4,
+            num_hidden_layers=1,
+            intermediate_size=128,
+            max_position_embeddings=64,
+        ),
+    )
+    model = transformers.BltForCausalLM(config)
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), lambda s: (
+        text(s, seq=12)[0],
+    )
+
+
+@case("hf/depth_pro")
+def _depth_pro() -> tuple[nn.Module, Inputs]:
+    """Multi-scale patches: the image resized to two scales and cut into overlapping 32x32 patches (unfold
+    with a stride of the overlap), every patch through one DINOv2 encoder, the patches merged back with their
+    overlaps trimmed, fused with a whole-image encoder's features, and a field-of-view head."""
+    import transformers
+
+    dino = dict(
+        model_type="dinov2",
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        image_size=32,
+        patch_size=8,
+    )
+    config = transformers.DepthProConfig(
+        fusion_hidden_size=16,
+        patch_size=32,
+        intermediate_hook_ids=[1, 0],
+        intermediate_feature_dims=[16, 16],
+        scaled_images_ratios=[0.5, 1],
+        scaled_images_overlap_ratios=[0.0, 0.5],
+        scaled_images_feature_dims=[32, 32],
+        use_fov_model=True,
+        num_fov_head_layers=1,
+        image_model_config=dino,
+        patch_model_config=dino,
+        fov_model_config=dino,
+    )
+    model = transformers.DepthProForDepthEstimation(config)
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.predicted_depth, out.field_of_view
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 3, 64, 64),)
+
+
+@case("hf/textnet")
+def _textnet() -> tuple[nn.Module, Inputs]:
+    """RepVGG-style layers: a main convolution beside vertical (3x1) and horizontal (1x3) ones and an
+    identity batch norm, summed, with asymmetric kernels and paddings per layer."""
+    import transformers
+
+    config = transformers.TextNetConfig(
+        stem_out_channels=8,
+        hidden_sizes=[8, 8, 16, 16, 32],
+        conv_layer_kernel_sizes=[[[3, 3], [1, 3]], [[3, 3], [3, 1]], [[3, 3], [1, 3]], [[3, 3], [3, 3]]],
+        conv_layer_strides=[[1, 1], [2, 1], [2, 1], [2, 1]],
+        image_size=[32, 32],
+    )
+    model = lively(transformers.TextNetModel(config))
+    return Wrap(model, lambda m, x: m(pixel_values=x).last_hidden_state), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
 # ---------------------------------------------------------------- hand-written constructs
 
 

@@ -6,6 +6,7 @@ import contextlib
 import inspect
 import io
 import sys
+import types
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -243,7 +244,8 @@ def _export(
     warning naming the branches where `warn`. `numbers`: the leaves of `inputs` that are lifted Python
     numbers."""
     try:
-        program = _traced(model, inputs, numbers, dynamic_shapes)
+        with _attributes_kept(model):  # (a trace that fails leaves nothing a later one would read)
+            program = _traced(model, inputs, numbers, dynamic_shapes)
     except GuardOnDataDependentSymNode:  # (draft export traces again, saying it all again)
         program = None
     if program is not None and not _reads_numbers(program):
@@ -251,7 +253,8 @@ def _export(
     if state_values is not None and state_values.buffers:
         state_values.known = True
         try:
-            known = _traced(model, inputs, numbers, dynamic_shapes, state_values)
+            with _attributes_kept(model):
+                known = _traced(model, inputs, numbers, dynamic_shapes, state_values)
             if state_values.kept(known) and (
                 program is None or _reads_numbers(known) < _reads_numbers(program)
             ):
@@ -351,20 +354,38 @@ def _innermost_user_frame(message: str) -> str:
 
 @contextlib.contextmanager
 def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
-    """Removes the attributes holding fake tensors that tracing added to the modules. Non-strict export
-    runs `forward` as Python and restores the attributes a module had, but keeps those it added: a model
-    that caches on its first call (`self.long_inv_freq = ...`, Llama's longrope) would keep the fake tensor
-    from tracing, which its later eager calls compute with. Other added attributes stay (transformers marks
-    the hooks it installed once so)."""
-    before = [(module, set(module.__dict__)) for module in model.modules()]
+    """Removes the attributes holding fake tensors that tracing added to the modules and to the plain
+    objects their attributes hold. Non-strict export runs `forward` as Python and restores the attributes a
+    module had, but keeps those it added: a model that caches on its first call (`self.long_inv_freq = ...`,
+    Llama's longrope; a `cached_property` of a helper object, Chameleon's vocabulary mapping) would keep the
+    fake tensor from tracing, which its later eager calls, and a later trace, compute with. Other added
+    attributes stay (transformers marks the hooks it installed once so)."""
+    before = [(holder, set(vars(holder))) for holder in _holders(model)]
     try:
         yield
     finally:
-        for module, names in before:
-            for name in [n for n in module.__dict__ if n not in names]:
-                leaves = torch.utils._pytree.tree_leaves(module.__dict__[name])
+        for holder, names in before:
+            attributes = vars(holder)
+            for name in [n for n in attributes if n not in names]:
+                leaves = torch.utils._pytree.tree_leaves(attributes[name])
                 if any(isinstance(leaf, FakeTensor) for leaf in leaves):
-                    del module.__dict__[name]
+                    del attributes[name]
+
+
+def _holders(model: torch.nn.Module) -> list[Any]:
+    """The modules of `model` and the plain Python objects (instances of classes with a `__dict__`) that
+    their attributes hold, each once."""
+    holders: dict[int, Any] = {}
+    for module in model.modules():
+        holders[id(module)] = module
+        for value in vars(module).values():
+            plain = hasattr(value, "__dict__") and not isinstance(value, _NOT_PLAIN)
+            if plain and not callable(value):
+                holders.setdefault(id(value), value)
+    return list(holders.values())
+
+
+_NOT_PLAIN = (torch.nn.Module, torch.Tensor, type, types.ModuleType)
 
 
 @contextlib.contextmanager
