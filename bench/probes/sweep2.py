@@ -246,7 +246,11 @@ def seq2seq(cls_name: str, config_name: str, **overrides: Any) -> tuple[nn.Modul
     import transformers
 
     config = getattr(transformers, config_name)(**{**SEQ2SEQ, **overrides})
-    model = getattr(transformers, cls_name)(config)
+    return text_to_text(getattr(transformers, cls_name)(config))
+
+
+def text_to_text(model: nn.Module) -> tuple[nn.Module, Inputs]:
+    """An encoder-decoder called on token ids and masks of both sides: its logits (or last hidden state)."""
 
     def run(
         m: nn.Module, ids: torch.Tensor, mask: torch.Tensor, dec: torch.Tensor, dec_mask: torch.Tensor
@@ -3232,14 +3236,7 @@ def _umt5() -> tuple[nn.Module, Inputs]:
         relative_attention_num_buckets=8,
     )
     model = transformers.UMT5ForConditionalGeneration(config)
-    return Wrap(
-        model,
-        lambda m, ids, mask, dec, dec_mask: (
-            m(
-                input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=dec_mask
-            ).logits
-        ),
-    ), lambda s: (*text(s), *text(s + 7, seq=5))
+    return text_to_text(model)
 
 
 @case("hf/t5gemma")
@@ -3304,14 +3301,7 @@ def _seamless_m4t_text() -> tuple[nn.Module, Inputs]:
         pad_token_id=0,
     )
     model = transformers.SeamlessM4TForTextToText(config)
-    return Wrap(
-        model,
-        lambda m, ids, mask, dec, dec_mask: (
-            m(
-                input_ids=ids, attention_mask=mask, decoder_input_ids=dec, decoder_attention_mask=dec_mask
-            ).logits
-        ),
-    ), lambda s: (*text(s), *text(s + 7, seq=5))
+    return text_to_text(model)
 
 
 @case("hf/speecht5_asr")
