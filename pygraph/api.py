@@ -1015,9 +1015,10 @@ class CompiledModel:
             return self._eagerly(
                 args,
                 generators,
-                f"{exc}\n(the program traced from this very call takes another way on it than the model "
-                "did: the value decided on lies where the compiled program's rounding and the model's "
-                "differ; computing both ways and choosing with torch.where avoids deciding in Python)",
+                f"{exc}\n(the program traced from this very call fails its own check on it: the model "
+                "may raise on this call (eager's error follows if so), or the value decided on lies where "
+                "the compiled program's rounding and the model's differ; computing both ways and choosing "
+                "with torch.where avoids deciding in Python)",
             )
         self._ways.append(way)
         self._took(way)
