@@ -244,8 +244,7 @@ def _export(
     warning naming the branches where `warn`. `numbers`: the leaves of `inputs` that are lifted Python
     numbers."""
     try:
-        with _attributes_kept(model):  # (a trace that fails leaves nothing a later one would read)
-            program = _traced(model, inputs, numbers, dynamic_shapes)
+        program = _traced(model, inputs, numbers, dynamic_shapes)
     except GuardOnDataDependentSymNode:  # (draft export traces again, saying it all again)
         program = None
     if program is not None and not _reads_numbers(program):
@@ -253,8 +252,7 @@ def _export(
     if state_values is not None and state_values.buffers:
         state_values.known = True
         try:
-            with _attributes_kept(model):
-                known = _traced(model, inputs, numbers, dynamic_shapes, state_values)
+            known = _traced(model, inputs, numbers, dynamic_shapes, state_values)
             if state_values.kept(known) and (
                 program is None or _reads_numbers(known) < _reads_numbers(program)
             ):
@@ -281,6 +279,7 @@ def _traced(
     try:
         with (
             contextlib.redirect_stderr(printed),
+            _attributes_kept(model),  # (a trace that fails leaves nothing a later one, draft export's, reads)
             numbers_promoted_as_python(model, inputs, numbers),
             knowing_state_values(model, state_values),
         ):
