@@ -20,5 +20,5 @@ def parse(text: str, context: ir.Context | None = None) -> ir.Module:
         return ir.Module.parse(text)
 
 
-def print_module(module: ir.Module, debug_info: bool = False) -> str:
+def print_module(module: ir.Module | ir.Operation, debug_info: bool = False) -> str:
     return module.operation.get_asm(enable_debug_info=debug_info, large_elements_limit=None)
