@@ -98,6 +98,29 @@ def test_a_linear_whose_rows_merge_into_no_matrix_keeps_its_result() -> None:
     assert_matches(compiled(x), model(x))
 
 
+class WeightVectors(nn.Module):
+    """`linear` with a weight vector [K]: a matrix-vector product that drops the last dim, as D-FINE's
+    distribution integral does; no matrix product writes its result as a matrix."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.w = nn.Parameter(torch.randn(9))
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.nn.functional.linear(x, self.w) * 2, torch.nn.functional.linear(x[0], self.w)
+
+
+def test_a_linear_of_a_weight_vector_keeps_its_result_and_matches_eager() -> None:
+    torch.manual_seed(0)
+    model = WeightVectors().eval()
+    compiled = pygraph.export_and_compile(model, (torch.randn(4, 20, 9),))
+    assert "aten.linear.default" in library_ops(compiled)
+    for _ in range(2):
+        x = torch.randn(4, 20, 9)
+        for got, ref in zip(compiled(x), model(x), strict=True):
+            assert_matches(got, ref)
+
+
 class Heads(nn.Module):
     """Attention with a relative bias (no attention kernel: two bmm and a softmax kernel), whose context
     returns to [B, S, H * D] through `permute(0, 2, 1, 3).contiguous()`, as DeBERTa's and XLNet's do."""

@@ -3804,6 +3804,1355 @@ def _textnet() -> tuple[nn.Module, Inputs]:
     return Wrap(model, lambda m, x: m(pixel_values=x).last_hidden_state), lambda s: (randn(s, 2, 3, 32, 32),)
 
 
+# ---------------------------------------------------------------- Hugging Face models, seventh batch (fifty-first session)
+
+
+@case("hf/bitnet")
+def _bitnet() -> tuple[nn.Module, Inputs]:
+    """BitLinear layers: weights quantised to ternary values by their mean absolute value and activations to
+    int8 per token by their maximum (round and clamp, scaled back), squared-ReLU gated MLP, sub-layer norms
+    inside attention and MLP."""
+    return decoder("BitNetForCausalLM", "BitNetConfig", pad_token_id=0)
+
+
+@case("hf/deepseek_v2")
+def _deepseek_v2() -> tuple[nn.Module, Inputs]:
+    """Multi-head latent attention (low-rank queries and a compressed key-value latent, rotary on a separate
+    slice of each head, the values narrower than the keys), group-limited greedy routing (the best experts
+    of the best groups), a dense first layer and shared experts."""
+    return decoder(
+        "DeepseekV2ForCausalLM",
+        "DeepseekV2Config",
+        num_key_value_heads=4,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=4,
+        n_routed_experts=8,
+        num_experts_per_tok=2,
+        n_group=4,
+        topk_group=2,
+        topk_method="group_limited_greedy",
+        first_k_dense_replace=1,
+        moe_intermediate_size=16,
+        n_shared_experts=1,
+        pad_token_id=0,
+    )
+
+
+@case("hf/minicpm3")
+def _minicpm3() -> tuple[nn.Module, Inputs]:
+    """Latent attention (low-rank queries and keys-values with a rotary slice), embeddings scaled by
+    `scale_emb`, residual branches scaled by scale_depth / sqrt(layers), logits divided by the width ratio."""
+    return decoder(
+        "MiniCPM3ForCausalLM",
+        "MiniCPM3Config",
+        num_key_value_heads=4,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=4,
+        dim_model_base=16,
+        pad_token_id=0,
+    )
+
+
+@case("hf/longcat_flash")
+def _longcat_flash() -> tuple[nn.Module, Inputs]:
+    """Two attention-MLP sublayers per layer with a shortcut MoE on the first one's output, latent attention,
+    zero-computation experts (routed tokens passed through unchanged) beside real ones, a score-correction
+    bias in the top-k choice only."""
+    import transformers
+
+    config = transformers.LongcatFlashConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_layers=1,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        ffn_hidden_size=64,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_nope_head_dim=8,
+        qk_rope_head_dim=4,
+        head_dim=4,
+        v_head_dim=8,
+        moe_topk=2,
+        n_routed_experts=4,
+        zero_expert_num=2,
+        expert_ffn_hidden_size=16,
+        routed_scaling_factor=2.0,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.LongcatFlashForCausalLM(config)
+    with torch.no_grad():  # (a correction that changes the choice, not the zeros it starts as)
+        model.model.layers[0].mlp.router.e_score_correction_bias.normal_(0, 0.1)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/phimoe")
+def _phimoe() -> tuple[nn.Module, Inputs]:
+    """Sparsemixer routing: the top expert by argmax, its weight a softmax over the logits masked to those
+    within a jitter threshold of it (relative to the maximum), then the second expert likewise with the first
+    masked out; layer norms with bias."""
+    return decoder(
+        "PhimoeForCausalLM", "PhimoeConfig", num_local_experts=4, num_experts_per_tok=2, pad_token_id=0
+    )
+
+
+@case("hf/granitemoehybrid")
+def _granitemoehybrid() -> tuple[nn.Module, Inputs]:
+    """A Mamba-2 layer (chunked SSD scan in PyTorch, padding zeroed) then an attention layer without
+    positions, each followed by a MoE beside a shared MLP; embedding, residual, attention and logit
+    multipliers."""
+    return decoder(
+        "GraniteMoeHybridForCausalLM",
+        "GraniteMoeHybridConfig",
+        layer_types=["mamba", "attention"],
+        num_local_experts=4,
+        num_experts_per_tok=2,
+        shared_intermediate_size=32,
+        mamba_n_heads=4,
+        mamba_d_head=16,
+        mamba_n_groups=1,
+        mamba_d_state=8,
+        mamba_chunk_size=4,
+        embedding_multiplier=2.0,
+        residual_multiplier=0.5,
+        attention_multiplier=0.25,
+        logits_scaling=2.0,
+        pad_token_id=0,
+    )
+
+
+@case("hf/nemotron_h")
+def _nemotron_h() -> tuple[nn.Module, Inputs]:
+    """One block type per layer (Mamba-2 mixer, attention, squared-ReLU MLP, MoE with sigmoid routing and a
+    correction bias), a single pre-norm per block."""
+    return decoder(
+        "NemotronHForCausalLM",
+        "NemotronHConfig",
+        layers_block_type=["mamba", "attention", "mlp", "moe"],
+        num_hidden_layers=4,
+        head_dim=8,
+        ssm_state_size=8,
+        mamba_num_heads=4,
+        mamba_head_dim=16,
+        n_groups=1,
+        chunk_size=4,
+        use_mamba_kernels=False,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        moe_shared_expert_intermediate_size=16,
+        pad_token_id=0,
+    )
+
+
+@case("hf/glm4_moe")
+def _glm4_moe() -> tuple[nn.Module, Inputs]:
+    """Sigmoid router scores with a correction bias for the choice, group-limited top-k (groups ranked by
+    their top-2 sum), routed scaling, partial rotary, per-head query and key RMS norms."""
+    model, inputs = decoder(
+        "Glm4MoeForCausalLM",
+        "Glm4MoeConfig",
+        n_routed_experts=8,
+        num_experts_per_tok=2,
+        n_group=4,
+        topk_group=2,
+        moe_intermediate_size=16,
+        first_k_dense_replace=1,
+        routed_scaling_factor=2.0,
+        use_qk_norm=True,
+        partial_rotary_factor=0.5,
+        pad_token_id=0,
+    )
+    with torch.no_grad():
+        model.model.model.layers[1].mlp.gate.e_score_correction_bias.normal_(0, 0.1)
+    return model, inputs
+
+
+@case("hf/hunyuan_v1_moe")
+def _hunyuan_v1_moe() -> tuple[nn.Module, Inputs]:
+    """Query and key RMS norms applied after rotary, top-2 softmax routing plus a shared MLP."""
+    return decoder(
+        "HunYuanMoEV1ForCausalLM", "HunYuanMoEV1Config", num_experts=4, moe_topk=2, head_dim=8, pad_token_id=0
+    )
+
+
+@case("hf/kimi_linear")
+def _kimi_linear() -> tuple[nn.Module, Inputs]:
+    """Kimi delta attention: short causal convolutions on queries, keys and values, per-channel forget gates
+    (low-rank, log-sigmoid), a delta-rule state updated chunk by chunk in PyTorch (a triangular solve-like
+    recurrence inside each chunk), a gated output norm; beside latent softmax attention without positions."""
+    return decoder(
+        "KimiLinearForCausalLM",
+        "KimiLinearConfig",
+        num_key_value_heads=4,
+        layer_types=["linear_attention", "full_attention"],
+        mlp_layer_types=["dense", "sparse"],
+        linear_num_heads=4,
+        linear_head_dim=8,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=8,
+        num_experts=4,
+        num_experts_per_token=2,
+        moe_intermediate_size=16,
+        pad_token_id=0,
+    )
+
+
+@case("hf/olmo_hybrid")
+def _olmo_hybrid() -> tuple[nn.Module, Inputs]:
+    """Gated DeltaNet layers (negative eigenvalues allowed: beta times two) with short convolutions, beside
+    attention layers with per-projection query and key RMS norms (OLMo 2 style post-norms)."""
+    return decoder(
+        "OlmoHybridForCausalLM",
+        "OlmoHybridConfig",
+        layer_types=["linear_attention", "full_attention"],
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        pad_token_id=0,
+    )
+
+
+@case("hf/zaya")
+def _zaya() -> tuple[nn.Module, Inputs]:
+    """Compressed convolutional attention: queries and keys mixed by depthwise then grouped causal
+    convolutions with residual paths, half of each value head taken from the previous token; a router MLP
+    whose hidden state carries from layer to layer, a skip expert, residual scales and biases."""
+    import transformers
+
+    config = transformers.ZayaConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        moe_intermediate_size=16,
+        num_experts=4,
+        num_experts_per_tok=1,
+        router_hidden_size=16,
+        max_position_embeddings=32,
+        layer_types=["hybrid", "hybrid"],
+        pad_token_id=0,
+    )
+    model = transformers.ZayaForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/hrm_text")
+def _hrm_text() -> tuple[nn.Module, Inputs]:
+    """Hierarchical recurrence: one low-level and one high-level stack called in nested loops (the same
+    weights reused every cycle, states summed in between), a prefix-LM mask (bidirectional over the
+    positions whose token type is 1)."""
+    import transformers
+
+    config = transformers.HrmTextConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_attention_heads=4,
+        head_dim=8,
+        H_cycles=2,
+        L_cycles=2,
+        L_bp_cycles=[1],
+        num_layers_per_stack=1,
+        num_hidden_layers=6,
+        embedding_scale=2.0,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.HrmTextForCausalLM(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        return ids, mask, (torch.arange(8) < 3).long().expand(2, 8)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, types: (
+            m(input_ids=ids, attention_mask=mask, token_type_ids=types, use_cache=False).logits
+        ),
+    ), inputs
+
+
+@case("hf/afmoe")
+def _afmoe() -> tuple[nn.Module, Inputs]:
+    """Sliding-window and global layers (rotary only in the sliding ones), gated attention outputs (a
+    sigmoid gate per head), sigmoid token-choice routing with shared experts after a dense first layer."""
+    return decoder(
+        "AfmoeForCausalLM",
+        "AfmoeConfig",
+        seq=12,
+        head_dim=8,
+        num_hidden_layers=2,
+        num_dense_layers=1,
+        num_experts=4,
+        num_experts_per_tok=2,
+        num_shared_experts=1,
+        moe_intermediate_size=16,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        pad_token_id=0,
+    )
+
+
+@case("hf/cpmant")
+def _cpmant() -> tuple[nn.Module, Inputs]:
+    """Prompt tokens prepended to every sequence, segment embeddings, T5-style bucketed relative position
+    biases, a mask built from lengths (the count of non-padding ids) and span ids."""
+    import transformers
+
+    config = transformers.CpmAntConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_attention_heads=4,
+        dim_head=8,
+        dim_ff=64,
+        num_hidden_layers=2,
+        position_bias_num_buckets=16,
+        position_bias_max_distance=32,
+        prompt_types=3,
+        prompt_length=4,
+        segment_types=3,
+        init_std=0.02,
+    )
+    model = transformers.CpmAntForCausalLM(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        return (ids * mask,)  # (padding ids of 0 at the end of row 1: the lengths count the others)
+
+    return Wrap(model, lambda m, ids: m(input_ids=ids, use_cache=False).logits), inputs
+
+
+@case("hf/gpt_neox_japanese")
+def _gpt_neox_japanese() -> tuple[nn.Module, Inputs]:
+    """Attention's dense bias added after the residual dropout (returned separately and summed later),
+    partial rotary, parallel attention and MLP branches."""
+    import transformers
+
+    config = transformers.GPTNeoXJapaneseConfig(
+        vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_multiple_size=2,
+        max_position_embeddings=32,
+    )
+    model = transformers.GPTNeoXJapaneseForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s)
+    )
+
+
+@case("hf/openai_gpt_cls")
+def _openai_gpt_cls() -> tuple[nn.Module, Inputs]:
+    """GPT-1 with post-layer norms and a sequence-classification head that pools the last non-padding token
+    (found by an argmax over the ids equal to the pad id)."""
+    import transformers
+
+    config = transformers.OpenAIGPTConfig(
+        vocab_size=100, n_positions=16, n_embd=32, n_layer=2, n_head=4, num_labels=3, pad_token_id=0
+    )
+    model = transformers.OpenAIGPTForSequenceClassification(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        return (ids * mask,)  # (padding ids of 0 at the end of row 1)
+
+    return Wrap(model, lambda m, ids: m(input_ids=ids).logits), inputs
+
+
+@case("hf/bark_fine")
+def _bark_fine() -> tuple[nn.Module, Inputs]:
+    """Bark's fine acoustics model: the embeddings of the first k+1 codebooks summed per position (a loop
+    over codebooks), non-causal attention, the head of codebook k picked by an integer argument."""
+    import transformers
+
+    config = transformers.BarkFineConfig(
+        block_size=16,
+        input_vocab_size=64,
+        output_vocab_size=64,
+        num_layers=2,
+        num_heads=4,
+        hidden_size=32,
+        n_codes_total=4,
+        n_codes_given=1,
+    )
+    model = transformers.BarkFineModel(config)
+    return Wrap(model, lambda m, codes: m(codebook_idx=2, input_ids=codes).logits), lambda s: (
+        torch.randint(0, 64, (2, 8, 4), generator=gen(s)),
+    )
+
+
+@case("hf/modernbert_decoder")
+def _modernbert_decoder() -> tuple[nn.Module, Inputs]:
+    """ModernBERT as a causal decoder: alternating sliding-window (local rotary base) and global layers,
+    layer norms without bias, a GeGLU MLP, a prediction head with its own norm."""
+    return decoder(
+        "ModernBertDecoderForCausalLM",
+        "ModernBertDecoderConfig",
+        seq=12,
+        local_attention=4,
+        global_attn_every_n_layers=2,
+        layer_types=["sliding_attention", "full_attention"],
+        pad_token_id=0,
+    )
+
+
+@case("hf/eurobert_cls")
+def _eurobert_cls() -> tuple[nn.Module, Inputs]:
+    """A bidirectional Llama (rotary, RMS norms, padding mask only) with mean pooling over the mask for
+    sequence classification."""
+    import transformers
+
+    config = transformers.EuroBertConfig(
+        **dict(ENC, num_key_value_heads=2),
+        head_dim=8,
+        max_position_embeddings=32,
+        classifier_pooling="mean",
+        num_labels=3,
+        pad_token_id=0,
+    )
+    model = transformers.EuroBertForSequenceClassification(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).logits), lambda s: text(s)
+
+
+@case("hf/deberta_cls")
+def _deberta_cls() -> tuple[nn.Module, Inputs]:
+    """DeBERTa (v1): disentangled attention with content-to-position and position-to-content scores
+    gathered from relative-position embeddings, a masked softmax (XSoftmax), a context pooler."""
+    import transformers
+
+    config = transformers.DebertaConfig(
+        **ENC,
+        max_position_embeddings=32,
+        relative_attention=True,
+        max_relative_positions=8,
+        pos_att_type=["c2p", "p2c"],
+        num_labels=3,
+    )
+    model = transformers.DebertaForSequenceClassification(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).logits), lambda s: text(s)
+
+
+@case("hf/luke")
+def _luke() -> tuple[nn.Module, Inputs]:
+    """Entity-aware self-attention: word and entity tokens with separate query projections per pair of
+    kinds (word-to-entity, entity-to-word...), entity embeddings of mean-pooled position embeddings over
+    each entity's span (position ids of -1 masked)."""
+    import transformers
+
+    config = transformers.LukeConfig(
+        **ENC, entity_vocab_size=10, entity_emb_size=16, max_position_embeddings=32
+    )
+    model = transformers.LukeModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        entities = torch.randint(1, 10, (2, 2), generator=gen(s + 30))
+        spans = torch.tensor([[[1, 2, -1], [4, 5, 6]], [[0, -1, -1], [2, 3, -1]]])
+        return ids, mask, entities, torch.ones(2, 2, dtype=torch.long), spans
+
+    def run(m: nn.Module, ids: Any, mask: Any, entities: Any, entity_mask: Any, spans: Any) -> Any:
+        out = m(
+            input_ids=ids,
+            attention_mask=mask,
+            entity_ids=entities,
+            entity_attention_mask=entity_mask,
+            entity_position_ids=spans,
+        )
+        return out.last_hidden_state, out.entity_last_hidden_state
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/xlm_roberta_xl_mlm")
+def _xlm_roberta_xl_mlm() -> tuple[nn.Module, Inputs]:
+    """Pre-layer-norm RoBERTa (norms before attention and MLP, one after the last layer), positions from
+    the cumulative count of non-padding ids, a masked-LM head."""
+    import transformers
+
+    config = transformers.XLMRobertaXLConfig(**ENC, max_position_embeddings=32)
+    model = transformers.XLMRobertaXLForMaskedLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).logits), lambda s: text(s)
+
+
+@case("hf/bros")
+def _bros() -> tuple[nn.Module, Inputs]:
+    """2D layout: quadrilateral boxes (8 coordinates) embedded by sinusoids of their coordinates, relative
+    box positions (pairwise differences) as an extra attention term per head."""
+    import transformers
+
+    config = transformers.BrosConfig(
+        **ENC,
+        max_position_embeddings=32,
+        dim_bbox_sinusoid_emb_2d=32,
+        dim_bbox_sinusoid_emb_1d=4,
+        dim_bbox_projection=8,
+    )
+    model = transformers.BrosModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s)
+        return ids, mask, torch.rand(2, 8, 8, generator=gen(s + 40))
+
+    return Wrap(
+        model, lambda m, ids, mask, boxes: m(input_ids=ids, attention_mask=mask, bbox=boxes).last_hidden_state
+    ), inputs
+
+
+@case("hf/pvt_v2_linear")
+def _pvt_v2_linear() -> tuple[nn.Module, Inputs]:
+    """Overlapping patch embeddings (strided convolutions of kernel 7 and 3), linear spatial-reduction
+    attention (keys and values from an adaptive average pool to 7x7 then a 1x1 convolution), depthwise
+    convolutions inside the MLPs, an image-classification head over the mean of the last stage."""
+    return logits(
+        "PvtV2ForImageClassification",
+        "PvtV2Config",
+        num_encoder_blocks=2,
+        depths=[1, 1],
+        sr_ratios=[2, 1],
+        hidden_sizes=[16, 32],
+        num_attention_heads=[1, 2],
+        patch_sizes=[7, 3],
+        strides=[4, 2],
+        mlp_ratios=[2, 2],
+        linear_attention=True,
+        num_labels=5,
+    )
+
+
+@case("hf/hgnet_v2")
+def _hgnet_v2() -> tuple[nn.Module, Inputs]:
+    """HGNet-V2: a stem of asymmetric paddings (F.pad by one on the right and bottom) and a max pool joined
+    with a convolution branch, blocks whose layer outputs are all concatenated then squeezed, light blocks
+    of 1x1 then depthwise convolutions, learnable affine blocks (a scale and bias after each activation)."""
+    import transformers
+
+    config = transformers.HGNetV2Config(
+        embedding_size=8,
+        depths=[1, 1],
+        hidden_sizes=[16, 32],
+        stem_channels=[3, 8, 8],
+        stage_in_channels=[8, 16],
+        stage_mid_channels=[8, 16],
+        stage_out_channels=[16, 32],
+        stage_num_blocks=[1, 1],
+        stage_downsample=[False, True],
+        stage_downsample_strides=[2, 2],
+        stage_light_block=[False, True],
+        stage_kernel_size=[3, 5],
+        stage_numb_of_layers=[2, 2],
+        use_learnable_affine_block=True,
+        stage_names=["stem", "stage1", "stage2"],
+        out_features=["stage2"],
+        num_labels=5,
+    )
+    model = lively(transformers.HGNetV2ForImageClassification(config))
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/vivit")
+def _vivit() -> tuple[nn.Module, Inputs]:
+    """Video tubelets: a 3D convolution over (frames, height, width) patches of 2x8x8 after the frames are
+    moved behind the channels, a class token, fast-GELU MLPs, video classification."""
+    import transformers
+
+    config = transformers.VivitConfig(
+        image_size=32,
+        num_frames=4,
+        tubelet_size=[2, 8, 8],
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        num_labels=5,
+    )
+    model = transformers.VivitForVideoClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).logits), lambda s: (randn(s, 2, 4, 3, 32, 32),)
+
+
+@case("hf/vjepa2")
+def _vjepa2() -> tuple[nn.Module, Inputs]:
+    """3D rotary positions: each head's channels split in three for the frame, row and column of its
+    tubelet (positions recovered from the token index by integer division and modulo), then an attentive
+    pooler (learned queries cross-attending) and a classifier."""
+    import transformers
+
+    config = transformers.VJEPA2Config(
+        patch_size=8,
+        crop_size=32,
+        frames_per_clip=4,
+        tubelet_size=2,
+        hidden_size=48,
+        num_attention_heads=2,
+        num_hidden_layers=2,
+        mlp_ratio=2.0,
+        num_pooler_layers=1,
+        pred_hidden_size=24,
+        pred_num_attention_heads=2,
+        pred_num_hidden_layers=1,
+        pred_num_mask_tokens=2,
+        num_labels=5,
+    )
+    model = transformers.VJEPA2ForVideoClassification(config)
+    return Wrap(model, lambda m, x: m(pixel_values_videos=x).logits), lambda s: (randn(s, 2, 4, 3, 32, 32),)
+
+
+@case("hf/mgp_str")
+def _mgp_str() -> tuple[nn.Module, Inputs]:
+    """Scene-text recognition: a ViT over a wide 16x64 image, then three A^3 modules (a 1x1 convolution
+    attention map over the tokens per output character, softmax over tokens, einsum pooling) for character,
+    BPE and wordpiece heads."""
+    import transformers
+
+    config = transformers.MgpstrConfig(
+        image_size=[16, 64],
+        patch_size=4,
+        max_token_length=8,
+        num_character_labels=20,
+        num_bpe_labels=30,
+        num_wordpiece_labels=40,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        mlp_ratio=2.0,
+    )
+    model = transformers.MgpstrForSceneTextRecognition(config)
+    return Wrap(model, lambda m, x: tuple(m(pixel_values=x).logits)), lambda s: (randn(s, 2, 3, 16, 64),)
+
+
+@case("hf/seggpt")
+def _seggpt() -> tuple[nn.Module, Inputs]:
+    """In-context segmentation: the prompt image and mask stacked with the input along the height, two
+    streams (image and mask) joined at the merge layer by a weighted sum, decomposed relative position
+    biases (height and width tables interpolated to the grid), a feature-ensemble mean across prompts."""
+    import transformers
+
+    config = transformers.SegGptConfig(
+        hidden_size=32,
+        num_hidden_layers=4,
+        num_attention_heads=4,
+        image_size=[32, 16],
+        patch_size=4,
+        mlp_dim=64,
+        pretrain_image_size=16,
+        decoder_hidden_size=16,
+        merge_index=1,
+        intermediate_hidden_state_indices=[1, 3],
+        drop_path_rate=0.0,
+    )
+    model = transformers.SegGptForImageSegmentation(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        return randn(s, 2, 3, 16, 16), randn(s + 1, 2, 3, 16, 16), randn(s + 2, 2, 3, 16, 16)
+
+    return Wrap(
+        model,
+        lambda m, x, prompt, prompt_mask: (
+            m(pixel_values=x, prompt_pixel_values=prompt, prompt_masks=prompt_mask).pred_masks
+        ),
+    ), inputs
+
+
+@case("hf/eomt")
+def _eomt() -> tuple[nn.Module, Inputs]:
+    """Encoder-only mask transformer: learned queries concatenated into the ViT's tokens for the last
+    blocks, per-block mask predictions (upscaled by transposed convolutions, an einsum with the queries)
+    turned into an attention mask over the patches, class and mask logits."""
+    import transformers
+
+    config = transformers.EomtConfig(
+        hidden_size=32,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        image_size=32,
+        patch_size=8,
+        mlp_ratio=2,
+        num_upscale_blocks=1,
+        num_blocks=1,
+        num_queries=4,
+        num_register_tokens=1,
+        num_labels=3,
+    )
+    from transformers.models.eomt import modeling_eomt
+
+    # (the training loss that __init__ builds asks for scipy, not installed and not used without labels)
+    check = modeling_eomt.requires_backends
+    modeling_eomt.requires_backends = lambda *args: None
+    try:
+        model = transformers.EomtForUniversalSegmentation(config)
+    finally:
+        modeling_eomt.requires_backends = check
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.class_queries_logits, out.masks_queries_logits
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/dab_detr")
+def _dab_detr() -> tuple[nn.Module, Inputs]:
+    """DETR whose queries are 4D anchor boxes: sine embeddings of the anchors' coordinates scaled by the
+    box's width and height (modulated attention), anchors refined layer by layer through inverse sigmoids,
+    PReLU activations."""
+    import transformers
+
+    config = transformers.DabDetrConfig(
+        backbone_config=transformers.ResNetConfig(**RESNET),
+        use_timm_backbone=False,
+        use_pretrained_backbone=False,
+        num_queries=5,
+        encoder_layers=1,
+        decoder_layers=2,
+        encoder_ffn_dim=64,
+        decoder_ffn_dim=64,
+        encoder_attention_heads=4,
+        decoder_attention_heads=4,
+        hidden_size=32,
+        num_labels=4,
+    )
+    model = transformers.DabDetrForObjectDetection(config)
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, 64, 64),
+    )
+
+
+RTDETR_SMALL = dict(
+    encoder_hidden_dim=16,
+    encoder_in_channels=[16, 16, 32],
+    decoder_in_channels=[16, 16, 16],
+    d_model=16,
+    encoder_ffn_dim=32,
+    decoder_ffn_dim=32,
+    num_queries=10,
+    decoder_layers=1,
+    encoder_layers=1,
+    decoder_attention_heads=2,
+    encoder_attention_heads=2,
+    num_labels=5,
+    num_denoising=0,
+)
+
+
+@case("hf/rt_detr_v2_discrete")
+def _rt_detr_v2_discrete() -> tuple[nn.Module, Inputs]:
+    """RT-DETR v2's deformable attention with the discrete sampling method (sampling locations rounded to
+    integer pixels and gathered, not bilinear grid_sample), per-level point counts, top-k query selection."""
+    import transformers
+
+    config = transformers.RTDetrV2Config(
+        backbone_config=transformers.RTDetrResNetConfig(
+            embedding_size=8,
+            hidden_sizes=[8, 16, 16, 32],
+            depths=[1, 1, 1, 1],
+            out_features=["stage2", "stage3", "stage4"],
+        ),
+        decoder_method="discrete",
+        **{**RTDETR_SMALL, "decoder_layers": 2},  # (transformers' tied box heads expect a second layer)
+    )
+    model = transformers.RTDetrV2ForObjectDetection(config)
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, 64, 64),
+    )
+
+
+@case("hf/d_fine")
+def _d_fine() -> tuple[nn.Module, Inputs]:
+    """Fine-grained distribution refinement: each box edge a distribution over bins (softmax, an integral
+    against a non-uniform weighting function of the bins), refined layer by layer, a localisation-quality
+    head from the distributions' top-k statistics, on an HGNet-V2 backbone."""
+    import transformers
+
+    backbone = transformers.HGNetV2Config(
+        embedding_size=8,
+        depths=[1, 1, 1, 1],
+        hidden_sizes=[8, 16, 16, 32],
+        stem_channels=[3, 8, 8],
+        stage_in_channels=[8, 8, 16, 16],
+        stage_mid_channels=[8, 8, 16, 16],
+        stage_out_channels=[8, 16, 16, 32],
+        stage_num_blocks=[1, 1, 1, 1],
+        stage_downsample=[False, True, True, True],
+        stage_light_block=[False, False, True, True],
+        stage_kernel_size=[3, 3, 5, 5],
+        stage_numb_of_layers=[2, 2, 2, 2],
+        out_features=["stage2", "stage3", "stage4"],
+    )
+    config = transformers.DFineConfig(
+        backbone_config=backbone,
+        **{**RTDETR_SMALL, "decoder_layers": 2},
+        decoder_n_points=[2, 2, 2],
+        head_dim=8,
+        lqe_hidden_dim=8,
+        max_num_bins=8,
+    )
+    model = lively(transformers.DFineForObjectDetection(config))
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, 64, 64),
+    )
+
+
+@case("hf/table_transformer")
+def _table_transformer() -> tuple[nn.Module, Inputs]:
+    """DETR with a layer norm after the encoder and pre-norm decoder layers, sine positions from the pixel
+    mask's cumulative sums, object queries' logits and boxes."""
+    import transformers
+
+    return detector(
+        "TableTransformerForObjectDetection",
+        "TableTransformerConfig",
+        backbone_config=transformers.ResNetConfig(**RESNET),
+        **{k: v for k, v in DETR.items() if k not in ("encoder_layers", "decoder_layers")},
+        encoder_layers=1,
+        decoder_layers=1,
+    )
+
+
+@case("hf/superglue")
+def _superglue() -> tuple[nn.Module, Inputs]:
+    """Keypoint matching: SuperPoint keypoints of two images (data-dependent counts, padded), keypoint
+    positions normalised by the image size and encoded by an MLP, self and cross attention between the
+    images' keypoints, optimal transport by log-space Sinkhorn iterations with a dustbin, mutual-nearest
+    matches above a threshold."""
+    import transformers
+
+    point = dict(
+        encoder_hidden_sizes=[8, 8, 16, 16],
+        decoder_hidden_size=32,
+        descriptor_decoder_dim=16,
+        max_keypoints=8,
+        nms_radius=2,
+        border_removal_distance=2,
+    )
+    config = transformers.SuperGlueConfig(
+        keypoint_detector_config=transformers.SuperPointConfig(**point),
+        hidden_size=16,
+        keypoint_encoder_sizes=[8, 16],
+        gnn_layers_types=["self", "cross"],
+        num_attention_heads=2,
+        sinkhorn_iterations=10,
+    )
+    model = lively(transformers.SuperGlueForKeypointMatching(config))
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.matches, out.matching_scores, out.keypoints, out.mask
+
+    return Wrap(model, run), lambda s: (torch.rand(2, 2, 3, 32, 32, generator=gen(s)),)
+
+
+@case("hf/efficientloftr")
+def _efficientloftr() -> tuple[nn.Module, Inputs]:
+    """Detector-free matching: a RepVGG backbone, aggregated attention (queries and keys pooled by strided
+    convolutions and max pools, 2D rotary), a coarse dual-softmax matching with a threshold and mutual
+    nearest neighbours (a data-dependent set), fine refinement by unfolding local windows at the matches."""
+    import transformers
+
+    config = transformers.EfficientLoFTRConfig(
+        stage_num_blocks=[1, 1, 1, 1],
+        out_features=[8, 8, 16, 32],
+        stage_stride=[2, 1, 2, 2],
+        hidden_size=32,
+        num_attention_layers=1,
+        num_attention_heads=8,  # (its 2D rotary fills hidden_size / 2 channels: 4 times the head's 4)
+        num_key_value_heads=8,
+        intermediate_size=64,
+        fine_fusion_dims=[32, 16, 8],
+        fine_kernel_size=8,
+        fine_matching_slice_dim=4,
+        q_aggregation_kernel_size=2,
+        kv_aggregation_kernel_size=2,
+        q_aggregation_stride=2,
+        kv_aggregation_stride=2,
+    )
+    model = lively(transformers.EfficientLoFTRForKeypointMatching(config))
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.matches, out.matching_scores, out.keypoints
+
+    return Wrap(model, run), lambda s: (torch.rand(1, 2, 3, 64, 64, generator=gen(s)),)
+
+
+@case("hf/clipseg")
+def _clipseg() -> tuple[nn.Module, Inputs]:
+    """Text-conditioned segmentation: CLIP activations taken from chosen layers, reduced and modulated by
+    the text embedding (FiLM: a multiplicative and an additive term), a small transformer decoder and a
+    transposed-convolution upsampling to pixel logits."""
+    import transformers
+
+    config = transformers.CLIPSegConfig(
+        text_config=dict(ENC, max_position_embeddings=16),
+        vision_config=VIT,
+        projection_dim=16,
+        reduce_dim=16,
+        extract_layers=[0, 1],
+        decoder_num_attention_heads=2,
+        decoder_intermediate_size=32,
+    )
+    model = transformers.CLIPSegForImageSegmentation(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
+    ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/owlv2")
+def _owlv2() -> tuple[nn.Module, Inputs]:
+    """Open-vocabulary detection: per-patch boxes from an MLP plus a box bias computed from the patch grid
+    (log-odds of the grid coordinates), an objectness head, class logits as scaled and shifted similarities
+    of patch and text embeddings (queries masked by their padding)."""
+    import transformers
+
+    config = transformers.Owlv2Config(
+        text_config=dict(ENC, max_position_embeddings=16),
+        vision_config=VIT,
+        projection_dim=32,
+    )
+    model = transformers.Owlv2ForObjectDetection(config)
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, pixel_values=x)
+        return out.logits, out.pred_boxes, out.objectness_logits
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+CONFORMER = dict(
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=4,
+    intermediate_size=64,
+    conv_kernel_size=5,
+    subsampling_conv_channels=8,
+    num_mel_bins=16,
+    max_position_embeddings=64,
+)
+
+
+def mel_inputs(s: int, frames: int = 40, bins: int = 16) -> tuple[Any, ...]:
+    """Log-mel-like features and a mask: row 1 padded by 4 to 12 frames at the end."""
+    mask = torch.ones(2, frames, dtype=torch.long)
+    mask[1, frames - 4 * (1 + s % 3) :] = 0
+    return randn(s, 2, frames, bins), mask
+
+
+@case("hf/parakeet_ctc")
+def _parakeet_ctc() -> tuple[nn.Module, Inputs]:
+    """FastConformer: depthwise-separable strided 2D convolutions subsampling time by 8 (lengths of the mask
+    recomputed through each stride), Transformer-XL relative positional attention (learned u and v biases,
+    the relative shift by pad-and-reshape), macaron feed-forwards at half weight, convolution modules with
+    batch norm, CTC logits."""
+    import transformers
+
+    config = transformers.ParakeetCTCConfig(
+        vocab_size=20, encoder_config=dict(CONFORMER, subsampling_factor=8), pad_token_id=19
+    )
+    model = lively(transformers.ParakeetForCTC(config))
+    return Wrap(
+        model, lambda m, x, mask: m(input_features=x, attention_mask=mask).logits
+    ), lambda s: mel_inputs(s)
+
+
+@case("hf/lasr_ctc")
+def _lasr_ctc() -> tuple[nn.Module, Inputs]:
+    """LASR's conformer: 1D strided-convolution subsampling, rotary attention, weighted residuals of the
+    feed-forward and convolution modules (`feed_forward_residual_weights`), batch norms, CTC logits."""
+    import transformers
+
+    config = transformers.LasrCTCConfig(vocab_size=20, encoder_config=dict(CONFORMER, conv_kernel_size=4))
+    model = lively(transformers.LasrForCTC(config))
+    return Wrap(
+        model, lambda m, x, mask: m(input_features=x, attention_mask=mask).logits
+    ), lambda s: mel_inputs(s)
+
+
+@case("hf/wav2vec2_bert")
+def _wav2vec2_bert() -> tuple[nn.Module, Inputs]:
+    """w2v-BERT 2.0: stacked filter-bank features projected, conformer layers with relative-key position
+    embeddings clamped to a left and right window (a distance table gathered into an einsum), causal depthwise
+    convolutions (left padding), padding masked before the convolutions."""
+    import transformers
+
+    config = transformers.Wav2Vec2BertConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        intermediate_size=64,
+        feature_projection_input_dim=16,
+        conv_depthwise_kernel_size=5,
+        left_max_position_embeddings=8,
+        right_max_position_embeddings=4,
+        position_embeddings_type="relative_key",
+        apply_spec_augment=False,
+    )
+    model = transformers.Wav2Vec2BertModel(config)
+    return Wrap(
+        model, lambda m, x, mask: m(input_features=x, attention_mask=mask).last_hidden_state
+    ), lambda s: mel_inputs(s, frames=20)
+
+
+@case("hf/vits")
+def _vits() -> tuple[nn.Module, Inputs]:
+    """Text to waveform: a text encoder with windowed relative attention, a stochastic duration predictor
+    running normalising flows backwards (rational-quadratic splines: searchsorted-like bin lookups), the
+    durations' ceil summed into an output length the data decide, alignment by a cumulative-sum path, a
+    flow-based prior and a HiFi-GAN decoder (noise scales zero: no sampling)."""
+    import transformers
+
+    config = transformers.VitsConfig(
+        vocab_size=20,
+        hidden_size=16,
+        num_hidden_layers=1,
+        num_attention_heads=2,
+        window_size=2,
+        ffn_dim=32,
+        flow_size=16,
+        spectrogram_bins=17,
+        upsample_initial_channel=16,
+        upsample_rates=[2, 2],
+        upsample_kernel_sizes=[4, 4],
+        resblock_kernel_sizes=[3],
+        resblock_dilation_sizes=[[1, 3]],
+        duration_predictor_filter_channels=16,
+        duration_predictor_num_flows=2,
+        prior_encoder_num_flows=1,
+        prior_encoder_num_wavenet_layers=1,
+        posterior_encoder_num_wavenet_layers=1,
+        depth_separable_num_layers=1,
+        noise_scale=0.0,
+        noise_scale_duration=0.0,
+        layerdrop=0.0,
+    )
+    model = transformers.VitsModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        return (text(s, vocab=20)[0][:1],)  # (one sentence: the waveform's length is the data's)
+
+    return Wrap(model, lambda m, ids: m(input_ids=ids).waveform), inputs
+
+
+@case("hf/moonshine_streaming")
+def _moonshine_streaming() -> tuple[nn.Module, Inputs]:
+    """Streaming speech recognition: raw audio cut into 5 ms frames, per-frame mean-variance normalisation,
+    asinh compression, strided causal convolutions, an encoder whose layers each have their own sliding
+    window (left, right), a decoder cross-attending with positions added to the encoder states."""
+    import transformers
+
+    config = transformers.MoonshineStreamingConfig(
+        encoder_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=4,
+            head_dim=8,
+            sliding_windows=[[4, 1], [4, 0]],
+        ),
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        head_dim=8,
+        max_position_embeddings=64,
+    )
+    model = transformers.MoonshineStreamingForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        mask = torch.ones(2, 1600, dtype=torch.long)
+        mask[1, 1280 - 80 * s :] = 0
+        return randn(s, 2, 1600), mask, text(s + 7, seq=5)[0]
+
+    return Wrap(
+        model,
+        lambda m, x, mask, dec: (
+            m(input_values=x, attention_mask=mask, decoder_input_ids=dec, use_cache=False).logits
+        ),
+    ), inputs
+
+
+GEMMA_TEXT = dict(
+    vocab_size=100,
+    hidden_size=32,
+    intermediate_size=64,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    num_key_value_heads=2,
+    head_dim=8,
+    max_position_embeddings=64,
+)
+SIGLIP_VISION = dict(model_type="siglip_vision_model", **VIT)
+
+
+@case("hf/paligemma")
+def _paligemma() -> tuple[nn.Module, Inputs]:
+    """Prefix-LM attention: bidirectional over the image and prompt tokens (token type 0), causal over the
+    suffix (type 1), SigLIP features scaled and merged at the image tokens, Gemma's scaled embeddings."""
+    import transformers
+
+    config = transformers.PaliGemmaConfig(
+        vision_config=SIGLIP_VISION,
+        text_config=dict(GEMMA_TEXT, model_type="gemma"),
+        image_token_index=99,
+        projection_dim=32,
+        hidden_size=32,
+    )
+    model = transformers.PaliGemmaForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = image_text(s, 16)
+        types = (torch.arange(ids.shape[1]) >= 19).long().expand(2, -1)
+        return ids, mask, types, randn(s, 2, 3, 32, 32)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, types, x: (
+            m(
+                input_ids=ids, attention_mask=mask, token_type_ids=types, pixel_values=x, use_cache=False
+            ).logits
+        ),
+    ), inputs
+
+
+@case("hf/gemma3_vision")
+def _gemma3_vision() -> tuple[nn.Module, Inputs]:
+    """Gemma 3 with images: SigLIP patches average-pooled to a fixed count of soft tokens, the image tokens
+    attending to each other bidirectionally inside a causal (and sliding-window) mask (blocks from the token
+    types' runs), dual rotary bases for sliding and global layers."""
+    import transformers
+
+    config = transformers.Gemma3Config(
+        vision_config=SIGLIP_VISION,
+        text_config=dict(
+            GEMMA_TEXT,
+            sliding_window=4,
+            layer_types=["sliding_attention", "full_attention"],
+            query_pre_attn_scalar=8,
+        ),
+        mm_tokens_per_image=4,
+        image_token_index=99,
+        boi_token_index=98,
+        eoi_token_index=97,
+    )
+    model = transformers.Gemma3ForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = image_text(s, 4, image_id=99, seq=8)
+        return ids, mask, (ids == 99).long(), randn(s, 2, 3, 32, 32)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, types, x: (
+            m(
+                input_ids=ids, attention_mask=mask, token_type_ids=types, pixel_values=x, use_cache=False
+            ).logits
+        ),
+    ), inputs
+
+
+@case("hf/git")
+def _git() -> tuple[nn.Module, Inputs]:
+    """GIT: CLIP image tokens prepended to the text, one mask joining full attention over the image with
+    causal text attention that sees the whole image, a BERT-style decoder with absolute positions."""
+    import transformers
+
+    config = transformers.GitConfig(
+        vision_config=dict(**VIT),
+        **{k: v for k, v in ENC.items()},
+        max_position_embeddings=32,
+    )
+    model = transformers.GitForCausalLM(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
+    ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/idefics2")
+def _idefics2() -> tuple[nn.Module, Inputs]:
+    """A SigLIP-style encoder with a patch attention mask from the pixel mask (unfold and any), a perceiver
+    resampler (learned latents cross-attending to the image features joined with themselves, grouped keys),
+    the latents merged at the image tokens of a Mistral."""
+    import transformers
+
+    config = transformers.Idefics2Config(
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            image_size=32,
+            patch_size=8,
+        ),
+        perceiver_config=dict(
+            hidden_size=32,
+            resampler_n_latents=4,
+            resampler_depth=1,
+            resampler_n_heads=4,
+            resampler_head_dim=8,
+            num_key_value_heads=2,
+        ),
+        text_config=dict(LLAMA_TEXT, model_type="mistral"),
+        image_token_id=99,
+    )
+    model = transformers.Idefics2ForConditionalGeneration(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
+    ), lambda s: (*image_text(s, 4), randn(s, 2, 1, 3, 32, 32))
+
+
+@case("hf/visual_bert")
+def _visual_bert() -> tuple[nn.Module, Inputs]:
+    """Visual embeddings (region features projected, their own token types and positions) joined after the
+    text tokens, one mask over both, a BERT encoder and pooler."""
+    import transformers
+
+    config = transformers.VisualBertConfig(**ENC, visual_embedding_dim=16, max_position_embeddings=32)
+    model = transformers.VisualBertModel(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        regions = torch.ones(2, 5, dtype=torch.long)
+        regions[1, 3:] = 0
+        return *text(s), randn(s + 1, 2, 5, 16), regions
+
+    def run(m: nn.Module, ids: Any, mask: Any, feats: Any, regions: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, visual_embeds=feats, visual_attention_mask=regions)
+        return out.last_hidden_state, out.pooler_output
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/qwen2_audio")
+def _qwen2_audio() -> tuple[nn.Module, Inputs]:
+    """A Whisper-style audio encoder (two convolutions, sinusoidal positions, an average pool halving the
+    frames), its features at the audio tokens of a Qwen2 (the feature lengths from the mask), padded frames
+    masked in the encoder's attention."""
+    import transformers
+
+    config = transformers.Qwen2AudioConfig(
+        audio_config=dict(
+            num_mel_bins=16,
+            encoder_layers=1,
+            encoder_attention_heads=4,
+            encoder_ffn_dim=64,
+            d_model=32,
+            max_source_positions=16,
+        ),
+        text_config=dict(LLAMA_TEXT, model_type="qwen2"),
+        audio_token_index=99,
+    )
+    model = transformers.Qwen2AudioForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = image_text(s, 8)
+        return ids, mask, randn(s, 2, 16, 32), torch.ones(2, 32, dtype=torch.long)
+
+    return Wrap(
+        model,
+        lambda m, ids, mask, x, x_mask: (
+            m(input_ids=ids, attention_mask=mask, input_features=x, feature_attention_mask=x_mask).logits
+        ),
+    ), inputs
+
+
+@case("hf/bert2bert")
+def _bert2bert() -> tuple[nn.Module, Inputs]:
+    """EncoderDecoderModel: a BERT encoder and a BERT decoder with causal self-attention plus cross attention
+    (`add_cross_attention`), the decoder's LM head, masks on both sides."""
+    import transformers
+
+    encoder = transformers.BertConfig(**ENC, max_position_embeddings=32)
+    decoder = transformers.BertConfig(
+        **ENC, max_position_embeddings=32, is_decoder=True, add_cross_attention=True
+    )
+    config = transformers.EncoderDecoderConfig.from_encoder_decoder_configs(encoder, decoder)
+    config.decoder_start_token_id, config.pad_token_id = 2, 0
+    return text_to_text(transformers.EncoderDecoderModel(config))
+
+
+@case("hf/mllama")
+def _mllama() -> tuple[nn.Module, Inputs]:
+    """Llama 3.2 Vision: images cut into tiles with aspect-ratio embeddings (gated, looked up by an aspect
+    ratio id) and padded tiles masked, local then global vision layers with tanh gates, intermediate layers'
+    features concatenated, and text layers that cross-attend to them through tanh-gated attention and MLP
+    with a per-token cross-attention mask (rows without an image zeroed)."""
+    import transformers
+
+    config = transformers.MllamaConfig(
+        vision_config=dict(
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_global_layers=1,
+            attention_heads=4,
+            intermediate_size=64,
+            vision_output_dim=64,
+            image_size=16,
+            patch_size=8,
+            max_num_tiles=2,
+            intermediate_layers_indices=[0],
+            supported_aspect_ratios=[[1, 1], [1, 2]],
+        ),
+        text_config=dict(
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            num_key_value_heads=2,
+            intermediate_size=64,
+            cross_attention_layers=[1],
+            max_position_embeddings=32,
+            pad_token_id=0,
+        ),
+        image_token_index=99,
+    )
+    model = transformers.MllamaForConditionalGeneration(config)
+    with torch.no_grad():  # (tanh gates that start at zero: the image would not reach the logits)
+        for name, p in model.named_parameters():
+            if "gate" in name and p.dim() <= 1:
+                p.fill_(0.5)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = image_text(s, 1, seq=8)
+        tiles = torch.tensor([[1, 1], [1, 0]])  # (image 0 of two tiles, image 1 of one)
+        cross = torch.zeros(2, 9, 1, 2, dtype=torch.long)
+        cross[:, 1:] = tiles[:, None, None, :]
+        return ids, mask, randn(s, 2, 1, 2, 3, 16, 16), torch.tensor([[2], [1]]), tiles[:, None], cross
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any, ratio: Any, tiles: Any, cross: Any) -> Any:
+        return m(
+            input_ids=ids,
+            attention_mask=mask,
+            pixel_values=x,
+            aspect_ratio_ids=ratio,
+            aspect_ratio_mask=tiles,
+            cross_attention_mask=cross,
+            use_cache=False,
+        ).logits
+
+    return Wrap(model, run), inputs
+
+
 # ---------------------------------------------------------------- hand-written constructs
 
 

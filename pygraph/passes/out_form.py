@@ -146,8 +146,9 @@ def _linear(op: Any, layout: Layout) -> _Call | None:
         return None
     w = buffer_layout(operands[1])
     bias = buffer_layout(operands[2]) if operands[2] is not None else None
-    rows = _rows(operands[0], layout)
-    if rows is None or w.rank != 2 or (bias is not None and bias.rank != 1):
+    if w.rank != 2 or (bias is not None and bias.rank != 1):
+        return None  # (a weight vector [K] makes `linear` a matrix-vector product without the last dim)
+    if (rows := _rows(operands[0], layout)) is None:
         return None
     mat1, written = rows
     mat2 = view_of(operands[1], w.transpose(0, 1))
@@ -185,7 +186,7 @@ def _rows(x: ir.Value, result: Layout) -> tuple[ir.Value, Layout] | None:
     """A product's first operand (rank >= 2) as one matrix of its rows, and the result's layout viewed as
     the matrix the product writes, where both views exist and cuBLAS writes that layout directly."""
     layout = buffer_layout(x)
-    if layout.rank < 2:
+    if layout.rank < 2 or result.rank != layout.rank:
         return None
     rows = math.prod(layout.shape[:-1])
     matrix, written = layout.view([rows, layout.shape[-1]]), result.view([rows, result.shape[-1]])
