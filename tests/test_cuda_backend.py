@@ -14,7 +14,7 @@ import triton
 from gpu_marks import needs_gpu
 
 from pygraph.backend.cuda import driver
-from pygraph.backend.cuda.compile import Function, compile_kernel, ptx_parameters
+from pygraph.backend.cuda.compile import Function, compile_kernel, compile_kernels, ptx_parameters
 from pygraph.backend.cuda.driver import cu
 from pygraph.backend.cuda.graph import GraphBuilder
 from pygraph.backend.emulator import Emulator
@@ -83,6 +83,20 @@ def test_cubin_cache_hits_on_disk_and_keys_on_what_changes_the_code(tmp_path, mo
             compile_kernel(add_kernel(num_warps=8), 90)
         with pytest.raises(AssertionError, match="compiled again"):
             compile_kernel(add_kernel(), 80)
+
+
+def test_kernels_compiled_in_threads_are_the_ones_compiled_one_by_one(tmp_path):
+    """`compile_kernels` compiles in threads (Triton releases the GIL in LLVM and ptxas); each kernel
+    sharing a source with another imports it once, and every cubin is the one a lone compile makes."""
+    kernels = {f"add{w}": add_kernel(num_warps=w) for w in (1, 2, 4, 8)}
+    kernels["twin"] = TritonKernel("twin", ADD, "add", ["*fp32", "*fp32", "*fp32"], 4, 1)
+    with knobs.scope(cache_dir=tmp_path / "threads"):
+        threaded = compile_kernels(kernels, 90)
+    with knobs.scope(cache_dir=tmp_path / "serial"):
+        serial = {name: compile_kernel(k, 90) for name, k in kernels.items()}
+    assert list(threaded) == list(kernels)
+    assert threaded == serial
+    assert [c.num_warps for c in threaded.values()] == [1, 2, 4, 8, 4]
 
 
 HALF_FMA = """import triton

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import importlib.util
 import sys
+import threading
 import types
 from typing import Any
 
@@ -22,6 +23,7 @@ from ..passes.gathers import TRAP
 from . import interpreted_libdevice
 
 _loaded: dict[str, JITFunction] = {}
+_loading = threading.Lock()  # (kernels compile in threads, `compile_kernels`; one import per source)
 
 
 def source_hash(kernel: TritonKernel) -> str:
@@ -30,22 +32,26 @@ def source_hash(kernel: TritonKernel) -> str:
 
 def load_kernel(kernel: TritonKernel) -> JITFunction:
     key = source_hash(kernel)
-    if key not in _loaded:
-        path = knobs.cache_dir / "sources" / f"k_{key}.py"
-        if not path.exists():
-            write_atomically(path, kernel.source.encode())
-        module_name = f"pygraph_kernels.k_{key}"
-        spec = importlib.util.spec_from_file_location(module_name, path)
-        module = importlib.util.module_from_spec(spec)
-        sys.modules[module_name] = module
-        spec.loader.exec_module(module)
-        fn = getattr(module, kernel.entry, None)
-        if not isinstance(fn, JITFunction):
-            raise ValueError(
-                f"kernel @{kernel.name}: its source defines no @triton.jit function '{kernel.entry}'"
-            )
-        _loaded[key] = fn
-    return _loaded[key]
+    with _loading:
+        return _loaded[key] if key in _loaded else _load(kernel, key)
+
+
+def _load(kernel: TritonKernel, key: str) -> JITFunction:
+    path = knobs.cache_dir / "sources" / f"k_{key}.py"
+    if not path.exists():
+        write_atomically(path, kernel.source.encode())
+    module_name = f"pygraph_kernels.k_{key}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = module
+    spec.loader.exec_module(module)
+    fn = getattr(module, kernel.entry, None)
+    if not isinstance(fn, JITFunction):
+        raise ValueError(
+            f"kernel @{kernel.name}: its source defines no @triton.jit function '{kernel.entry}'"
+        )
+    _loaded[key] = fn
+    return fn
 
 
 def load_interpreted(kernel: TritonKernel) -> InterpretedFunction:

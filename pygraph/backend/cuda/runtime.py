@@ -58,7 +58,7 @@ from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver, native
-from .compile import Cubin, KernelParams, compile_kernel, load
+from .compile import Cubin, KernelParams, compile_kernel, compile_kernels, load
 from .driver import CudaError, cu
 from .graph import (
     GraphBuilder,
@@ -123,7 +123,7 @@ class CudaRuntime:
         }
         major, minor = torch.cuda.get_device_capability(self.device)
         arch = 10 * major + minor
-        cubins = {name: compile_kernel(k, arch) for name, k in plan.kernels.items()}
+        cubins = compile_kernels(plan.kernels, arch)
         with torch.cuda.device(self.device):
             self.arena = torch.empty(plan.arena_bytes, dtype=torch.uint8, device=self.device)
             self.table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64, device=self.device)
