@@ -199,18 +199,16 @@ class _Buffer:
     size: int  # bytes it takes, aligned
     touched: set[int]  # positions of the ops that touch them
     nbytes: int  # bytes its storage spans
+    first: int = dataclasses.field(init=False)  # (kept, not computed: placing asks a million times)
+    last: int = dataclasses.field(init=False)
 
-    @property
-    def first(self) -> int:
-        return min(self.touched)
-
-    @property
-    def last(self) -> int:
-        return max(self.touched)
+    def __post_init__(self) -> None:
+        self.first, self.last = min(self.touched), max(self.touched)
 
     def absorb(self, other: _Buffer) -> None:
         self.allocs += other.allocs
         self.touched |= other.touched
+        self.first, self.last = min(self.first, other.first), max(self.last, other.last)
         self.size = max(self.size, other.size)
         self.nbytes = max(self.nbytes, other.nbytes)
 
