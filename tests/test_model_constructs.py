@@ -68,6 +68,28 @@ def test_results_whose_size_the_data_decides():
         assert [g.shape for g in got] == [r.shape for r in ref] and relative_error(got, ref) == 0
 
 
+class BooleanScalars(nn.Module):
+    """Python bools where ATen takes a Scalar, which the importer converts with `aten.Int.bool`: DeepSeek
+    V3.2's indexer masks all but the top-k keys with `ones(..., dtype=bool).scatter(-1, top, False)`."""
+
+    def forward(self, scores: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        top = scores.topk(3, dim=-1).indices
+        hidden = scores.new_ones(scores.shape, dtype=torch.bool).scatter(-1, top, False)
+        kept = torch.full_like(hidden, True).masked_fill(scores < 0, False)
+        return scores.masked_fill(hidden, float("-inf")).softmax(-1), kept, torch.where(kept, scores, True)
+
+
+def test_python_bools_as_scalars_match_eager():
+    torch.manual_seed(0)
+    model = BooleanScalars()
+    compiled = pygraph.export_and_compile(model, (torch.randn(2, 4, 8),), target="emulator")
+    for _ in range(3):
+        scores = torch.randn(2, 4, 8)
+        got, ref = compiled(scores), model(scores)
+        assert [g.dtype for g in got] == [r.dtype for r in ref]
+        assert relative_error(got, ref) <= 1e-6
+
+
 class RowTheDataPicks(nn.Module):
     """A row of an intermediate chosen by its data (`h[i.item()]`, a view taken between graphs), read by two
     later kernels: its bytes must outlive the intermediate's other readers."""

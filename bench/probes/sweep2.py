@@ -5153,6 +5153,1109 @@ def _mllama() -> tuple[nn.Module, Inputs]:
     return Wrap(model, run), inputs
 
 
+# ---------------------------------------------------------------- Hugging Face models, eighth batch (fifty-second session)
+
+
+@case("hf/deepseek_v32")
+def _deepseek_v32() -> tuple[nn.Module, Inputs]:
+    """DeepSeek sparse attention: a lightweight indexer (its own queries from the query latent, one shared
+    layer-normed key, per-head weights, ReLU scores) picks the top-k keys per query, scattered into an
+    additive -inf mask over latent attention; interleaved rotary in the main attention, half-split in the
+    indexer; group-limited routing with a correction bias."""
+    model, inputs = decoder(
+        "DeepseekV32ForCausalLM",
+        "DeepseekV32Config",
+        num_key_value_heads=4,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=4,
+        index_topk=4,
+        index_head_dim=8,
+        index_n_heads=2,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_group=2,
+        topk_group=1,
+        moe_intermediate_size=16,
+        first_k_dense_replace=1,
+        mlp_layer_types=["dense", "sparse"],
+        layer_types=["indexed_attention", "indexed_attention"],
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    return model, inputs
+
+
+@case("hf/deepseek_v4")
+def _deepseek_v4() -> tuple[nn.Module, Inputs]:
+    """Manifold-constrained hyper-connections (four residual streams mixed by weights from a projection of
+    all of them, the mixing matrix made doubly stochastic by Sinkhorn iterations), compressed key-value
+    attention (keys pooled over blocks of tokens by a softmax of learned gates plus a position bias) with an
+    indexer choosing compressed blocks beside a sliding window, grouped low-rank output projections, hash routing of the first MoE
+    layer by token id, sqrt-softplus scores and clamped SwiGLU."""
+    return decoder(
+        "DeepseekV4ForCausalLM",
+        "DeepseekV4Config",
+        num_key_value_heads=1,
+        head_dim=16,
+        q_lora_rank=16,
+        qk_rope_head_dim=4,
+        num_experts_per_tok=2,
+        n_routed_experts=4,
+        moe_intermediate_size=16,
+        layer_types=["compressed_sparse_attention", "heavily_compressed_attention"],
+        mlp_layer_types=["hash_moe", "moe"],
+        compress_rates={"compressed_sparse_attention": 2, "heavily_compressed_attention": 4},
+        hc_mult=2,
+        hc_sinkhorn_iters=3,
+        sliding_window=4,
+        o_groups=2,
+        o_lora_rank=8,
+        index_n_heads=2,
+        index_head_dim=8,
+        index_topk=2,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+
+
+@case("hf/glm5_next")
+def _glm5_next() -> tuple[nn.Module, Inputs]:
+    """Hyper-connections (Sinkhorn-normalised mixing of residual streams), a linear-attention layer with
+    forget gates and short convolutions (a chunked recurrence), an indexed softmax layer (an indexer over
+    pooled keys choosing blocks, the last block always kept), latent attention without rotary, MoE with
+    shared experts and clamped SwiGLU."""
+    import transformers
+
+    config = transformers.Glm5NextTextConfig(
+        vocab_size=100,
+        hidden_size=32,
+        intermediate_size=64,
+        moe_intermediate_size=16,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        kv_lora_rank=16,
+        q_lora_rank=16,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        index_topk=4,
+        index_head_dim=8,
+        index_n_heads=2,
+        index_kpool=2,
+        layer_types=["linear_attention", "indexed_attention"],
+        mlp_layer_types=["dense", "sparse"],
+        linear_head_dim=8,
+        linear_num_heads=4,
+        hc_mult=2,
+        hc_sinkhorn_iters=3,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.Glm5NextTextModel(config)
+    return Wrap(
+        model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).last_hidden_state
+    ), (lambda s: text(s, left=True))
+
+
+@case("hf/inkling2")
+def _inkling2() -> tuple[nn.Module, Inputs]:
+    """Sliding and full attention layers with queries and keys L2-clipped (rescaled above a threshold norm),
+    log-length query scaling, a learned relative position bias, short (and input-dependent) causal
+    convolutions on keys and values, gated outputs, softcapped SwiGLU experts with sigmoid routing, block
+    attention residuals (a softmax over earlier blocks' outputs), normalised embeddings, softcapped logits."""
+    import transformers
+
+    config = transformers.Inkling2TextConfig(
+        vocab_size=100,
+        unpadded_vocab_size=100,
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        num_key_value_heads=2,
+        head_dim=8,
+        swa_num_attention_heads=4,
+        swa_num_key_value_heads=2,
+        swa_head_dim=8,
+        sliding_window_size=4,
+        d_rel=4,
+        rel_extent=8,
+        log_scaling_n_floor=4,
+        layer_types=["hybrid_sliding", "hybrid"],
+        moe_intermediate_size=16,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        n_layers_per_attn_res_block=1,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+    model = transformers.Inkling2ForCausalLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask, use_cache=False).logits), (
+        lambda s: text(s, left=True)
+    )
+
+
+@case("hf/bailing_hybrid")
+def _bailing_hybrid() -> tuple[nn.Module, Inputs]:
+    """Kimi-style delta attention layers (a safe lower-bounded forget gate, short convolutions, a gated
+    RMS norm) grouped with latent softmax attention, group-limited routing over shared experts."""
+    return decoder(
+        "BailingHybridForCausalLM",
+        "BailingHybridConfig",
+        num_key_value_heads=4,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=4,
+        moe_intermediate_size=16,
+        num_experts=4,
+        num_experts_per_token=2,
+        num_expert_group=2,
+        topk_group=1,
+        first_k_dense_replace=1,
+        layer_group_size=2,
+        layer_types=["linear_attention", "full_attention"],
+        mlp_layer_types=["dense", "sparse"],
+        linear_head_dim=8,
+        linear_num_heads=4,
+        pad_token_id=0,
+    )
+
+
+@case("hf/lara_mini")
+def _lara_mini() -> tuple[nn.Module, Inputs]:
+    """Three layer types in one stack: Gated DeltaNet (chunked delta rule, short convolutions, gated norm),
+    sliding-window and full softmax attention; sparse MoE with a sigmoid-gated shared expert."""
+    return decoder(
+        "LaraMiniForCausalLM",
+        "LaraMiniConfig",
+        num_hidden_layers=3,
+        head_dim=8,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        moe_intermediate_size=16,
+        shared_expert_intermediate_size=16,
+        num_experts=4,
+        num_experts_per_tok=2,
+        layer_types=["linear_attention", "sliding_attention", "full_attention"],
+        sliding_window=4,
+        pad_token_id=0,
+    )
+
+
+@case("hf/qwen3_5")
+def _qwen3_5() -> tuple[nn.Module, Inputs]:
+    """Qwen3.5's text stack: Gated DeltaNet layers (chunked delta rule with decay, causal short convolution,
+    a gated RMS norm) and gated full attention (a sigmoid output gate from the query projection, partial
+    rotary, query and key norms)."""
+    return decoder(
+        "Qwen3_5ForCausalLM",
+        "Qwen3_5TextConfig",
+        head_dim=8,
+        linear_key_head_dim=8,
+        linear_value_head_dim=8,
+        linear_num_key_heads=2,
+        linear_num_value_heads=4,
+        layer_types=["linear_attention", "full_attention"],
+        pad_token_id=0,
+    )
+
+
+@case("hf/gemma4_text")
+def _gemma4_text() -> tuple[nn.Module, Inputs]:
+    """Gemma 4's text stack: per-layer input embeddings (a second embedding table and a projection of the
+    hidden state, gated into every layer), a wider head dimension on global layers, proportional partial
+    rotary on global and default rotary on sliding ones, keys reused as values (one key-value head) on global
+    layers, the last two layers reusing earlier layers' keys and values, value norms, layer scalars."""
+    return decoder(
+        "Gemma4ForCausalLM",
+        "Gemma4TextConfig",
+        num_hidden_layers=4,
+        head_dim=8,
+        global_head_dim=16,
+        attention_k_eq_v=True,
+        num_global_key_value_heads=1,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"] * 2,
+        vocab_size_per_layer_input=100,
+        hidden_size_per_layer_input=8,
+        num_kv_shared_layers=2,
+        max_position_embeddings=64,
+        pad_token_id=0,
+    )
+
+
+@case("hf/mimo_v2_flash")
+def _mimo_v2_flash() -> tuple[nn.Module, Inputs]:
+    """Keys wider than values (head dims 16 and 8), values scaled before attention, a partial rotary of a
+    third of each head with separate bases for sliding and full layers, a tiny sliding window, sigmoid
+    routing with a correction bias after a dense first layer."""
+    model, inputs = decoder(
+        "MiMoV2FlashForCausalLM",
+        "MiMoV2FlashConfig",
+        head_dim=16,
+        v_head_dim=8,
+        sliding_window=3,
+        layer_types=["full_attention", "sliding_attention"],
+        mlp_layer_types=["dense", "sparse"],
+        moe_intermediate_size=16,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        attention_value_scale=0.5,
+        pad_token_id=0,
+    )
+    return model, inputs
+
+
+@case("hf/dory")
+def _dory() -> tuple[nn.Module, Inputs]:
+    """A looped (recurrent-depth) decoder: input layers, a block of recurrent layers run twice with the same
+    weights, output layers; nGPT-style L2-normalised hidden states updated by learned per-channel step sizes
+    (alpha), attention and MLP as separate layer types, sliding and full attention."""
+    return decoder(
+        "DoryForCausalLM",
+        "DoryConfig",
+        num_hidden_layers=6,
+        head_dim=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "mlp", "full_attention", "mlp", "sliding_attention", "mlp"],
+        n_input_layers=2,
+        n_recurrent_layers=2,
+        n_output_layers=2,
+        n_recurrent_loops=2,
+        max_position_embeddings=32,
+        pad_token_id=0,
+    )
+
+
+@case("hf/nanochat")
+def _nanochat() -> tuple[nn.Module, Inputs]:
+    """Parameter-free RMS norms (of embeddings, queries, keys and blocks), squared-ReLU MLP, untied head
+    with tanh softcapping of the logits."""
+    return decoder("NanoChatForCausalLM", "NanoChatConfig", num_key_value_heads=4, pad_token_id=0)
+
+
+@case("hf/lfm3")
+def _lfm3() -> tuple[nn.Module, Inputs]:
+    """Gated short-convolution layers (input-dependent gates around a causal depthwise convolution) beside
+    sliding and full attention with sigmoid output gates, sandwich norms around each block, proportional
+    partial rotary on the full layers."""
+    return decoder(
+        "Lfm3ForCausalLM",
+        "Lfm3Config",
+        num_hidden_layers=3,
+        head_dim=8,
+        conv_L_cache=3,
+        layer_types=["conv", "sliding_attention", "full_attention"],
+        sliding_window=4,
+        pad_token_id=0,
+    )
+
+
+@case("hf/lfm2_moe")
+def _lfm2_moe() -> tuple[nn.Module, Inputs]:
+    """LFM2's gated short convolutions and attention, then sigmoid-scored MoE whose top-k choice adds an
+    expert bias (the weights without it), after dense first layers."""
+    model, inputs = decoder(
+        "Lfm2MoeForCausalLM",
+        "Lfm2MoeConfig",
+        num_hidden_layers=3,
+        moe_intermediate_size=16,
+        conv_L_cache=3,
+        num_dense_layers=1,
+        num_experts=4,
+        num_experts_per_tok=2,
+        layer_types=["conv", "full_attention", "conv"],
+        pad_token_id=0,
+    )
+    with torch.no_grad():  # (a bias that changes the choice, not the zeros it starts as)
+        for name, p in model.named_parameters():
+            if name.endswith("expert_bias"):
+                p.normal_(0, 0.1)
+    return model, inputs
+
+
+@case("hf/vaultgemma")
+def _vaultgemma() -> tuple[nn.Module, Inputs]:
+    """Gemma with attention-logit and final-logit tanh softcaps, `query_pre_attn_scalar` scaling, sliding and
+    global layers, scaled embeddings and (1 + w) RMS norms without post-norms."""
+    return decoder(
+        "VaultGemmaForCausalLM",
+        "VaultGemmaConfig",
+        head_dim=8,
+        query_pre_attn_scalar=16,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        attn_logit_softcapping=5.0,
+        final_logit_softcapping=3.0,
+        pad_token_id=0,
+    )
+
+
+@case("hf/cohere2_moe")
+def _cohere2_moe() -> tuple[nn.Module, Inputs]:
+    """Parallel attention and MoE from one layer norm, sliding layers with rotary and global ones without,
+    a dense sliding prefix layer, routed experts averaged with a shared expert, logits scaled."""
+    return decoder(
+        "Cohere2MoeForCausalLM",
+        "Cohere2MoeConfig",
+        num_hidden_layers=3,
+        head_dim=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "sliding_attention", "full_attention"],
+        mlp_layer_types=["dense", "sparse", "sparse"],
+        prefix_dense_intermediate_size=32,
+        num_experts=4,
+        num_experts_per_tok=2,
+        num_shared_experts=1,
+        pad_token_id=0,
+    )
+
+
+@case("hf/mistral4")
+def _mistral4() -> tuple[nn.Module, Inputs]:
+    """Latent attention with interleaved YaRN rotary on half the rope dims and Llama 4 style position-
+    dependent query scaling, routed experts beside a shared one."""
+    return decoder(
+        "Mistral4ForCausalLM",
+        "Mistral4Config",
+        num_key_value_heads=4,
+        q_lora_rank=16,
+        kv_lora_rank=16,
+        qk_rope_head_dim=4,
+        qk_nope_head_dim=8,
+        v_head_dim=8,
+        head_dim=4,
+        n_routed_experts=4,
+        num_experts_per_tok=2,
+        moe_intermediate_size=16,
+        max_position_embeddings=64,
+        rope_parameters=dict(
+            rope_type="yarn",
+            rope_theta=10000.0,
+            factor=4.0,
+            original_max_position_embeddings=16,
+            beta_fast=32.0,
+            beta_slow=1.0,
+            mscale_all_dim=1.0,
+            mscale=1.0,
+            llama_4_scaling_beta=0.1,
+            partial_rotary_factor=0.5,
+        ),
+        pad_token_id=0,
+    )
+
+
+@case("hf/roberta_prelayernorm")
+def _roberta_prelayernorm() -> tuple[nn.Module, Inputs]:
+    """RoBERTa with pre-layer norms (the norm before each attention and MLP, one after the stack) and
+    position ids counted from the padding index over the non-pad tokens (a cumsum of the mask)."""
+    return encoder(
+        "RobertaPreLayerNormModel", "RobertaPreLayerNormConfig", max_position_embeddings=32, pad_token_id=1
+    )
+
+
+@case("hf/nomic_bert")
+def _nomic_bert() -> tuple[nn.Module, Inputs]:
+    """A BERT with rotary positions instead of learned ones, a SwiGLU MLP and no biases, post-norms."""
+    return encoder("NomicBertModel", "NomicBertConfig", head_dim=8, max_position_embeddings=32)
+
+
+@case("hf/jina_embeddings_v3")
+def _jina_embeddings_v3() -> tuple[nn.Module, Inputs]:
+    """An XLM-R encoder with rotary positions instead of learned ones (position ids still from the padding
+    index), post-norms."""
+    return encoder("JinaEmbeddingsV3Model", "JinaEmbeddingsV3Config", max_position_embeddings=32)
+
+
+@case("hf/ultrabert")
+def _ultrabert() -> tuple[nn.Module, Inputs]:
+    """A bidirectional encoder with Llama-style blocks: sliding-window (a band, both sides) and global
+    layers with their own rotary bases, grouped keys, an MLM prediction head."""
+    import transformers
+
+    config = transformers.UltrabertConfig(
+        **ENC,
+        num_key_value_heads=2,
+        head_dim=8,
+        sliding_window=4,
+        layer_types=["sliding_attention", "full_attention"],
+        prediction_head_size=16,
+        max_position_embeddings=32,
+    )
+    model = transformers.UltrabertForMaskedLM(config)
+    return Wrap(model, lambda m, ids, mask: m(input_ids=ids, attention_mask=mask).logits), lambda s: text(s)
+
+
+@case("hf/bigbird_pegasus")
+def _bigbird_pegasus() -> tuple[nn.Module, Inputs]:
+    """A Pegasus whose encoder uses BigBird block-sparse attention (sliding, global and random key blocks,
+    gathered per query block) on a 48-token input, the padding of the mask reshaped to blocks; full causal
+    and cross attention in the decoder, sinusoidal positions."""
+    import transformers
+
+    config = transformers.BigBirdPegasusConfig(
+        **{**SEQ2SEQ, "max_position_embeddings": 64},
+        attention_type="block_sparse",
+        block_size=4,
+        num_random_blocks=2,
+    )
+    model, _ = text_to_text(transformers.BigBirdPegasusForConditionalGeneration(config))
+    return model, lambda s: (*text(s, seq=48), *text(s + 7, seq=5))
+
+
+@case("hf/udop")
+def _udop() -> tuple[nn.Module, Inputs]:
+    """Document T5: image patches merged into the token embeddings at the patch under each box's centre (a
+    gather), the remaining patches appended with their own boxes, 2D cell embeddings of the boxes, an
+    aggregated relative bias (1D, horizontal and vertical buckets) in the encoder."""
+    import transformers
+
+    config = transformers.UdopConfig(
+        vocab_size=100,
+        d_model=32,
+        d_kv=8,
+        d_ff=64,
+        num_layers=2,
+        num_decoder_layers=2,
+        num_heads=4,
+        max_2d_position_embeddings=64,
+        image_size=32,
+        patch_size=8,
+    )
+    model = transformers.UdopForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        return *text(s), boxes(s).float() / 32, randn(s, 2, 3, 32, 32), text(s + 7, seq=5)[0]
+
+    def run(m: nn.Module, ids: Any, mask: Any, bbox: Any, x: Any, dec: Any) -> Any:
+        return m(
+            input_ids=ids,
+            attention_mask=mask,
+            bbox=bbox,
+            pixel_values=x,
+            decoder_input_ids=dec,
+            use_cache=False,
+        ).logits
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/aimv2")
+def _aimv2() -> tuple[nn.Module, Inputs]:
+    """AIMv2's vision encoder: RMS norms, SwiGLU MLPs, fixed 2D sin-cos positions and an attention-pooling
+    head (a learned query attending over the patch tokens)."""
+    return vision("Aimv2VisionModel", "Aimv2VisionConfig", **VIT)
+
+
+@case("hf/ijepa")
+def _ijepa() -> tuple[nn.Module, Inputs]:
+    """I-JEPA: a ViT without a class token (interpolated positions of the patches only), a mean-pooled
+    output."""
+    return vision("IJepaModel", "IJepaConfig", **VIT)
+
+
+@case("hf/mlcd")
+def _mlcd() -> tuple[nn.Module, Inputs]:
+    """MLCD's vision tower: 2D rotary positions on the patch grid (row and column frequencies interleaved),
+    a class token with its own learned rotary slot, pre-norm CLIP blocks, a pooled class output."""
+    return vision("MLCDVisionModel", "MLCDVisionConfig", **VIT)
+
+
+@case("hf/radio")
+def _radio() -> tuple[nn.Module, Inputs]:
+    """RADIO: several class tokens and registers before the patches, a learned position embedding larger
+    than the input (cropped and bilinearly resampled to the patch grid), layer scale, per-channel input
+    normalisation inside the model."""
+    import transformers
+
+    config = transformers.RadioConfig(
+        hidden_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        patch_size=8,
+        image_size=32,
+        max_img_size=64,
+        num_cls_tokens=2,
+        num_registers=2,
+        patch_dim=192,
+        summary_idxs=[0, 1],
+    )
+    model = transformers.RadioModel(config)
+    return Wrap(
+        model, lambda m, x: tuple(v for v in m(pixel_values=x).to_tuple() if isinstance(v, torch.Tensor))
+    ), (lambda s: (torch.rand(2, 3, 32, 32, generator=gen(s)),))
+
+
+@case("hf/sapiens2")
+def _sapiens2() -> tuple[nn.Module, Inputs]:
+    """Sapiens 2's ViT: 2D rotary positions, register tokens, query and key norms, SwiGLU, a different number
+    of key-value heads per layer (grouped attention in the middle, full heads at both ends), layer scale."""
+    import transformers
+
+    config = transformers.Sapiens2Config(
+        patch_size=8,
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=3,
+        num_attention_heads=4,
+        image_size=32,
+        num_register_tokens=2,
+        num_key_value_attention_heads=2,
+        num_first_full_attention_layers=1,
+        num_last_full_attention_layers=1,
+        out_features=["stage3"],
+    )
+    model = transformers.Sapiens2Model(config)
+    return Wrap(model, lambda m, x: m(pixel_values=x).last_hidden_state), lambda s: (randn(s, 2, 3, 32, 32),)
+
+
+@case("hf/lightglue")
+def _lightglue() -> tuple[nn.Module, Inputs]:
+    """LightGlue keypoint matching: SuperPoint keypoints (padded, data-dependent counts), rotary encodings of
+    keypoint positions, self and cross attention between the two images, per-layer confidence heads with
+    early exit (depth) and point pruning (width) decided from the data, a double-softmax assignment with
+    matchability, mutual nearest matches above a threshold."""
+    import transformers
+
+    point = dict(
+        encoder_hidden_sizes=[8, 8, 16, 16],
+        decoder_hidden_size=32,
+        descriptor_decoder_dim=16,
+        max_keypoints=8,
+        nms_radius=2,
+        border_removal_distance=2,
+    )
+    config = transformers.LightGlueConfig(
+        keypoint_detector_config=transformers.SuperPointConfig(**point),
+        descriptor_dim=16,
+        hidden_size=16,
+        intermediate_size=32,
+        num_hidden_layers=2,
+        num_attention_heads=2,
+        num_key_value_heads=2,
+        filter_threshold=0.0,
+    )
+    model = lively(transformers.LightGlueForKeypointMatching(config))
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(pixel_values=x)
+        return out.matches, out.matching_scores, out.keypoints, out.mask
+
+    return Wrap(model, run), lambda s: (torch.rand(2, 2, 3, 32, 32, generator=gen(s)),)
+
+
+@case("hf/sam_hq")
+def _sam_hq() -> tuple[nn.Module, Inputs]:
+    """SAM-HQ: SAM with a high-quality output token, early and final ViT features fused by transposed
+    convolutions into the mask features, the HQ mask from a hypernetwork on the fused features added to the
+    coarse one; windowed attention with decomposed relative positions, a point prompt encoder."""
+    import transformers
+
+    config = transformers.SamHQConfig(
+        vision_config=dict(
+            hidden_size=32,
+            output_channels=16,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=64,
+            patch_size=8,
+            window_size=4,
+            global_attn_indexes=[1],
+            mlp_dim=64,
+            num_pos_feats=8,
+        ),
+        prompt_encoder_config=dict(hidden_size=16, image_size=64, patch_size=8, mask_input_channels=4),
+        mask_decoder_config=dict(
+            hidden_size=16,
+            mlp_dim=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            iou_head_hidden_dim=16,
+            vit_dim=32,
+        ),
+    )
+    model = transformers.SamHQModel(config)
+
+    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
+        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=False)
+        return out.pred_masks, out.iou_scores
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        g = gen(s + 20)
+        return (
+            randn(s, 2, 3, 64, 64),
+            torch.rand(2, 1, 3, 2, generator=g) * 64,
+            torch.tensor([[[1, 0, 1]]] * 2),
+        )
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/sam2")
+def _sam2() -> tuple[nn.Module, Inputs]:
+    """SAM 2 on one image: a Hiera backbone (windowed attention whose windows shrink with query pooling
+    between stages, a windowed position embedding tiled over an interpolated background one), an FPN neck
+    with top-down fusion, high-resolution features fed to the mask decoder's upscaling, point prompts."""
+    import transformers
+
+    config = transformers.Sam2Config(
+        vision_config=dict(
+            backbone_config=dict(
+                model_type="sam2_hiera_det_model",
+                hidden_size=8,
+                num_attention_heads=1,
+                image_size=[64, 64],
+                patch_kernel_size=[7, 7],
+                patch_stride=[4, 4],
+                patch_padding=[3, 3],
+                query_stride=[2, 2],
+                window_positional_embedding_background_size=[4, 4],
+                num_query_pool_stages=2,
+                blocks_per_stage=[1, 1, 2],
+                embed_dim_per_stage=[8, 16, 32],
+                num_attention_heads_per_stage=[1, 2, 2],
+                window_size_per_stage=[4, 2, 2],
+                global_attention_blocks=[3],
+            ),
+            backbone_channel_list=[32, 16, 8],
+            backbone_feature_sizes=[[16, 16], [8, 8], [4, 4]],
+            fpn_hidden_size=16,
+            fpn_top_down_levels=[1, 2],
+            num_feature_levels=3,
+        ),
+        prompt_encoder_config=dict(hidden_size=16, image_size=64, patch_size=16, mask_input_channels=4),
+        mask_decoder_config=dict(
+            hidden_size=16, mlp_dim=32, num_hidden_layers=2, num_attention_heads=2, iou_head_hidden_dim=16
+        ),
+    )
+    model = transformers.Sam2Model(config)
+
+    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
+        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=True)
+        return out.pred_masks, out.iou_scores
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        g = gen(s + 20)
+        return (
+            randn(s, 2, 3, 64, 64),
+            torch.rand(2, 1, 3, 2, generator=g) * 64,
+            torch.tensor([[[1, 0, 1]]] * 2),
+        )
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/pixtral")
+def _pixtral() -> tuple[nn.Module, Inputs]:
+    """Pixtral's vision encoder on images of different sizes: each image's patches cropped to its own size
+    and concatenated into one sequence, 2D rotary positions from each patch's row and column, a block-
+    diagonal mask keeping every image to itself, RMS norms and SwiGLU."""
+    import transformers
+
+    config = transformers.PixtralVisionConfig(
+        hidden_size=32,
+        intermediate_size=64,
+        num_hidden_layers=2,
+        num_attention_heads=4,
+        head_dim=8,
+        image_size=32,
+        patch_size=8,
+    )
+    model = transformers.PixtralVisionModel(config)
+    sizes = torch.tensor([[32, 32], [16, 24]])
+    return Wrap(model, lambda m, x: m(pixel_values=x, image_sizes=sizes).last_hidden_state), lambda s: (
+        randn(s, 2, 3, 32, 32),
+    )
+
+
+@case("hf/fuyu")
+def _fuyu() -> tuple[nn.Module, Inputs]:
+    """Fuyu: no vision encoder, raw image patches (flattened pixels) linearly projected into a Persimmon's
+    embeddings at the image tokens (squared-ReLU MLP, query and key layer norms, partial rotary)."""
+    import transformers
+
+    config = transformers.FuyuConfig(
+        image_size=32,
+        patch_size=8,
+        image_token_id=99,
+        text_config=dict(
+            model_type="persimmon",
+            vocab_size=100,
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            max_position_embeddings=32,
+        ),
+    )
+    model = transformers.FuyuForCausalLM(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
+    ), lambda s: (*image_text(s, 4), randn(s, 2, 4, 8 * 8 * 3))
+
+
+@case("hf/llava_next")
+def _llava_next() -> tuple[nn.Module, Inputs]:
+    """LLaVA-NeXT's any-resolution images: a base view plus crops of the best-fitting grid, the crops'
+    features stitched back into the grid, unpadded to the original aspect ratio (rows cut by the image
+    size) with a learned newline after each row, then merged at the image tokens of a Llama."""
+    import transformers
+
+    config = transformers.LlavaNextConfig(
+        vision_config=dict(model_type="clip_vision_model", **VIT),
+        text_config=LLAMA_TEXT,
+        image_token_index=99,
+        image_grid_pinpoints=[[32, 64], [64, 32]],
+    )
+    model = transformers.LlavaNextForConditionalGeneration(config)
+    with torch.no_grad():
+        model.model.image_newline.normal_()
+    sizes = torch.tensor([[24, 64], [24, 64]])
+    with torch.no_grad():
+        tokens = model.model.get_image_features(randn(0, 2, 3, 3, 32, 32), sizes).pooler_output[0].shape[0]
+    return Wrap(
+        model,
+        lambda m, ids, mask, x: (
+            m(input_ids=ids, attention_mask=mask, pixel_values=x, image_sizes=sizes).logits
+        ),
+    ), lambda s: (*image_text(s, tokens), randn(s, 2, 3, 3, 32, 32))
+
+
+@case("hf/aria")
+def _aria() -> tuple[nn.Module, Inputs]:
+    """Aria: an Idefics3-style vision tower with a patch mask, a projector of learned queries cross-
+    attending to the patches (the query count looked up by the patch count), then a MoE text decoder with
+    shared experts."""
+    import transformers
+
+    config = transformers.AriaConfig(
+        vision_config=dict(
+            hidden_size=32,
+            intermediate_size=64,
+            num_hidden_layers=1,
+            num_attention_heads=4,
+            image_size=32,
+            patch_size=8,
+        ),
+        text_config=dict(
+            LLAMA_TEXT,
+            model_type="aria_text",
+            head_dim=8,
+            moe_num_experts=4,
+            moe_topk=2,
+            moe_num_shared_experts=1,
+        ),
+        projector_patch_to_query_dict={16: 4},
+        max_value_projector_patch_to_query_dict=4,
+        image_token_index=99,
+    )
+    model = transformers.AriaForConditionalGeneration(config)
+    return Wrap(
+        model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
+    ), lambda s: (*image_text(s, 4), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/instructblip")
+def _instructblip() -> tuple[nn.Module, Inputs]:
+    """InstructBLIP: the Q-Former's queries concatenated with the instruction's tokens (self-attention over
+    both, a joint mask), cross-attending to the image, the query outputs projected into an OPT's
+    embeddings at the image tokens."""
+    import transformers
+
+    config = transformers.InstructBlipConfig(
+        vision_config=VIT,
+        qformer_config=dict(
+            ENC, encoder_hidden_size=32, cross_attention_frequency=1, max_position_embeddings=32
+        ),
+        text_config=dict(
+            model_type="opt",
+            vocab_size=100,
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=4,
+            ffn_dim=64,
+            word_embed_proj_dim=32,
+            max_position_embeddings=32,
+        ),
+        num_query_tokens=4,
+        image_token_index=99,
+    )
+    model = transformers.InstructBlipForConditionalGeneration(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s, vocab=99, seq=6)
+        image = torch.full((2, 4), 99)
+        return (
+            torch.cat([image, ids], 1),
+            torch.cat([torch.ones(2, 4, dtype=torch.long), mask], 1),
+            *text(s + 3, seq=5),
+            randn(s, 2, 3, 32, 32),
+        )
+
+    def run(m: nn.Module, ids: Any, mask: Any, q_ids: Any, q_mask: Any, x: Any) -> Any:
+        return m(
+            input_ids=ids,
+            attention_mask=mask,
+            qformer_input_ids=q_ids,
+            qformer_attention_mask=q_mask,
+            pixel_values=x,
+        ).logits
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/align")
+def _align() -> tuple[nn.Module, Inputs]:
+    """ALIGN: an EfficientNet image tower (depthwise convolutions, squeeze-excitation, batch norms) and a
+    BERT text tower, both projected and compared by a temperature-scaled cosine similarity."""
+    import transformers
+
+    config = transformers.AlignConfig(
+        text_config=dict(ENC, max_position_embeddings=32),
+        vision_config=dict(
+            image_size=32,
+            hidden_dim=64,
+            width_coefficient=0.25,
+            depth_coefficient=0.2,
+            num_hidden_layers=4,
+        ),
+        projection_dim=80,  # (the image tower's pooled width: ALIGN projects only the text)
+    )
+    model = lively(transformers.AlignModel(config))
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, pixel_values=x)
+        return out.logits_per_image, out.text_embeds, out.image_embeds
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/bridgetower")
+def _bridgetower() -> tuple[nn.Module, Inputs]:
+    """BridgeTower: a RoBERTa and a CLIP tower whose last layers feed, through link towers (add and layer
+    norm), the matching layers of a two-stream cross-modal encoder (each stream cross-attending to the
+    other), token types for the two modalities, pooled outputs of both."""
+    import transformers
+
+    wide = dict(hidden_size=64, num_attention_heads=4)  # (the CLIP tower's attention has width // 64 heads)
+    config = transformers.BridgeTowerConfig(
+        **wide,
+        num_hidden_layers=2,
+        text_config=dict(ENC, **wide, max_position_embeddings=32),
+        vision_config=dict(**wide, num_hidden_layers=2, image_size=32, patch_size=8),
+    )
+    model = transformers.BridgeTowerModel(config)
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any) -> Any:
+        out = m(
+            input_ids=ids, attention_mask=mask, pixel_values=x, pixel_mask=torch.ones_like(x[:, 0]).long()
+        )
+        return out.text_features, out.image_features, out.pooler_output
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/flava")
+def _flava() -> tuple[nn.Module, Inputs]:
+    """FLAVA: separate ViT image and BERT text encoders, their hidden states projected and concatenated
+    (with a multimodal class token) into a multimodal encoder whose mask joins the text padding with the
+    image tokens."""
+    import transformers
+
+    config = transformers.FlavaConfig(
+        text_config=dict(ENC, max_position_embeddings=32),
+        image_config=dict(VIT),
+        multimodal_config=dict(ENC),
+        hidden_size=32,
+        projection_dim=16,
+    )
+    model = transformers.FlavaModel(config)
+
+    def run(m: nn.Module, ids: Any, mask: Any, x: Any) -> Any:
+        out = m(input_ids=ids, attention_mask=mask, pixel_values=x)
+        return out.text_embeddings, out.image_embeddings, out.multimodal_embeddings
+
+    return Wrap(model, run), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
+
+
+@case("hf/grounding_dino")
+def _grounding_dino() -> tuple[nn.Module, Inputs]:
+    """Grounding DINO: Swin features and BERT text fused by bidirectional image-text cross attention in a
+    deformable encoder, the text's self-attention limited to its phrases (a mask from the special tokens),
+    two-stage top-k query selection by text similarity, a decoder cross-attending to both, logits over the
+    text tokens."""
+    import transformers
+
+    config = transformers.GroundingDinoConfig(
+        backbone_config=dict(
+            model_type="swin",
+            image_size=64,
+            patch_size=4,
+            embed_dim=16,
+            depths=[1, 1, 1],
+            num_heads=[1, 2, 2],
+            window_size=4,
+            out_features=["stage2", "stage3"],
+        ),
+        text_config=dict(ENC, model_type="bert", max_position_embeddings=32),
+        num_queries=10,
+        encoder_layers=1,
+        decoder_layers=2,  # (transformers' tied box heads expect a second layer)
+        encoder_ffn_dim=32,
+        decoder_ffn_dim=32,
+        encoder_attention_heads=2,
+        decoder_attention_heads=2,
+        d_model=32,  # (group norms of 32 groups in the input projections)
+        num_feature_levels=2,
+        encoder_n_points=2,
+        decoder_n_points=2,
+        max_text_len=16,
+        disable_custom_kernels=True,
+    )
+    model = transformers.GroundingDinoForObjectDetection(config)
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        ids, mask = text(s, vocab=90, seq=8)
+        ids[:, 0], ids[:, 4] = 101 % 100, 1012 % 100  # (a class token and a period between phrases)
+        return randn(s, 2, 3, 64, 64), ids, mask
+
+    def run(m: nn.Module, x: Any, ids: Any, mask: Any) -> Any:
+        out = m(pixel_values=x, input_ids=ids, attention_mask=mask)
+        return out.logits.sigmoid(), out.pred_boxes  # (-inf at the text's padding and beyond it)
+
+    return Wrap(model, run), inputs
+
+
+@case("hf/lw_detr")
+def _lw_detr() -> tuple[nn.Module, Inputs]:
+    """LW-DETR: a plain ViT backbone with windowed and global layers (windows by reshaping the patch grid),
+    intermediate features fused by a C2f projector (split, bottleneck convolutions, concat), a deformable
+    decoder of one level with two-stage query selection."""
+    import transformers
+
+    config = transformers.LwDetrConfig(
+        backbone_config=dict(
+            model_type="lw_detr_vit",
+            hidden_size=32,
+            num_hidden_layers=2,
+            num_attention_heads=2,
+            image_size=64,
+            pretrain_image_size=64,
+            patch_size=8,
+            window_block_indices=[0],
+            num_windows=4,
+            num_windows_side=2,
+            out_features=["stage1", "stage2"],
+        ),
+        projector_scale_factors=[1.0],
+        projector_in_channels=[32, 32],
+        projector_out_channels=16,
+        hidden_expansion=0.5,
+        c2f_num_blocks=1,
+        d_model=16,
+        decoder_ffn_dim=32,
+        decoder_layers=1,
+        decoder_self_attention_heads=2,
+        decoder_cross_attention_heads=2,
+        decoder_n_points=2,
+        num_queries=10,
+        group_detr=2,
+        num_feature_levels=1,
+        num_labels=4,
+    )
+    model = lively(transformers.LwDetrForObjectDetection(config))
+    return Wrap(model, lambda m, x: (m(pixel_values=x).logits, m(pixel_values=x).pred_boxes)), lambda s: (
+        randn(s, 2, 3, 64, 64),
+    )
+
+
+@case("hf/xcodec")
+def _xcodec() -> tuple[nn.Module, Inputs]:
+    """X-Codec: a DAC acoustic encoder beside a HuBERT semantic encoder (its hidden states averaged over
+    layers), the two fused and residual-vector quantised (nearest codes by distance, argmin, per codebook
+    of the residual), then decoded by the DAC decoder."""
+    import transformers
+
+    config = transformers.XcodecConfig(
+        target_bandwidths=[0.5, 1.0],
+        sample_rate=800,
+        channel_ratios=[1, 1],
+        strides=[1, 1],
+        block_dilations=[1, 1],
+        codebook_size=16,
+        codebook_dim=48,  # (the acoustic and semantic widths together)
+        acoustic_model_config=dict(
+            model_type="dac",
+            encoder_hidden_size=4,
+            downsampling_ratios=[4, 4],
+            decoder_hidden_size=16,
+            n_codebooks=2,
+            codebook_size=16,
+            codebook_dim=8,
+            upsampling_ratios=[4, 4],
+            hidden_size=16,
+            hop_length=16,
+            sampling_rate=800,
+        ),
+        semantic_model_config=dict(
+            model_type="hubert",
+            **{**AUDIO, "conv_stride": (4, 4), "conv_kernel": (4, 4)},
+        ),
+    )
+    model = transformers.XcodecModel(config)
+    with torch.no_grad():  # (codebooks that start as zeros: every code would be 0)
+        for name, buffer in model.named_buffers():
+            if name.endswith("codebook.embed"):
+                buffer.normal_()
+
+    def run(m: nn.Module, x: Any) -> Any:
+        out = m(input_values=x)
+        return out.audio_codes, out.audio_values
+
+    return Wrap(model, run), lambda s: (randn(s, 2, 1, 320),)
+
+
+@case("hf/timesfm2_5")
+def _timesfm2_5() -> tuple[nn.Module, Inputs]:
+    """TimesFM 2.5: series of two lengths left-padded to the context, per-patch running normalisation
+    (masked mean and variance carried across patches), causal attention with rotary and query/key norms,
+    flip invariance (the forecast of the negated series subtracted and averaged), a continuous quantile head
+    and the point forecast clamped when the input is non-negative."""
+    import transformers
+
+    config = transformers.TimesFm2_5Config(
+        patch_length=8,
+        context_length=32,
+        horizon_length=8,
+        num_hidden_layers=2,
+        hidden_size=32,
+        intermediate_size=32,
+        head_dim=8,
+        num_attention_heads=4,
+        num_key_value_heads=4,
+        quantiles=[0.1, 0.5, 0.9],
+        output_quantile_len=16,
+        decode_index=2,
+        max_position_embeddings=32,
+    )
+    model = transformers.TimesFm2_5ModelForPrediction(config)
+
+    def run(m: nn.Module, a: Any, b: Any) -> Any:
+        out = m(past_values=[a, b])
+        return out.mean_predictions, out.full_predictions
+
+    return Wrap(model, run), lambda s: (randn(s, 32), randn(s + 1, 20))
+
+
 # ---------------------------------------------------------------- hand-written constructs
 
 

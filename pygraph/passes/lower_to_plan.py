@@ -258,6 +258,7 @@ class _Lowering:
             "aten.neg.int": lambda x: -x,
             "aten.Int.Scalar": int,
             "aten.Int.float": int,
+            "aten.Int.bool": int,  # (a Python bool where a Scalar goes: `mask.scatter(-1, idx, False)`)
             "aten.Float.Scalar": float,
             "aten.ceil.float": math.ceil,
             "aten.sqrt.int": math.sqrt,
