@@ -82,3 +82,23 @@ def test_einsums_compile_to_batched_products_and_match_eager() -> None:
         assert relative_error(compiled(*inputs), model(*inputs)) <= 1e-6
         wider = (torch.randn(5, 7, 3, 4), inputs[1])
         assert relative_error(dynamic(*wider), model(*wider)) <= 1e-6
+
+
+class OuterProducts(torch.nn.Module):
+    """Products with nothing to sum, of integers (BigBird's block indices) and of floats: as ATen's einsum
+    computes them, a multiplication (CUDA has no bmm of integers)."""
+
+    def forward(self, ids: torch.Tensor, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        return torch.einsum("bi,bj->bij", ids, ids + 1), torch.einsum("bi,bj->bji", x, x.exp())
+
+
+def test_a_product_with_nothing_to_sum_multiplies() -> None:
+    torch.manual_seed(0)
+    model = OuterProducts()
+    ids, x = torch.randint(-50, 50, (3, 5)), torch.randn(3, 4)
+    compiled = pygraph.export_and_compile(model, (ids, x), target="emulator")
+    assert "torch.aten.bmm" not in compiled.ir("torch")
+    for _ in range(2):
+        ids, x = torch.randint(-50, 50, (3, 5)), torch.randn(3, 4)
+        (got_ids, got_x), (want_ids, want_x) = compiled(ids, x), model(ids, x)
+        assert torch.equal(got_ids, want_ids) and relative_error(got_x, want_x) <= 1e-6
