@@ -355,6 +355,15 @@ def _export_watched(
         program = export_program(
             model, example_inputs, freeze=freeze, warn=warn, attributes=attributes, state_values=state_values
         )
+    if watched.tensors_assigned:  # (in variants too: the example may not have taken the way that assigns)
+        warnings.warn(
+            f"{type(model).__name__}'s forward assigns tensors to Python attributes: "
+            f"{', '.join(f'self.{path}' for path in watched.tensors_assigned)}. The compiled calls leave "
+            "those attributes as they were, where eager's calls would leave the new tensors there, so a "
+            "later call that reads them may compute otherwise than eager; state kept in a buffer "
+            "(`register_buffer`) is updated as eager updates it",
+            stacklevel=4,
+        )
     inputs = {(id(a.holder), a.name) for a in attributes}
     reads = tuple(r for r in watched.reads if (id(r.holder), r.name) not in inputs)
     return program, tuple(watched.changes), reads + (state_values.reads() if state_values.known else ())

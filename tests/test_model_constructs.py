@@ -90,6 +90,38 @@ def test_python_bools_as_scalars_match_eager():
         assert relative_error(got, ref) <= 1e-6
 
 
+class GrowingCache(nn.Module):
+    """Llama's dynamic rotary embedding in small: a length from the data kept in a plain attribute (a 0-d
+    tensor, which the compiled calls do not carry out) and a table replaced as a buffer (which they do)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.arange(1.0, 5.0), persistent=False)
+        self.longest = 8
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        length = positions.max() + 1
+        if length > self.longest:
+            self.register_buffer("table", torch.arange(1.0, 5.0) / length, persistent=False)
+            self.longest = length
+        return x * self.table
+
+
+def test_a_tensor_forward_assigns_to_a_python_attribute_is_warned_of():
+    model, eager = GrowingCache(), GrowingCache()
+    short, long = torch.tensor([[0, 1, 2, 3]]), torch.tensor([[0, 1, 2, 11]])
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        compiled = pygraph.export_and_compile(model, (torch.randn(2, 4), short), target="emulator")
+        assert not [w for w in caught if "assigns tensors" in str(w.message)]  # (the example does not)
+        x = torch.randn(2, 4)
+        assert relative_error(compiled(x, long), eager(x, long)) == 0
+    (warned,) = [str(w.message) for w in caught if "assigns tensors" in str(w.message)]
+    assert "self.longest" in warned and "register_buffer" in warned
+    assert torch.equal(model.table, eager.table)  # the buffer replaced as eager replaced it
+    assert model.longest == 8 and int(eager.longest) == 12  # the attribute not: what the warning says
+
+
 class RowTheDataPicks(nn.Module):
     """A row of an intermediate chosen by its data (`h[i.item()]`, a view taken between graphs), read by two
     later kernels: its bytes must outlive the intermediate's other readers."""

@@ -30,8 +30,11 @@ reads a lifted 0-d tensor that promotes as the number would, `numbers.py`), whic
 value they find; a model that uses such a value in Python (a condition, a size, `math.sqrt`) fixes it in
 the trace (`refuse_values_read`), and then gets a program per value as before.
 
-Attributes that hold anything else (tensors, objects) are not compared: torch.export warns about tensors
-assigned to attributes, and an object changed inside is not seen.
+Attributes that hold anything else (tensors, objects) are not compared, and an object changed inside is
+not seen. A tensor that forward assigns to a plain attribute (Llama's dynamic rotary embedding keeps
+`self.max_seq_len_cached = seq_len`, a 0-d tensor of the data) is recorded (`Watched.tensors_assigned`):
+the compiled calls do not carry it out, so the attribute keeps the value it had, where eager's would
+hold the new tensor, and a later call reading it may compute otherwise than eager; compiling warns.
 """
 
 from __future__ import annotations
@@ -212,6 +215,7 @@ class Watched:
 
     changes: list[AttributeChange] = field(default_factory=list)
     reads: list[AttributeRead] = field(default_factory=list)  # those it did not change
+    tensors_assigned: list[str] = field(default_factory=list)  # plain attributes it set to other tensors
 
 
 @contextlib.contextmanager
@@ -226,9 +230,13 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
     read: set[tuple[int, str]] = set()
     running = [False]
 
+    tensors: dict[tuple[str, str], int] = {}  # (holder path, name) -> id of the tensor held there
+
     def snapshot(*_: Any) -> None:
         before.clear()
         before.update(_plain_attributes(holders))
+        tensors.clear()
+        tensors.update(_tensor_attributes(holders))
         read.clear()
         running[0] = True
 
@@ -243,6 +251,11 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
                 continue
             if path in paths:  # (not a module that forward removed)
                 watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
+        watched.tensors_assigned[:] = [
+            _joined(path, name)
+            for (path, name), ident in _tensor_attributes(_holders(model)).items()
+            if tensors.get((path, name)) != ident
+        ]
         changed = {change.path for change in watched.changes}
         unwatched = {  # (reads of their attributes were not recorded either: they all count)
             (ident, name)
@@ -351,6 +364,17 @@ def _holders(model: torch.nn.Module) -> dict[int, tuple[str, Any]]:
             if name not in _STANDARD and _holds_attributes(value):
                 holders.setdefault(id(value), (_joined(path, name), value))
     return holders
+
+
+def _tensor_attributes(holders: dict[int, tuple[str, Any]]) -> dict[tuple[str, str], int]:
+    """(holder path, name) -> id of the tensor, for each plain attribute holding one (not a parameter or
+    buffer: nn.Module keeps those apart)."""
+    return {
+        (path, name): id(value)
+        for path, holder in holders.values()
+        for name, value in vars(holder).items()
+        if isinstance(value, torch.Tensor) and name not in _STANDARD
+    }
 
 
 def _holds_attributes(value: Any) -> bool:
