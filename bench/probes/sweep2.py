@@ -2614,6 +2614,25 @@ def _depth_anything() -> tuple[nn.Module, Inputs]:
     return Wrap(model, lambda m, x: m(pixel_values=x).predicted_depth), lambda s: (randn(s, 2, 3, 56, 56),)
 
 
+def prompted_masks(model: nn.Module, multimask: bool = True) -> tuple[nn.Module, Inputs]:
+    """A SAM-style model called on 64 x 64 images with three prompt points each (two foreground, one
+    background), returning its masks and their scores."""
+
+    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
+        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=multimask)
+        return out.pred_masks, out.iou_scores
+
+    def inputs(s: int) -> tuple[Any, ...]:
+        g = gen(s + 20)
+        return (
+            randn(s, 2, 3, 64, 64),
+            torch.rand(2, 1, 3, 2, generator=g) * 64,
+            torch.tensor([[[1, 0, 1]]] * 2),
+        )
+
+    return Wrap(model, run), inputs
+
+
 @case("hf/sam")
 def _sam() -> tuple[nn.Module, Inputs]:
     """Segment Anything: windowed and global attention with decomposed relative positions, a prompt encoder
@@ -2638,21 +2657,7 @@ def _sam() -> tuple[nn.Module, Inputs]:
             hidden_size=16, mlp_dim=32, num_hidden_layers=2, num_attention_heads=2, iou_head_hidden_dim=16
         ),
     )
-    model = transformers.SamModel(config)
-
-    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
-        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=True)
-        return out.pred_masks, out.iou_scores
-
-    def inputs(s: int) -> tuple[Any, ...]:
-        g = gen(s + 20)
-        return (
-            randn(s, 2, 3, 64, 64),
-            torch.rand(2, 1, 3, 2, generator=g) * 64,
-            torch.tensor([[[1, 0, 1]]] * 2),
-        )
-
-    return Wrap(model, run), inputs
+    return prompted_masks(transformers.SamModel(config))
 
 
 @case("hf/vitmatte")
@@ -5786,21 +5791,7 @@ def _sam_hq() -> tuple[nn.Module, Inputs]:
             vit_dim=32,
         ),
     )
-    model = transformers.SamHQModel(config)
-
-    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
-        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=False)
-        return out.pred_masks, out.iou_scores
-
-    def inputs(s: int) -> tuple[Any, ...]:
-        g = gen(s + 20)
-        return (
-            randn(s, 2, 3, 64, 64),
-            torch.rand(2, 1, 3, 2, generator=g) * 64,
-            torch.tensor([[[1, 0, 1]]] * 2),
-        )
-
-    return Wrap(model, run), inputs
+    return prompted_masks(transformers.SamHQModel(config), multimask=False)
 
 
 @case("hf/sam2")
@@ -5840,21 +5831,7 @@ def _sam2() -> tuple[nn.Module, Inputs]:
             hidden_size=16, mlp_dim=32, num_hidden_layers=2, num_attention_heads=2, iou_head_hidden_dim=16
         ),
     )
-    model = transformers.Sam2Model(config)
-
-    def run(m: nn.Module, x: Any, points: Any, labels: Any) -> Any:
-        out = m(pixel_values=x, input_points=points, input_labels=labels, multimask_output=True)
-        return out.pred_masks, out.iou_scores
-
-    def inputs(s: int) -> tuple[Any, ...]:
-        g = gen(s + 20)
-        return (
-            randn(s, 2, 3, 64, 64),
-            torch.rand(2, 1, 3, 2, generator=g) * 64,
-            torch.tensor([[[1, 0, 1]]] * 2),
-        )
-
-    return Wrap(model, run), inputs
+    return prompted_masks(transformers.Sam2Model(config))
 
 
 @case("hf/pixtral")
