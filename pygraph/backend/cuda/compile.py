@@ -199,7 +199,7 @@ def compile_kernel(kernel: TritonKernel, arch: int) -> Cubin:
     return cubin
 
 
-COMPILE_THREADS = 8  # (more measured no faster: Triton's Python stages hold the GIL)
+COMPILE_THREADS = 8  # (the count measured; Triton's Python stages hold the GIL, so threads scale sublinearly)
 
 
 def compile_kernels(kernels: Mapping[str, TritonKernel], arch: int) -> dict[str, Cubin]:
