@@ -2362,6 +2362,25 @@ def _blip_itm() -> tuple[nn.Module, Inputs]:
     ), lambda s: (*text(s), randn(s, 2, 3, 32, 32))
 
 
+OPT_TEXT = dict(
+    model_type="opt",
+    vocab_size=100,
+    hidden_size=32,
+    num_hidden_layers=2,
+    num_attention_heads=4,
+    ffn_dim=64,
+    word_embed_proj_dim=32,
+    max_position_embeddings=32,
+)  # the OPT decoder of BLIP-2's and InstructBLIP's cases
+
+
+def image_tokens_first(s: int) -> tuple[Any, ...]:
+    """Ids starting with 4 image tokens (99) then text, and their mask (the text's right padding kept)."""
+    ids, mask = text(s, vocab=99, seq=6)
+    image = torch.full((2, 4), 99)
+    return torch.cat([image, ids], 1), torch.cat([torch.ones(2, 4, dtype=torch.long), mask], 1)
+
+
 @case("hf/blip2")
 def _blip2() -> tuple[nn.Module, Inputs]:
     """Q-Former queries cross-attending to the image, projected into an OPT decoder's embeddings at the
@@ -2371,29 +2390,14 @@ def _blip2() -> tuple[nn.Module, Inputs]:
     config = transformers.Blip2Config(
         vision_config=VIT,
         qformer_config=dict(ENC, encoder_hidden_size=32, cross_attention_frequency=1),
-        text_config=dict(
-            model_type="opt",
-            vocab_size=100,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=64,
-            word_embed_proj_dim=32,
-            max_position_embeddings=32,
-        ),
+        text_config=OPT_TEXT,
         num_query_tokens=4,
         image_token_index=99,
     )
     model = transformers.Blip2ForConditionalGeneration(config)
 
     def inputs(s: int) -> tuple[Any, ...]:
-        ids, mask = text(s, vocab=99, seq=6)
-        image = torch.full((2, 4), 99)
-        return (
-            torch.cat([image, ids], 1),
-            torch.cat([torch.ones(2, 4, dtype=torch.long), mask], 1),
-            randn(s, 2, 3, 32, 32),
-        )
+        return (*image_tokens_first(s), randn(s, 2, 3, 32, 32))
 
     return Wrap(
         model, lambda m, ids, mask, x: m(input_ids=ids, attention_mask=mask, pixel_values=x).logits
@@ -5956,30 +5960,14 @@ def _instructblip() -> tuple[nn.Module, Inputs]:
         qformer_config=dict(
             ENC, encoder_hidden_size=32, cross_attention_frequency=1, max_position_embeddings=32
         ),
-        text_config=dict(
-            model_type="opt",
-            vocab_size=100,
-            hidden_size=32,
-            num_hidden_layers=2,
-            num_attention_heads=4,
-            ffn_dim=64,
-            word_embed_proj_dim=32,
-            max_position_embeddings=32,
-        ),
+        text_config=OPT_TEXT,
         num_query_tokens=4,
         image_token_index=99,
     )
     model = transformers.InstructBlipForConditionalGeneration(config)
 
     def inputs(s: int) -> tuple[Any, ...]:
-        ids, mask = text(s, vocab=99, seq=6)
-        image = torch.full((2, 4), 99)
-        return (
-            torch.cat([image, ids], 1),
-            torch.cat([torch.ones(2, 4, dtype=torch.long), mask], 1),
-            *text(s + 3, seq=5),
-            randn(s, 2, 3, 32, 32),
-        )
+        return (*image_tokens_first(s), *text(s + 3, seq=5), randn(s, 2, 3, 32, 32))
 
     def run(m: nn.Module, ids: Any, mask: Any, q_ids: Any, q_mask: Any, x: Any) -> Any:
         return m(
