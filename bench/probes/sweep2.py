@@ -5904,8 +5904,10 @@ def _llava_next() -> tuple[nn.Module, Inputs]:
     with torch.no_grad():
         model.model.image_newline.normal_()
     sizes = torch.tensor([[24, 64], [24, 64]])
+    with torch.device("cpu"):  # (a CPU generator draws the images, wherever the case is built)
+        images = randn(0, 2, 3, 3, 32, 32).to(sizes.device)
     with torch.no_grad():
-        tokens = model.model.get_image_features(randn(0, 2, 3, 3, 32, 32), sizes).pooler_output[0].shape[0]
+        tokens = model.model.get_image_features(images, sizes).pooler_output[0].shape[0]
     return Wrap(
         model,
         lambda m, ids, mask, x: (
