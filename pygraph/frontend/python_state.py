@@ -242,7 +242,8 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
 
     def compare(*_: Any) -> None:
         running[0] = False
-        after = _plain_attributes(_holders(model))
+        now = _holders(model)  # (forward may have added modules or holders)
+        after = _plain_attributes(now)
         paths = {path: holder for path, holder in holders.values()}
         watched.changes.clear()
         for path, name in sorted(before.keys() | after.keys()):
@@ -253,7 +254,7 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
                 watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
         watched.tensors_assigned[:] = [
             _joined(path, name)
-            for (path, name), ident in _tensor_attributes(_holders(model)).items()
+            for (path, name), ident in _tensor_attributes(now).items()
             if tensors.get((path, name)) != ident
         ]
         changed = {change.path for change in watched.changes}
