@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import functools
 import gc
 import itertools
@@ -22,6 +23,7 @@ from .backend import AssumptionFailed, UnrecordableCall
 from .backend.random import draws_random_numbers, generator_states, restore_generators
 from .frontend import (
     MISSING,
+    AssignedTensors,
     AttributeChange,
     AttributeRead,
     DerivedState,
@@ -41,6 +43,7 @@ from .frontend import (
     export_program,
     hoist_derived_state,
     import_program,
+    is_buffer,
     keep_outside_graphs,
     probing_counters,
     watching_attributes,
@@ -83,11 +86,14 @@ class _StateWatch:
     An int or float assigned to a watched attribute (a temperature set before each call) counts apart, in
     `assigned`: it can replace no tensor, module or hook, so a compiled model checks only the values its
     program read after one (`CompiledModel._run`), and a program taking those numbers as inputs
-    (`python_state.attributes_as_inputs`) pays no more per call.
+    (`python_state.attributes_as_inputs`) pays no more per call. A tensor that a compiled call sets in an
+    attribute its program takes as an input (a streaming model's state) counts apart too, in `replaced`:
+    only programs reading tensor attributes as constants look again at which tensors they hold.
     """
 
     epoch = 0
     assigned = 0
+    replaced = 0  # tensors compiled calls set in attributes their programs take as inputs (`_set_assigned`)
     installed = False
     watched: ClassVar[dict[int, weakref.ref]] = {}  # id -> the object whose assignments count
     assignments_seen: ClassVar[set[type]] = set()  # classes whose `__setattr__` counts them
@@ -268,13 +274,20 @@ def _compile(
     example_inputs = pytree.tree_map(_traceable, example_inputs)
     traced = global_settings.current()  # (read before the trace: its casts are in the program after it)
     # for the example's sizes
-    export = functools.partial(
-        _export_watched, model, example_inputs, options["freeze"], attributes=attributes
+    export = functools.partial(_export_watched, model, example_inputs, options["freeze"])
+    program, changed, reads, assigned = export(warn=not variant, attributes=attributes)
+    # Attributes holding tensors that forward replaces are inputs of the program as well: each call passes
+    # the tensor the attribute holds then (the one the last call left, or one the caller set). (A buffer
+    # registered again is the model's state: the call sets it, and programs bind it again.)
+    replaced = tuple(
+        dataclasses.replace(a, value=a.value.detach().to("meta"))  # (its layout: the tensor is not kept)
+        for a in assigned
+        if isinstance(a.value, torch.Tensor) and not is_buffer(a.holder, a.name)
     )
-    program, changed, reads = export(warn=not variant)
-    if any(change.before is MISSING for change in changed):
-        # torch.export keeps the plain attributes forward added, so later calls find them: trace from there
-        program, changed, reads = export(warn=False)
+    if replaced or any(change.before is MISSING for change in changed):
+        # (torch.export keeps the plain attributes forward added, so later calls find them: trace from there)
+        attributes += replaced
+        program, changed, reads, assigned = export(warn=False, attributes=attributes)
     changed = _counting(model, example_inputs, options["freeze"], program, changed, attributes)
     if any(change.step is None for change in changed) and not variant:
         warnings.warn(
@@ -306,6 +319,7 @@ def _compile(
             model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
         )
         compiled._lifted = attributes
+        compiled._assigns = _assigns(imported.out_spec, assigned, attributes)
         compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
         compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
         if options["profile"]:
@@ -332,7 +346,7 @@ def _counting(
         return changed
     with probing_counters(model, list(changed)) as probe:
         try:
-            probed = export_program(model, example_inputs, freeze=freeze, warn=False, attributes=attributes)
+            probed = _export_watched(model, example_inputs, freeze, warn=False, attributes=attributes)[0]
         except ExportError:  # (a value was used, or something else failed with stand-ins in place)
             return changed
     counters = probe.counters()
@@ -347,26 +361,39 @@ def _export_watched(
     freeze: bool,
     warn: bool,
     attributes: tuple[AttributeRead, ...],
-) -> tuple[torch.export.ExportedProgram, tuple[AttributeChange, ...], tuple[AttributeRead, ...]]:
-    """`export_program`, and the plain Python attributes the traced forward changed and those it read
-    (`python_state.py`), but for the `attributes` the program takes as inputs."""
+) -> tuple[
+    torch.export.ExportedProgram,
+    tuple[AttributeChange, ...],
+    tuple[AttributeRead, ...],
+    tuple[AttributeRead, ...],
+]:
+    """`export_program`, and the plain Python attributes the traced forward changed, those it read
+    (`python_state.py`), but for the `attributes` the program takes as inputs, and those it set to other
+    tensors (which the program returns after the output's results, `python_state.AssignedTensors`)."""
     state_values = StateValues.of(model)
     with watching_attributes(model) as watched:
         program = export_program(
             model, example_inputs, freeze=freeze, warn=warn, attributes=attributes, state_values=state_values
         )
-    if watched.tensors_assigned:  # (in variants too: the example may not have taken the way that assigns)
-        warnings.warn(
-            f"{type(model).__name__}'s forward assigns tensors to Python attributes: "
-            f"{', '.join(f'self.{path}' for path in watched.tensors_assigned)}. The compiled calls leave "
-            "those attributes as they were, where eager's calls would leave the new tensors there, so a "
-            "later call that reads them may compute otherwise than eager; state kept in a buffer "
-            "(`register_buffer`) is updated as eager updates it",
-            stacklevel=4,
-        )
     inputs = {(id(a.holder), a.name) for a in attributes}
     reads = tuple(r for r in watched.reads if (id(r.holder), r.name) not in inputs)
-    return program, tuple(watched.changes), reads + (state_values.reads() if state_values.known else ())
+    reads += state_values.reads() if state_values.known else ()
+    return program, tuple(watched.changes), reads, tuple(watched.tensors_assigned)
+
+
+def _assigns(
+    out_spec: pytree.TreeSpec, assigned: tuple[AttributeRead, ...], inputs: tuple[AttributeRead, ...]
+) -> tuple[tuple[Any, str, bool], ...]:
+    """(holder, name, whether the program takes it as an input) for each attribute that the program's
+    results after the output's are the new tensors of (`out_spec` an `AssignedTensors` spec), in order."""
+    if out_spec.type is not AssignedTensors:
+        return ()
+    by_path = {a.path: a for a in assigned}
+    taken = {(id(a.holder), a.name) for a in inputs}
+    return tuple(
+        (a.holder, a.name, (id(a.holder), a.name) in taken)
+        for a in (by_path[path] for path in out_spec.context)
+    )
 
 
 def _lower(name: str, module: Any, context: Any, pipelines: tuple[str, str], stages: dict[str, str]) -> Any:
@@ -547,6 +574,9 @@ class CompiledModel:
         # Numbers in attributes that the program takes as inputs after the call's, read from the model on
         # each call (`python_state.attributes_as_inputs`; set by `_compile`).
         self._lifted: tuple[AttributeRead, ...] = ()
+        # The attributes forward set to other tensors, which the program returns after the output's results
+        # and each call sets (`_set_assigned`): (holder, name, whether the program takes it as an input).
+        self._assigns: tuple[tuple[Any, str, bool], ...] = ()
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -707,7 +737,10 @@ class CompiledModel:
             if self._complex_inputs:
                 flat = self._as_pairs(flat)
             if self._lifted:
-                flat = self._with_attributes(flat)
+                try:
+                    flat = self._with_attributes(flat)
+                except AssumptionFailed as exc:
+                    return self._another_way(args, flat, exc, None)
             if torch.is_grad_enabled():
                 flat = self._outside_autograd(flat)
             replay = self._replay
@@ -715,6 +748,7 @@ class CompiledModel:
                 replay is not None
                 and replay is self._backend.native
                 and self._epoch == _StateWatch.epoch
+                and self._replaced == _StateWatch.replaced
                 and (self._assigned == _StateWatch.assigned or self._reads_hold())
             ):
                 out = replay(flat)
@@ -831,14 +865,26 @@ class CompiledModel:
         return tuple(flat)
 
     def _with_attributes(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
-        """`flat` and the numbers of the attributes the program takes as inputs, as the model holds them now;
-        a number of another type than traced (an int for a float) fails this program's assumption."""
+        """`flat` and the numbers and tensors of the attributes the program takes as inputs, as the model
+        holds them now; a number of another type than traced (an int for a float), or a tensor of another
+        shape, dtype or device, fails this program's assumption."""
         values = tuple(read.current() for read in self._lifted)
-        for read, value in zip(self._lifted, values, strict=True):
-            if type(value) is not type(read.value):
+        expected = self._expected[len(self._expected) - len(values) :]
+        for read, value, (shape, dtype, index) in zip(self._lifted, values, expected, strict=True):
+            if type(value) is not type(read.value) or (
+                isinstance(value, torch.Tensor)
+                and not (
+                    value.shape == shape
+                    and value.dtype == dtype
+                    and (value.get_device() == index if index >= 0 else value.is_cpu)
+                )
+            ):
+                kind = type(read.value).__name__
+                if isinstance(read.value, torch.Tensor):
+                    device = "cpu" if index < 0 else f"cuda:{index}"
+                    kind = f"{str(dtype).removeprefix('torch.')}{list(shape)} tensor on {device}"
                 raise AssumptionFailed(
-                    f"the program takes the attribute `{read.path}` as a {type(read.value).__name__}; this "
-                    f"call finds {value!r}"
+                    f"the program takes the attribute `{read.path}` as a {kind}; this call finds {_described(value)}"
                 )
         return (*flat, *values)
 
@@ -884,7 +930,9 @@ class CompiledModel:
             for name in self._attribute_constants:
                 self._attribute_tensor(name)
         self._assigned = assigned
-        if self._epoch != _StateWatch.epoch:
+        if self._epoch != _StateWatch.epoch or (
+            self._replaced != _StateWatch.replaced and self._attribute_constants_replaced()
+        ):
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
             self._derive(refresh=True)
@@ -922,14 +970,14 @@ class CompiledModel:
             if not change.holds():
                 return (
                     f"forward changes the Python attribute {change.describe()} in the call the program was "
-                    f"traced from; this call finds {change.module.__dict__.get(change.name, MISSING)!r}"
+                    f"traced from; this call finds {_described(change.module.__dict__.get(change.name, MISSING))}"
                 )
         stale = self._epoch != _StateWatch.epoch or self._assigned != _StateWatch.assigned
         for read in self._reads if stale else self._reads_per_call:
             if not read.holds():
                 return (
                     f"forward read the Python attribute {read.describe()} in the call the program was "
-                    f"traced from; this call finds {vars(read.holder).get(read.name, MISSING)!r}"
+                    f"traced from; this call finds {_described(read.current())}"
                 )
         if self._epoch == _StateWatch.epoch:
             return None
@@ -966,7 +1014,25 @@ class CompiledModel:
             # replay, else the 0-d tensor holding it exactly)
             if isinstance(flat[position], torch.Tensor):
                 flat[position] = flat[position].item()
-        return pytree.tree_unflatten(flat, self._out_spec)
+        out = pytree.tree_unflatten(flat, self._out_spec)
+        return self._set_assigned(out) if self._assigns else out
+
+    def _set_assigned(self, out: AssignedTensors) -> Any:
+        """Sets the attributes forward set to other tensors to this call's (`out.values`), as eager's call
+        leaves them, and returns the model's output. One the program takes as an input is set in place of
+        an assignment (the next call passes it again); programs that read it as a constant see the change
+        through `_StateWatch.replaced`. Any other (it held None, a number or nothing before) is assigned as
+        a caller would: programs that read it, as a number say, check it again."""
+        current = self._replaced == _StateWatch.replaced
+        for (holder, name, taken), value in zip(self._assigns, out.values, strict=True):
+            if taken:
+                vars(holder)[name] = value
+                _StateWatch.replaced += 1
+            else:
+                setattr(holder, name, value)
+        if current:  # (this program takes those as inputs: what it set moves nothing it reads)
+            self._replaced = _StateWatch.replaced
+        return out.output
 
     def _another_way(
         self,
@@ -1153,7 +1219,12 @@ class CompiledModel:
         """Parameters, buffers and constants as the model holds them now (the backend rebuilds graphs whose
         addresses changed); done again only after something may have replaced or moved them, which may
         have replaced the tensors derived state reads too (`derive`)."""
-        self._epoch, self._assigned = _StateWatch.epoch, _StateWatch.assigned
+        self._epoch, self._assigned, self._replaced = (
+            _StateWatch.epoch,
+            _StateWatch.assigned,
+            _StateWatch.replaced,
+        )
+        self._bound_attributes = {name: _tensor_at(self.model, name) for name in self._attribute_constants}
         self._trainable = any(p.requires_grad for p in self.model.parameters())  # (`_outside_autograd`)
         if self._derived is not None and derive:
             self._derive(refresh=False)
@@ -1161,6 +1232,12 @@ class CompiledModel:
         self._backend.bind_state(tensors)
         self._written_state = [t for t, w in zip(tensors, self._written_state_mask, strict=True) if w]
         self._watch_state()
+
+    def _attribute_constants_replaced(self) -> bool:
+        """After a compiled call set tensors in attributes (`_StateWatch.replaced`): whether one that this
+        program reads as a constant holds another tensor than the one bound."""
+        self._replaced = _StateWatch.replaced
+        return any(_tensor_at(self.model, name) is not t for name, t in self._bound_attributes.items())
 
     def _derived_sources(self) -> list[torch.Tensor]:
         """The tensors derived state reads, parameters as the model holds them (not detached: their identity

@@ -91,8 +91,8 @@ def test_python_bools_as_scalars_match_eager():
 
 
 class GrowingCache(nn.Module):
-    """Llama's dynamic rotary embedding in small: a length from the data kept in a plain attribute (a 0-d
-    tensor, which the compiled calls do not carry out) and a table replaced as a buffer (which they do)."""
+    """Llama's dynamic rotary embedding in small: a length from the data kept in a plain attribute (an int,
+    then a 0-d tensor) and a table replaced as a buffer, both when a call is longer than any before."""
 
     def __init__(self) -> None:
         super().__init__()
@@ -107,19 +107,109 @@ class GrowingCache(nn.Module):
         return x * self.table
 
 
-def test_a_tensor_forward_assigns_to_a_python_attribute_is_warned_of():
-    model, eager = GrowingCache(), GrowingCache()
-    short, long = torch.tensor([[0, 1, 2, 3]]), torch.tensor([[0, 1, 2, 11]])
-    with warnings.catch_warnings(record=True) as caught:
+class Recurrent(nn.Module):
+    """A streaming cell keeping its state in a plain tensor attribute of a submodule, replaced every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell = nn.Linear(4, 4)
+        self.cell.state = torch.zeros(2, 4)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.cell.state = torch.tanh(self.cell(x) + self.cell.state)
+        return self.cell.state * 2
+
+
+class LazyState(nn.Module):
+    """State that the first call creates (`None` before), and the last input kept as it is."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+        self.hidden: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        previous = self.hidden if self.hidden is not None else torch.zeros_like(x)
+        self.hidden, self.last_input = torch.relu(self.linear(x) + previous), x
+        return self.hidden.sum(-1)
+
+
+def _check_carried_state(
+    model: nn.Module, example: tuple[torch.Tensor, ...], calls: list[tuple[torch.Tensor, ...]], device: str
+) -> tuple[Any, list[str]]:
+    """Compiles `model`, then runs each call on it and on an eager copy made first, comparing the outputs
+    and every tensor attribute and buffer after each call; returns the compiled model and the warnings."""
+    torch.manual_seed(0)
+    model = model.to(device)
+    eager = copy.deepcopy(model)
+    target = "cuda" if device == "cuda" else "emulator"
+    with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        compiled = pygraph.export_and_compile(model, (torch.randn(2, 4), short), target="emulator")
-        assert not [w for w in caught if "assigns tensors" in str(w.message)]  # (the example does not)
-        x = torch.randn(2, 4)
-        assert relative_error(compiled(x, long), eager(x, long)) == 0
-    (warned,) = [str(w.message) for w in caught if "assigns tensors" in str(w.message)]
-    assert "self.longest" in warned and "register_buffer" in warned
-    assert torch.equal(model.table, eager.table)  # the buffer replaced as eager replaced it
-    assert model.longest == 8 and int(eager.longest) == 12  # the attribute not: what the warning says
+        compiled = pygraph.export_and_compile(model, example, target=target)
+        for args in calls:
+            assert relative_error(compiled(*args), eager(*args)) <= 1e-6
+            ours, theirs = dict(model.named_modules()), dict(eager.named_modules())
+            for name, module in ours.items():
+                held = {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
+                assert held.keys() == {
+                    k for k, v in vars(theirs[name]).items() if isinstance(v, torch.Tensor)
+                }
+                for key, value in [*held.items(), *module._buffers.items()]:
+                    torch.testing.assert_close(value, getattr(theirs[name], key), rtol=1e-6, atol=0)
+    return compiled, [str(w.message) for w in caught]
+
+
+def test_tensors_forward_assigns_to_attributes_are_carried_out_of_the_call():
+    short, long, longer = (
+        torch.tensor([[0, 1, 2, 3]]),
+        torch.tensor([[0, 1, 2, 11]]),
+        torch.tensor([[0, 9, 3, 15]]),
+    )
+    calls = [(torch.randn(2, 4), p) for p in (long, short, long, longer, short)]
+    compiled, caught = _check_carried_state(GrowingCache(), (torch.randn(2, 4), short), calls, "cpu")
+    assert type(compiled.model.longest) is torch.Tensor and int(compiled.model.longest) == 16
+    assert not [m for m in caught if "assign" in m]  # (neither pygraph's warning nor torch.export's)
+
+
+def _check_recurrent(device: str) -> None:
+    """State replaced every call: one program, which takes the attribute as an input, so that a call reads
+    the state the last one left, or one the caller set; a state of another shape is traced again."""
+    x = torch.randn(2, 4, device=device)
+    calls = [(torch.randn(2, 4, device=device),) for _ in range(4)]
+    compiled, caught = _check_carried_state(Recurrent(), (x,), calls, device)
+    assert len(compiled._ways) == 1 and [read.path for read in compiled._lifted] == ["cell.state"]
+    assert caught == []
+    with torch.no_grad():
+        compiled.model.cell.state = torch.ones(2, 4, device=device)  # (a caller resetting it)
+        expected = torch.tanh(compiled.model.cell(x) + 1) * 2
+        torch.testing.assert_close(compiled(x), expected, rtol=1e-6, atol=1e-6)
+        compiled.model.cell.state = torch.ones(1, 4, device=device)
+        expected = torch.tanh(compiled.model.cell(x) + 1) * 2
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            torch.testing.assert_close(compiled(x), expected, rtol=1e-6, atol=1e-6)
+    (message,) = [str(w.message) for w in caught]
+    assert "takes the attribute `cell.state` as a float32[2, 4] tensor" in message
+    assert "float32[1, 4] tensor" in message
+
+
+def test_state_replaced_every_call_is_an_input_and_a_result_of_one_program():
+    _check_recurrent("cpu")
+
+
+def test_state_created_by_the_first_call_is_carried_from_then_on():
+    calls = [(torch.randn(2, 4),) for _ in range(4)]
+    compiled, caught = _check_carried_state(LazyState(), (torch.randn(2, 4),), calls, "cpu")
+    assert len(compiled._ways) == 2  # (traced with `hidden` None, then with it a tensor)
+    assert compiled.model.last_input is calls[-1][0]  # (the input itself, as eager keeps it)
+    assert len([m for m in caught if "`hidden` (None)" in m]) == 1
+
+
+@needs_gpu
+def test_gpu_tensors_forward_assigns_to_attributes(no_tf32):
+    _check_recurrent("cuda")
+    calls = [(torch.randn(2, 4, device="cuda"),) for _ in range(4)]
+    _check_carried_state(LazyState(), (torch.randn(2, 4, device="cuda"),), calls, "cuda")
 
 
 class RowTheDataPicks(nn.Module):

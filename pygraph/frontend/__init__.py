@@ -11,7 +11,15 @@ from .importer import (
     keep_outside_graphs,
 )
 from .module_tree import ModuleTree
-from .python_state import MISSING, AttributeChange, AttributeRead, probing_counters, watching_attributes
+from .python_state import (
+    MISSING,
+    AssignedTensors,
+    AttributeChange,
+    AttributeRead,
+    is_buffer,
+    probing_counters,
+    watching_attributes,
+)
 from .settings import Settings
 from .state_values import StateValueRead, StateValues
 from .structure import InputStructure
@@ -19,6 +27,7 @@ from .structure import InputStructure
 __all__ = [
     "MISSING",
     "ArgumentSpec",
+    "AssignedTensors",
     "AttributeChange",
     "AttributeRead",
     "DerivedState",
@@ -38,6 +47,7 @@ __all__ = [
     "export_program",
     "hoist_derived_state",
     "import_program",
+    "is_buffer",
     "keep_outside_graphs",
     "probing_counters",
     "watching_attributes",

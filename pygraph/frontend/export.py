@@ -324,6 +324,8 @@ def _exporting(
             warnings.catch_warnings(),
         ):
             warnings.filterwarnings("ignore", message=".*LeafSpec.*", category=FutureWarning)
+            # (pygraph carries such tensors out of the call: `python_state.AssignedTensors`)
+            warnings.filterwarnings("ignore", message="The tensor attributes? .* assigned during export")
             yield inputs, tuple(lifted.values())
     except Exception as e:
         hint = f" (Python numbers {list(lifted)} were passed as 0-d tensors)" if lifted else ""

@@ -31,10 +31,14 @@ value they find; a model that uses such a value in Python (a condition, a size, 
 the trace (`refuse_values_read`), and then gets a program per value as before.
 
 Attributes that hold anything else (tensors, objects) are not compared, and an object changed inside is
-not seen. A tensor that forward assigns to a plain attribute (Llama's dynamic rotary embedding keeps
-`self.max_seq_len_cached = seq_len`, a 0-d tensor of the data) is recorded (`Watched.tensors_assigned`):
-the compiled calls do not carry it out, so the attribute keeps the value it had, where eager's would
-hold the new tensor, and a later call reading it may compute otherwise than eager; compiling warns.
+not seen. Tensors that forward assigns to plain attributes (a streaming model's `self.state = y`, Llama's
+dynamic rotary embedding's `self.max_seq_len_cached = seq_len`, a 0-d tensor of the data) are carried
+out of the call: while the trace runs, a forward hook returns them after the output (`AssignedTensors`),
+so that the program computes them as results, and a compiled call sets the attributes from them as
+eager's forward does. torch.export would otherwise put back the attributes the module had, and later
+calls would read the old tensors. An attribute that held a tensor when the call began is an input of the
+program too (`attributes_as_inputs`, as a lifted number is): each call passes the tensor the attribute
+holds then, so that a program that replaces it every call reads the one the last call left.
 """
 
 from __future__ import annotations
@@ -51,6 +55,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch.utils._pytree as pytree
 
 MISSING: Any = type("Missing", (), {"__repr__": lambda self: "<absent>"})()
 _STANDARD = frozenset(torch.nn.Module().__dict__)  # what every module has: parameters, hooks, `training`
@@ -215,32 +220,50 @@ class Watched:
 
     changes: list[AttributeChange] = field(default_factory=list)
     reads: list[AttributeRead] = field(default_factory=list)  # those it did not change
-    tensors_assigned: list[str] = field(default_factory=list)  # plain attributes it set to other tensors
+    # The plain attributes it set to other tensors, each with the value it held when the call began.
+    tensors_assigned: list[AttributeRead] = field(default_factory=list)
+
+
+class AssignedTensors:
+    """What a traced `forward` returns in `watching_attributes` where it assigned tensors to plain
+    attributes: its output, then the tensors (`values`) of the attributes named by `paths` (the TreeSpec's
+    context), so that the program returns them as results after the output's."""
+
+    def __init__(self, output: Any, paths: tuple[str, ...], values: list[Any]) -> None:
+        self.output, self.paths, self.values = output, paths, values
+
+
+pytree.register_pytree_node(
+    AssignedTensors,
+    lambda a: ([a.output, *a.values], a.paths),
+    lambda children, paths: AssignedTensors(children[0], paths, list(children[1:])),
+    serialized_type_name="pygraph.AssignedTensors",
+)
 
 
 @contextlib.contextmanager
 def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
     """Yields what, once the block is done, the last `forward` of `model` inside the block did to the plain
     attributes of its modules and of the objects they hold: which it changed (hooks on `model` compare
-    them before and after each call) and which it read (their classes' `__getattribute__` records reads
-    while a call runs)."""
+    them before and after each call), which it read (their classes' `__getattribute__` records reads
+    while a call runs) and which it set to other tensors (returned after forward's output in an
+    `AssignedTensors`, by the hook that compares)."""
     watched = Watched()
     holders = _holders(model)
     before: dict[tuple[str, str], Any] = {}
     read: set[tuple[int, str]] = set()
     running = [False]
-
-    tensors: dict[tuple[str, str], int] = {}  # (holder path, name) -> id of the tensor held there
+    held: dict[tuple[str, str], Any] = {}  # (holder path, name) -> what the attribute held as the call began
 
     def snapshot(*_: Any) -> None:
         before.clear()
         before.update(_plain_attributes(holders))
-        tensors.clear()
-        tensors.update(_tensor_attributes(holders))
+        held.clear()
+        held.update(_attribute_values(holders))
         read.clear()
         running[0] = True
 
-    def compare(*_: Any) -> None:
+    def compare(module: torch.nn.Module, args: Any, output: Any) -> AssignedTensors | None:
         running[0] = False
         now = _holders(model)  # (forward may have added modules or holders)
         after = _plain_attributes(now)
@@ -252,11 +275,14 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
                 continue
             if path in paths:  # (not a module that forward removed)
                 watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
-        watched.tensors_assigned[:] = [
-            _joined(path, name)
-            for (path, name), ident in _tensor_attributes(now).items()
-            if tensors.get((path, name)) != ident
+        assigned = [
+            (AttributeRead(paths[path], _joined(path, name), name, held.get((path, name), MISSING)), value)
+            for (path, name), value in _attribute_values(now).items()
+            if isinstance(value, torch.Tensor)
+            and held.get((path, name), MISSING) is not value
+            and path in paths
         ]
+        watched.tensors_assigned[:] = [read for read, _ in assigned]
         changed = {change.path for change in watched.changes}
         unwatched = {  # (reads of their attributes were not recorded either: they all count)
             (ident, name)
@@ -273,6 +299,11 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
             for value in [before.get((path, name), _OPAQUE)]
             if value is not _OPAQUE and _joined(path, name) not in changed
         ]
+        if not assigned:
+            return None
+        return AssignedTensors(
+            output, tuple(read.path for read, _ in assigned), [value for _, value in assigned]
+        )
 
     with _recording_reads(holders, read, running):
         handles = [model.register_forward_pre_hook(snapshot), model.register_forward_hook(compare)]
@@ -292,7 +323,9 @@ def attributes_as_inputs(
 ) -> Iterator[None]:
     """For the length of the block, `model.forward` takes the attributes of `reads` as arguments after its
     own (`names`, as many as a call passes), and each call sets them for the length of the call: a trace
-    passed their values (lifted into 0-d tensors) has them as inputs where forward reads them."""
+    passed their values (numbers lifted into 0-d tensors, tensors as they are) has them as inputs where
+    forward reads them. An attribute that forward sets to another tensor keeps it until the block ends, for
+    `watching_attributes` to return it."""
     if not reads:
         yield
         return
@@ -300,13 +333,15 @@ def attributes_as_inputs(
     saved = [read.current() for read in reads]
 
     def forward(*args: Any) -> Any:
-        for read, value in zip(reads, args[count:], strict=True):
+        given = args[count:]
+        for read, value in zip(reads, given, strict=True):
             vars(read.holder)[read.name] = value
         try:
             return original(*args[:count])
         finally:
-            for read, value in zip(reads, saved, strict=True):
-                vars(read.holder)[read.name] = value
+            for read, value, before in zip(reads, given, saved, strict=True):
+                if read.current() is value:
+                    vars(read.holder)[read.name] = before
 
     parameters = [n if n.isidentifier() else f"arg{i}" for i, n in enumerate(names)]
     parameters += ["self_" + re.sub(r"\W", "_", read.path) for read in reads]
@@ -321,6 +356,8 @@ def attributes_as_inputs(
             del model.__dict__["forward"]
         else:
             model.__dict__["forward"] = own
+        for read, value in zip(reads, saved, strict=True):
+            vars(read.holder)[read.name] = value
 
 
 # Ops that take a value back into Python, or check it on the device (branches.py defers a condition's check
@@ -336,10 +373,13 @@ _DECIDES = (
 def refuse_values_read(
     program: torch.export.ExportedProgram, reads: tuple[AttributeRead, ...], placeholders: list[torch.fx.Node]
 ) -> None:
-    """Raises ValueError where the program reads the value of an attribute passed as an input (its
+    """Raises ValueError where the program reads the value of a number attribute passed as an input (its
     `placeholders`, one per read) back into Python, or checks it: forward used it as a number (a
-    condition, a size, a conversion), which a traced program holds for one value only."""
-    derived = dict(zip(placeholders, reads, strict=True))
+    condition, a size, a conversion), which a traced program holds for one value only. (A tensor
+    attribute's values are data, which conditions on data check as those of any input.)"""
+    derived = {
+        p: r for p, r in zip(placeholders, reads, strict=True) if not isinstance(r.value, torch.Tensor)
+    }
     for node in program.graph.nodes:  # (in order: each node after its operands)
         source = next((derived[a] for a in node.all_input_nodes if a in derived), None)
         if source is None:
@@ -367,15 +407,23 @@ def _holders(model: torch.nn.Module) -> dict[int, tuple[str, Any]]:
     return holders
 
 
-def _tensor_attributes(holders: dict[int, tuple[str, Any]]) -> dict[tuple[str, str], int]:
-    """(holder path, name) -> id of the tensor, for each plain attribute holding one (not a parameter or
-    buffer: nn.Module keeps those apart)."""
+def _attribute_values(holders: dict[int, tuple[str, Any]]) -> dict[tuple[str, str], Any]:
+    """(holder path, name) -> the value, for each attribute a holder adds to nn.Module's own and for each
+    buffer of a module (a module that registers a buffer again in forward replaces it, which torch.export
+    puts back as it puts back attributes)."""
     return {
-        (path, name): id(value)
+        (path, name): value
         for path, holder in holders.values()
-        for name, value in vars(holder).items()
-        if isinstance(value, torch.Tensor) and name not in _STANDARD
+        for name, value in [
+            *((n, v) for n, v in vars(holder).items() if n not in _STANDARD),
+            *(holder._buffers.items() if isinstance(holder, torch.nn.Module) else ()),
+        ]
     }
+
+
+def is_buffer(holder: Any, name: str) -> bool:
+    """Whether `holder.name` is a buffer of a module (state the program binds, never an input of it)."""
+    return isinstance(holder, torch.nn.Module) and name in holder._buffers
 
 
 def _holds_attributes(value: Any) -> bool:
