@@ -41,11 +41,14 @@ from .frontend import (
     called_op,
     declared_dims,
     export_program,
+    held_tensors,
     hoist_derived_state,
     import_program,
     is_buffer,
     keep_outside_graphs,
     probing_counters,
+    set_items,
+    tensor_tree,
     watching_attributes,
 )
 from .frontend import settings as global_settings
@@ -216,6 +219,15 @@ def _described(value: Any) -> str:
     return f"a {str(value.dtype).removeprefix('torch.')}{list(value.shape)} tensor on {value.device}{strides}"
 
 
+def _kind(value: Any) -> str:
+    """What `value` is, without its values: "a float", "a float32[2, 4] tensor", "a tuple of 2 tensors"."""
+    if isinstance(value, torch.Tensor):
+        return f"a {str(value.dtype).removeprefix('torch.')}{list(value.shape)} tensor"
+    if type(value) in (list, tuple, dict):
+        return f"a {type(value).__name__} of {len(pytree.tree_leaves(value))} tensors"
+    return f"a {type(value).__name__}"
+
+
 class CompileError(Exception):
     """The model cannot be compiled; the message names each op and where it comes from in the user's code."""
 
@@ -280,9 +292,9 @@ def _compile(
     # the tensor the attribute holds then (the one the last call left, or one the caller set). (A buffer
     # registered again is the model's state: the call sets it, and programs bind it again.)
     replaced = tuple(
-        dataclasses.replace(a, value=a.value.detach().to("meta"))  # (its layout: the tensor is not kept)
+        dataclasses.replace(a, value=pytree.tree_map(_layout_only, a.value))
         for a in assigned
-        if isinstance(a.value, torch.Tensor) and not is_buffer(a.holder, a.name)
+        if tensor_tree(a.value) and not is_buffer(a.holder, a.name)
     )
     if replaced or any(change.before is MISSING for change in changed):
         # (torch.export keeps the plain attributes forward added, so later calls find them: trace from there)
@@ -318,7 +330,7 @@ def _compile(
         compiled = CompiledModel(
             model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
         )
-        compiled._lifted = attributes
+        compiled._take_attributes(attributes)
         compiled._assigns = _assigns(imported.out_spec, assigned, attributes)
         compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
         compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
@@ -381,18 +393,26 @@ def _export_watched(
     return program, tuple(watched.changes), reads, tuple(watched.tensors_assigned)
 
 
+def _layout_only(tensor: torch.Tensor) -> torch.Tensor:
+    """A meta tensor of `tensor`'s shape and dtype: what a read of an attribute taken as an input keeps (the
+    attribute's tensor itself is not kept alive)."""
+    return tensor.detach().to("meta")
+
+
 def _assigns(
     out_spec: pytree.TreeSpec, assigned: tuple[AttributeRead, ...], inputs: tuple[AttributeRead, ...]
-) -> tuple[tuple[Any, str, bool], ...]:
-    """(holder, name, whether the program takes it as an input) for each attribute that the program's
-    results after the output's are the new tensors of (`out_spec` an `AssignedTensors` spec), in order."""
+) -> tuple[tuple[Any, str, bool, bool], ...]:
+    """(holder, name, whether the program takes it as an input, whether forward changed the list or dict it
+    holds in place) for each attribute whose new tensors are the program's results after the output's
+    (`out_spec` an `AssignedTensors` spec), in order."""
     if out_spec.type is not AssignedTensors:
         return ()
     by_path = {a.path: a for a in assigned}
     taken = {(id(a.holder), a.name) for a in inputs}
+    paths, in_place = out_spec.context
     return tuple(
-        (a.holder, a.name, (id(a.holder), a.name) in taken)
-        for a in (by_path[path] for path in out_spec.context)
+        (a.holder, a.name, (id(a.holder), a.name) in taken, changed_in_place)
+        for a, changed_in_place in zip((by_path[path] for path in paths), in_place, strict=True)
     )
 
 
@@ -574,6 +594,8 @@ class CompiledModel:
         # Numbers in attributes that the program takes as inputs after the call's, read from the model on
         # each call (`python_state.attributes_as_inputs`; set by `_compile`).
         self._lifted: tuple[AttributeRead, ...] = ()
+        self._lifted_structures: tuple[pytree.TreeSpec | None, ...] = ()  # (of lists, tuples, dicts)
+        self._lifted_leaves: tuple[AttributeRead, ...] = ()  # the read of each input they are
         # The attributes forward set to other tensors, which the program returns after the output's results
         # and each call sets (`_set_assigned`): (holder, name, whether the program takes it as an input).
         self._assigns: tuple[tuple[Any, str, bool], ...] = ()
@@ -597,6 +619,12 @@ class CompiledModel:
         self._attribute_constants = {
             n for n, t in self._constants.items() if _same_tensor(_tensor_at(model, n), t)
         }
+        # And those held in lists, tuples or dicts in plain attributes (`self.pair = (a, b)`): a call reads
+        # them there too, and checks each call that they are the ones bound (no assignment announces a
+        # change inside a list).
+        self._held_constants = held_tensors(
+            model, {n: t for n, t in self._constants.items() if n not in self._attribute_constants}
+        )
         # Derived state (frontend/derived_state.py): its current values, and the model's tensors they were
         # computed from with the versions they had then. First the values export computed (computing them
         # again would hold two copies of, say, every convolution weight in NHWC at once).
@@ -633,6 +661,7 @@ class CompiledModel:
         )
         _StateWatch.install()
         holders = [model.get_submodule(name.rpartition(".")[0]) for name in self._attribute_constants]
+        holders += [held.holder for held in self._held_constants.values()]
         for watched in [
             *(read.holder for read in reads),
             *(change.module for change in attributes),
@@ -710,6 +739,7 @@ class CompiledModel:
             not (self._mutated_inputs and len(self._inputs) > 1)
             and all(change.step is not None for change in self._attributes)
             and not self._reads_per_call
+            and not self._held_constants
         )
         self._bind_state(derive=False)
 
@@ -866,27 +896,38 @@ class CompiledModel:
 
     def _with_attributes(self, flat: tuple[Any, ...]) -> tuple[Any, ...]:
         """`flat` and the numbers and tensors of the attributes the program takes as inputs, as the model
-        holds them now; a number of another type than traced (an int for a float), or a tensor of another
-        shape, dtype or device, fails this program's assumption."""
-        values = tuple(read.current() for read in self._lifted)
+        holds them now (a list, tuple or dict of tensors flattened); a number of another type than traced
+        (an int for a float), a container of another structure, or a tensor of another shape, dtype or
+        device, fails this program's assumption."""
+        values: list[Any] = []
+        for read, structure in zip(self._lifted, self._lifted_structures, strict=True):
+            value = read.current()
+            if type(value) is not type(read.value):
+                raise self._other_attribute(read, value)
+            if structure is None:
+                values.append(value)
+                continue
+            leaves, found = pytree.tree_flatten(value)
+            if found != structure:
+                raise self._other_attribute(read, value)
+            values.extend(leaves)
         expected = self._expected[len(self._expected) - len(values) :]
-        for read, value, (shape, dtype, index) in zip(self._lifted, values, expected, strict=True):
-            if type(value) is not type(read.value) or (
-                isinstance(value, torch.Tensor)
-                and not (
-                    value.shape == shape
-                    and value.dtype == dtype
-                    and (value.get_device() == index if index >= 0 else value.is_cpu)
-                )
+        for read, value, (shape, dtype, index) in zip(self._lifted_leaves, values, expected, strict=True):
+            if isinstance(value, torch.Tensor) and not (
+                value.shape == shape
+                and value.dtype == dtype
+                and (value.get_device() == index if index >= 0 else value.is_cpu)
             ):
-                kind = type(read.value).__name__
-                if isinstance(read.value, torch.Tensor):
-                    device = "cpu" if index < 0 else f"cuda:{index}"
-                    kind = f"{str(dtype).removeprefix('torch.')}{list(shape)} tensor on {device}"
-                raise AssumptionFailed(
-                    f"the program takes the attribute `{read.path}` as a {kind}; this call finds {_described(value)}"
-                )
+                raise self._other_attribute(read, value)
         return (*flat, *values)
+
+    def _other_attribute(self, read: AttributeRead, value: Any) -> AssumptionFailed:
+        """The assumption failed where an attribute the program takes as an input holds `value`, or holds a
+        tensor that does not fit (`value` one of its tensors)."""
+        return AssumptionFailed(
+            f"the program takes the attribute `{read.path}` as {_kind(read.value)}; this call finds "
+            f"{_kind(value) if type(value) in (list, tuple, dict) else _described(value)}"
+        )
 
     def _call(self, args: tuple[Any, ...], flat: tuple[Any, ...]) -> Any:
         """Cheap checks of the inputs (`flat`, those of the arguments `args` the plan takes), state rebound
@@ -927,11 +968,13 @@ class CompiledModel:
             self._watch_state()
         assigned = _StateWatch.assigned
         if self._assigned != assigned:  # (a number where the program reads a tensor attribute: not a rebind)
-            for name in self._attribute_constants:
+            for name in [*self._attribute_constants, *self._held_constants]:
                 self._attribute_tensor(name)
         self._assigned = assigned
-        if self._epoch != _StateWatch.epoch or (
-            self._replaced != _StateWatch.replaced and self._attribute_constants_replaced()
+        if (
+            self._epoch != _StateWatch.epoch
+            or (self._replaced != _StateWatch.replaced and self._attribute_constants_replaced())
+            or (self._held_constants and self._attribute_constants_moved())
         ):
             self._bind_state()
         if self._derived_from and any(t._version != v for t, v in self._derived_from):
@@ -1020,12 +1063,17 @@ class CompiledModel:
     def _set_assigned(self, out: AssignedTensors) -> Any:
         """Sets the attributes forward set to other tensors to this call's (`out.values`), as eager's call
         leaves them, and returns the model's output. One the program takes as an input is set in place of
-        an assignment (the next call passes it again); programs that read it as a constant see the change
-        through `_StateWatch.replaced`. Any other (it held None, a number or nothing before) is assigned as
-        a caller would: programs that read it, as a number say, check it again."""
+        an assignment (the next call passes it again), and a list or dict that forward changed in place is
+        changed in place; programs that read their tensors as constants see the change through
+        `_StateWatch.replaced`. Any other (it held None, a number or nothing before) is assigned as a caller
+        would: programs that read it, as a number say, check it again."""
         current = self._replaced == _StateWatch.replaced
-        for (holder, name, taken), value in zip(self._assigns, out.values, strict=True):
-            if taken:
+        for (holder, name, taken, in_place), value in zip(self._assigns, out.values, strict=True):
+            held = vars(holder).get(name)
+            if in_place and type(held) is type(value):  # (a list or dict: the object eager's call keeps)
+                set_items(held, value)
+                _StateWatch.replaced += 1
+            elif taken:
                 vars(holder)[name] = value
                 _StateWatch.replaced += 1
             else:
@@ -1224,7 +1272,9 @@ class CompiledModel:
             _StateWatch.assigned,
             _StateWatch.replaced,
         )
-        self._bound_attributes = {name: _tensor_at(self.model, name) for name in self._attribute_constants}
+        self._bound_attributes = {
+            name: self._held_now(name) for name in [*self._attribute_constants, *self._held_constants]
+        }
         self._trainable = any(p.requires_grad for p in self.model.parameters())  # (`_outside_autograd`)
         if self._derived is not None and derive:
             self._derive(refresh=False)
@@ -1233,11 +1283,22 @@ class CompiledModel:
         self._written_state = [t for t, w in zip(tensors, self._written_state_mask, strict=True) if w]
         self._watch_state()
 
+    def _take_attributes(self, reads: tuple[AttributeRead, ...]) -> None:
+        """Calls pass the attributes of `reads` after their own inputs (`_with_attributes`)."""
+        self._lifted = reads
+        self._lifted_structures = tuple(
+            pytree.tree_structure(r.value) if type(r.value) in (list, tuple, dict) else None for r in reads
+        )
+        self._lifted_leaves = tuple(r for r in reads for _ in pytree.tree_leaves(r.value))
+
     def _attribute_constants_replaced(self) -> bool:
         """After a compiled call set tensors in attributes (`_StateWatch.replaced`): whether one that this
         program reads as a constant holds another tensor than the one bound."""
         self._replaced = _StateWatch.replaced
-        return any(_tensor_at(self.model, name) is not t for name, t in self._bound_attributes.items())
+        return self._attribute_constants_moved()
+
+    def _attribute_constants_moved(self) -> bool:
+        return any(self._held_now(name) is not t for name, t in self._bound_attributes.items())
 
     def _derived_sources(self) -> list[torch.Tensor]:
         """The tensors derived state reads, parameters as the model holds them (not detached: their identity
@@ -1495,21 +1556,28 @@ class CompiledModel:
             ) from None
         if role == "derived":
             return self._derived_values[name]
-        if name in self._attribute_constants:
+        if name in self._attribute_constants or name in self._held_constants:
             return self._attribute_tensor(name)
         return self._constants[name]
 
+    def _held_now(self, name: str) -> Any:
+        """What holds the place of the constant `name` now: a module's attribute, or an item of a list,
+        tuple or dict in one."""
+        held = self._held_constants.get(name)
+        return _tensor_at(self.model, name) if held is None else held.current()
+
     def _attribute_tensor(self, name: str) -> torch.Tensor:
-        """The tensor the attribute `name` of a module holds now (a constant of the program), where it has the
-        layout the program was compiled for."""
-        compiled, now = self._constants[name], _tensor_at(self.model, name)
+        """The tensor an attribute of a module holds now where the program reads the constant `name`, where
+        it has the layout the program was compiled for."""
+        compiled, now = self._constants[name], self._held_now(name)
         if not (
             isinstance(now, torch.Tensor)
             and (now.shape, now.dtype, now.device, now.stride())
             == (compiled.shape, compiled.dtype, compiled.device, compiled.stride())
         ):
+            where = self._held_constants[name].path if name in self._held_constants else name
             raise AssumptionFailed(
-                f"the tensor attribute `{name}` the program reads was {_described(compiled)} when the program "
+                f"the tensor attribute `{where}` the program reads was {_described(compiled)} when the program "
                 f"was traced and is {_described(now)} now: a call runs a program traced from the model as it is now"
             )
         return now.detach()

@@ -18,7 +18,7 @@ from torch import nn
 from torch.nn.modules.module import register_module_forward_hook
 
 import pygraph
-from pygraph.frontend import UnsupportedError
+from pygraph.frontend import UnsupportedError, tensor_tree
 from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
 
@@ -134,11 +134,40 @@ class LazyState(nn.Module):
         return self.hidden.sum(-1)
 
 
+class StackedCells(nn.Module):
+    """Two LSTM cells keeping their (h, c) in plain attributes: a tuple assigned anew each call, and a list
+    of tuples changed in place (the list object stays)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cells = nn.ModuleList([nn.LSTMCell(4, 4), nn.LSTMCell(4, 4)])
+        self.first = (torch.zeros(2, 4), torch.zeros(2, 4))
+        self.rest = [(torch.zeros(2, 4), torch.zeros(2, 4))]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.first = self.cells[0](x, self.first)
+        self.rest[0] = self.cells[1](self.first[0], self.rest[0])
+        return self.rest[0][0]
+
+
+class ReadsATuple(nn.Module):
+    """Reads tensors held in a tuple and a list attribute, which a caller replaces between calls."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.pair = (torch.randn(3), torch.randn(3))
+        self.tables = [torch.randn(3)]
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return x * self.pair[0] + self.pair[1] - self.tables[0]
+
+
 def _check_carried_state(
     model: nn.Module, example: tuple[torch.Tensor, ...], calls: list[tuple[torch.Tensor, ...]], device: str
 ) -> tuple[Any, list[str]]:
-    """Compiles `model`, then runs each call on it and on an eager copy made first, comparing the outputs
-    and every tensor attribute and buffer after each call; returns the compiled model and the warnings."""
+    """Compiles `model`, then runs each call on it and on an eager copy made first, comparing the outputs,
+    the buffers and every tensor, or list, tuple or dict of tensors, held in an attribute after each call;
+    returns the compiled model and the warnings."""
     torch.manual_seed(0)
     model = model.to(device)
     eager = copy.deepcopy(model)
@@ -150,10 +179,8 @@ def _check_carried_state(
             assert relative_error(compiled(*args), eager(*args)) <= 1e-6
             ours, theirs = dict(model.named_modules()), dict(eager.named_modules())
             for name, module in ours.items():
-                held = {k: v for k, v in vars(module).items() if isinstance(v, torch.Tensor)}
-                assert held.keys() == {
-                    k for k, v in vars(theirs[name]).items() if isinstance(v, torch.Tensor)
-                }
+                held = {k: v for k, v in vars(module).items() if tensor_tree(v)}
+                assert held.keys() == {k for k, v in vars(theirs[name]).items() if tensor_tree(v)}
                 for key, value in [*held.items(), *module._buffers.items()]:
                     torch.testing.assert_close(value, getattr(theirs[name], key), rtol=1e-6, atol=0)
     return compiled, [str(w.message) for w in caught]
@@ -205,11 +232,51 @@ def test_state_created_by_the_first_call_is_carried_from_then_on():
     assert len([m for m in caught if "`hidden` (None)" in m]) == 1
 
 
+def _check_stacked_cells(device: str) -> None:
+    """Tuples and lists of tensors in attributes: carried out of each call, the list changed in place, and
+    both inputs of the one program that serves every call."""
+    calls = [(torch.randn(2, 4, device=device),) for _ in range(4)]
+    model = StackedCells()
+    rest = model.rest
+    compiled, caught = _check_carried_state(model, (torch.randn(2, 4, device=device),), calls, device)
+    assert model.rest is rest and type(model.first) is tuple
+    assert len(compiled._ways) == 1 and [read.path for read in compiled._lifted] == ["first", "rest"]
+    assert caught == []
+
+
+def test_lists_and_tuples_of_tensors_forward_assigns_are_carried():
+    _check_stacked_cells("cpu")
+
+
+def _check_tensors_in_containers_replaced(device: str) -> None:
+    """A call reads the tensors that a tuple or list in an attribute holds when it runs: the tuple
+    assigned anew, an item of the list replaced (no assignment says so) or of another shape."""
+    torch.manual_seed(0)
+    model, x = ReadsATuple(), torch.randn(3, device=device)
+    model.pair, model.tables = tuple(t.to(device) for t in model.pair), [model.tables[0].to(device)]
+    compiled = pygraph.export_and_compile(model, (x,), target="cuda" if device == "cuda" else "emulator")
+    steps = [
+        lambda: setattr(model, "pair", (torch.randn(3, device=device), torch.randn(3, device=device))),
+        lambda: model.tables.__setitem__(0, torch.randn(3, device=device)),
+        lambda: model.tables[0].mul_(2),
+        lambda: model.tables.__setitem__(0, torch.randn(1, device=device)),
+    ]
+    caught = _calls_after_each(steps, compiled, model, device, shape=(3,))
+    messages = [m for m in caught if "tensor attribute" in m]
+    assert len(messages) == 1 and "`tables[0]`" in messages[0] and "float32[1] tensor" in messages[0]
+
+
+def test_tensors_in_tuples_and_lists_are_read_as_the_model_holds_them():
+    _check_tensors_in_containers_replaced("cpu")
+
+
 @needs_gpu
 def test_gpu_tensors_forward_assigns_to_attributes(no_tf32):
     _check_recurrent("cuda")
     calls = [(torch.randn(2, 4, device="cuda"),) for _ in range(4)]
     _check_carried_state(LazyState(), (torch.randn(2, 4, device="cuda"),), calls, "cuda")
+    _check_stacked_cells("cuda")
+    _check_tensors_in_containers_replaced("cuda")
 
 
 class RowTheDataPicks(nn.Module):
@@ -752,16 +819,20 @@ def test_a_counter_the_model_decides_on_is_traced_again_for_each_value():
 
 
 def _calls_after_each(
-    steps: list[Callable[[], Any]], compiled: Any, model: nn.Module, device: str
+    steps: list[Callable[[], Any]],
+    compiled: Any,
+    model: nn.Module,
+    device: str,
+    shape: tuple[int, ...] = (2, 4),
 ) -> list[str]:
-    """Runs each step, then two calls on fresh [2, 4] inputs, each checked against eager; returns the
+    """Runs each step, then two calls on fresh inputs of `shape`, each checked against eager; returns the
     messages of the warnings given meanwhile."""
     with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
         for step in steps:
             step()
             for _ in range(2):
-                x = torch.randn(2, 4, device=device)
+                x = torch.randn(*shape, device=device)
                 assert relative_error(compiled(x), model(x)) <= 1e-6
     return [str(w.message) for w in caught]
 

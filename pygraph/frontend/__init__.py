@@ -16,8 +16,11 @@ from .python_state import (
     AssignedTensors,
     AttributeChange,
     AttributeRead,
+    held_tensors,
     is_buffer,
     probing_counters,
+    set_items,
+    tensor_tree,
     watching_attributes,
 )
 from .settings import Settings
@@ -45,10 +48,13 @@ __all__ = [
     "called_op",
     "declared_dims",
     "export_program",
+    "held_tensors",
     "hoist_derived_state",
     "import_program",
     "is_buffer",
     "keep_outside_graphs",
     "probing_counters",
+    "set_items",
+    "tensor_tree",
     "watching_attributes",
 ]

@@ -32,7 +32,7 @@ from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers, numbers_promoted_as_python, user_placeholders
 from .pooling import pooling_as_views
-from .python_state import AttributeRead, attributes_as_inputs, refuse_values_read
+from .python_state import AttributeRead, attributes_as_inputs, containers, put_back, refuse_values_read
 from .rewrite import keep_output_layouts, output_layouts
 from .row_prefixes import Padding, paddable
 from .settings import pygraphs_own_ops
@@ -85,7 +85,7 @@ def export_program(
     with _exporting(model, example_inputs, attributes) as (inputs, numbers):
         program = _export(model, inputs, numbers, dynamic_shapes, warn, state_values)
         if attributes:
-            refuse_values_read(program, attributes, user_placeholders(program)[-len(attributes) :])
+            refuse_values_read(program, attributes, user_placeholders(program))
         constants_as_state(program)
         if freeze:
             fold_batch_norms(program)
@@ -360,17 +360,25 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
     module had, but keeps those it added: a model that caches on its first call (`self.long_inv_freq = ...`,
     Llama's longrope; a `cached_property` of a helper object, Chameleon's vocabulary mapping) would keep the
     fake tensor from tracing, which its later eager calls, and a later trace, compute with. Other added
-    attributes stay (transformers marks the hooks it installed once so)."""
-    before = [(holder, set(vars(holder))) for holder in _holders(model)]
+    attributes stay (transformers marks the hooks it installed once so). The lists, tuples and dicts the
+    attributes held are the same objects afterwards, holding what they held (torch.export restores copies
+    of them, and a hook holding the list a module appends to would append to one the module no longer
+    reads)."""
+    before = [(holder, dict(vars(holder))) for holder in _holders(model)]
+    contents = [c for _, held in before for value in held.values() for c in containers(value)]
     try:
         yield
     finally:
-        for holder, names in before:
+        for holder, held in before:
             attributes = vars(holder)
-            for name in [n for n in attributes if n not in names]:
+            for name in [n for n in attributes if n not in held]:
                 leaves = torch.utils._pytree.tree_leaves(attributes[name])
                 if any(isinstance(leaf, FakeTensor) for leaf in leaves):
                     del attributes[name]
+            for name, value in held.items():  # torch.export puts back copies of lists, tuples and dicts
+                if type(value) in (list, tuple, dict) and type(attributes.get(name)) is type(value):
+                    attributes[name] = value
+        put_back(contents)  # (as they were: a trace may have changed them in place)
 
 
 def _holders(model: torch.nn.Module) -> list[Any]:

@@ -220,25 +220,73 @@ class Watched:
 
     changes: list[AttributeChange] = field(default_factory=list)
     reads: list[AttributeRead] = field(default_factory=list)  # those it did not change
-    # The plain attributes it set to other tensors, each with the value it held when the call began.
+    # The plain attributes it set to other tensors (`tensor_tree`), each with the value it held when the
+    # call began.
     tensors_assigned: list[AttributeRead] = field(default_factory=list)
 
 
 class AssignedTensors:
     """What a traced `forward` returns in `watching_attributes` where it assigned tensors to plain
-    attributes: its output, then the tensors (`values`) of the attributes named by `paths` (the TreeSpec's
-    context), so that the program returns them as results after the output's."""
+    attributes: its output, then the values (`tensor_tree`s) of the attributes named by `paths`, so that
+    the program returns their tensors as results after the output's; `in_place` says which were lists or
+    dicts that forward changed in place (eager's attribute keeps the same object). The paths and flags are
+    the TreeSpec's context."""
 
-    def __init__(self, output: Any, paths: tuple[str, ...], values: list[Any]) -> None:
-        self.output, self.paths, self.values = output, paths, values
+    def __init__(
+        self, output: Any, paths: tuple[str, ...], in_place: tuple[bool, ...], values: list[Any]
+    ) -> None:
+        self.output, self.paths, self.in_place, self.values = output, paths, in_place, values
 
 
 pytree.register_pytree_node(
     AssignedTensors,
-    lambda a: ([a.output, *a.values], a.paths),
-    lambda children, paths: AssignedTensors(children[0], paths, list(children[1:])),
+    lambda a: ([a.output, *a.values], (a.paths, a.in_place)),
+    lambda children, context: AssignedTensors(children[0], *context, list(children[1:])),
     serialized_type_name="pygraph.AssignedTensors",
 )
+
+
+def tensor_tree(value: Any) -> bool:
+    """Whether `value` is a tensor, or a list, tuple or dict holding tensors and nothing else (nested
+    too): what pygraph carries out of a call where forward assigns it to an attribute."""
+    if isinstance(value, torch.Tensor):
+        return True
+    if type(value) not in (list, tuple, dict):
+        return False
+    leaves = pytree.tree_leaves(value)
+    return bool(leaves) and all(isinstance(leaf, torch.Tensor) for leaf in leaves)
+
+
+def containers(value: Any) -> list[tuple[Any, Any]]:
+    """Each list and dict in `value` (nested ones too), with a copy of its items (for `put_back`)."""
+    if type(value) is list:
+        return [(value, list(value)), *(c for v in value for c in containers(v))]
+    if type(value) is dict:
+        return [(value, dict(value)), *(c for v in value.values() for c in containers(v))]
+    if type(value) is tuple:
+        return [c for v in value for c in containers(v)]
+    return []
+
+
+def put_back(contents: list[tuple[Any, Any]]) -> None:
+    """Gives each list and dict of `contents` its copied items again."""
+    for container, items in contents:
+        set_items(container, items)
+
+
+def set_items(container: list | dict, items: list | dict) -> None:
+    """Makes the list or dict `container` hold `items`, keeping the object."""
+    if type(container) is list:
+        container[:] = items
+    else:
+        container.clear()
+        container.update(items)
+
+
+def _leaf_ids(value: Any) -> tuple[int, ...] | None:
+    """The identities of a tensor tree's tensors (None for anything else): a list changed in place holds
+    others."""
+    return tuple(map(id, pytree.tree_leaves(value))) if tensor_tree(value) else None
 
 
 @contextlib.contextmanager
@@ -254,12 +302,15 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
     read: set[tuple[int, str]] = set()
     running = [False]
     held: dict[tuple[str, str], Any] = {}  # (holder path, name) -> what the attribute held as the call began
+    leaves: dict[tuple[str, str], tuple[int, ...] | None] = {}  # and the identities of its tensors
 
     def snapshot(*_: Any) -> None:
         before.clear()
         before.update(_plain_attributes(holders))
         held.clear()
         held.update(_attribute_values(holders))
+        leaves.clear()
+        leaves.update({key: _leaf_ids(value) for key, value in held.items()})
         read.clear()
         running[0] = True
 
@@ -276,11 +327,12 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
             if path in paths:  # (not a module that forward removed)
                 watched.changes.append(AttributeChange(paths[path], _joined(path, name), name, old, new))
         assigned = [
-            (AttributeRead(paths[path], _joined(path, name), name, held.get((path, name), MISSING)), value)
-            for (path, name), value in _attribute_values(now).items()
-            if isinstance(value, torch.Tensor)
-            and held.get((path, name), MISSING) is not value
-            and path in paths
+            (AttributeRead(paths[path], _joined(path, name), name, held.get(key, MISSING)), value)
+            for key, value in _attribute_values(now).items()
+            for path, name in [key]
+            if path in paths
+            and tensor_tree(value)
+            and (held.get(key, MISSING) is not value or leaves.get(key) != _leaf_ids(value))
         ]
         watched.tensors_assigned[:] = [read for read, _ in assigned]
         changed = {change.path for change in watched.changes}
@@ -301,9 +353,9 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
         ]
         if not assigned:
             return None
-        return AssignedTensors(
-            output, tuple(read.path for read, _ in assigned), [value for _, value in assigned]
-        )
+        paths_assigned = tuple(read.path for read, _ in assigned)
+        in_place = tuple(read.value is value for read, value in assigned)
+        return AssignedTensors(output, paths_assigned, in_place, [value for _, value in assigned])
 
     with _recording_reads(holders, read, running):
         handles = [model.register_forward_pre_hook(snapshot), model.register_forward_hook(compare)]
@@ -334,14 +386,18 @@ def attributes_as_inputs(
 
     def forward(*args: Any) -> Any:
         given = args[count:]
+        given_leaves = [_leaf_ids(value) for value in given]
         for read, value in zip(reads, given, strict=True):
             vars(read.holder)[read.name] = value
         try:
             return original(*args[:count])
         finally:
-            for read, value, before in zip(reads, given, saved, strict=True):
-                if read.current() is value:
-                    vars(read.holder)[read.name] = before
+            for read, value, ids, before in zip(reads, given, given_leaves, saved, strict=True):
+                if read.current() is not value:
+                    continue  # (assigned anew: `watching_attributes` returns it)
+                vars(read.holder)[read.name] = before
+                if _leaf_ids(value) != ids and type(value) in (list, dict):
+                    set_items(before, value)  # (changed in place: the list or dict held shows it)
 
     parameters = [n if n.isidentifier() else f"arg{i}" for i, n in enumerate(names)]
     parameters += ["self_" + re.sub(r"\W", "_", read.path) for read in reads]
@@ -374,12 +430,12 @@ def refuse_values_read(
     program: torch.export.ExportedProgram, reads: tuple[AttributeRead, ...], placeholders: list[torch.fx.Node]
 ) -> None:
     """Raises ValueError where the program reads the value of a number attribute passed as an input (its
-    `placeholders`, one per read) back into Python, or checks it: forward used it as a number (a
+    placeholder among the last of `placeholders`, one per number or tensor of a read) back into Python, or checks it: forward used it as a number (a
     condition, a size, a conversion), which a traced program holds for one value only. (A tensor
     attribute's values are data, which conditions on data check as those of any input.)"""
-    derived = {
-        p: r for p, r in zip(placeholders, reads, strict=True) if not isinstance(r.value, torch.Tensor)
-    }
+    per_leaf = [read for read in reads for _ in pytree.tree_leaves(read.value)]  # (a number is one leaf)
+    placeholders = placeholders[len(placeholders) - len(per_leaf) :]
+    derived = {p: r for p, r in zip(placeholders, per_leaf, strict=True) if not tensor_tree(r.value)}
     for node in program.graph.nodes:  # (in order: each node after its operands)
         source = next((derived[a] for a in node.all_input_nodes if a in derived), None)
         if source is None:
@@ -390,6 +446,54 @@ def refuse_values_read(
                 "conversion), not only as an operand of tensor ops"
             )
         derived[node] = source
+
+
+@dataclass(frozen=True)
+class HeldTensor:
+    """Where a tensor the program reads as a constant is held: an item of the list, tuple or dict in the
+    plain attribute `holder.name`, reached by `keys` (torch.export names such constants `lifted_tensor_N`,
+    not by where they are). Calls read the tensor found there (`current`), as they read tensor attributes."""
+
+    holder: Any
+    path: str  # for messages: "cells.state[0]"
+    name: str
+    keys: tuple[Any, ...]
+
+    def current(self) -> Any:
+        value = vars(self.holder).get(self.name, MISSING)
+        for key in self.keys:
+            try:
+                value = value[key]
+            except (IndexError, KeyError, TypeError):
+                return MISSING
+        return value
+
+
+def held_tensors(model: torch.nn.Module, constants: dict[str, torch.Tensor]) -> dict[str, HeldTensor]:
+    """name -> where, for each of `constants` that a list, tuple or dict in a plain attribute of the
+    model's modules, or of the objects they hold, holds (the same tensor, or a view of its bytes in its
+    layout: export detaches constants)."""
+    wanted = {_bytes_and_layout(t): name for name, t in constants.items()}
+    found: dict[str, HeldTensor] = {}
+    for path, holder in _holders(model).values():
+        for name, value in vars(holder).items():
+            if name in _STANDARD or type(value) not in (list, tuple, dict):
+                continue
+            for keys, leaf in pytree.tree_flatten_with_path(value)[0]:
+                constant = wanted.get(_bytes_and_layout(leaf)) if isinstance(leaf, torch.Tensor) else None
+                if constant is not None and constant not in found:
+                    where = _joined(path, name) + pytree.keystr(keys)
+                    found[constant] = HeldTensor(holder, where, name, tuple(_key(k) for k in keys))
+    return found
+
+
+def _bytes_and_layout(tensor: torch.Tensor) -> tuple[Any, ...]:
+    return tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype, tensor.device
+
+
+def _key(entry: Any) -> Any:
+    """The index or key of a pytree key path's entry."""
+    return entry.idx if isinstance(entry, pytree.SequenceKey) else entry.key
 
 
 def _joined(path: str, name: str) -> str:
