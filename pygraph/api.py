@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import dataclasses
 import functools
 import gc
 import itertools
@@ -44,11 +43,10 @@ from .frontend import (
     held_tensors,
     hoist_derived_state,
     import_program,
-    is_buffer,
     keep_outside_graphs,
+    layouts_only,
     probing_counters,
     set_items,
-    tensor_tree,
     watching_attributes,
 )
 from .frontend import settings as global_settings
@@ -287,19 +285,13 @@ def _compile(
     traced = global_settings.current()  # (read before the trace: its casts are in the program after it)
     # for the example's sizes
     export = functools.partial(_export_watched, model, example_inputs, options["freeze"])
-    program, changed, reads, assigned = export(warn=not variant, attributes=attributes)
-    # Attributes holding tensors that forward replaces are inputs of the program as well: each call passes
-    # the tensor the attribute holds then (the one the last call left, or one the caller set). (A buffer
-    # registered again is the model's state: the call sets it, and programs bind it again.)
-    replaced = tuple(
-        dataclasses.replace(a, value=pytree.tree_map(_layout_only, a.value))
-        for a in assigned
-        if tensor_tree(a.value) and not is_buffer(a.holder, a.name)
-    )
-    if replaced or any(change.before is MISSING for change in changed):
+    program, changed, reads, assigned, to_take = export(warn=not variant, attributes=attributes)
+    # Attributes holding tensors that forward reads and replaces are inputs of the program as well: each
+    # call passes the tensors the attribute holds then (those the last call left, or ones the caller set)
+    if to_take or any(change.before is MISSING for change in changed):
         # (torch.export keeps the plain attributes forward added, so later calls find them: trace from there)
-        attributes += replaced
-        program, changed, reads, assigned = export(warn=False, attributes=attributes)
+        attributes += to_take
+        program, changed, reads, assigned, _ = export(warn=False, attributes=attributes)
     changed = _counting(model, example_inputs, options["freeze"], program, changed, attributes)
     if any(change.step is None for change in changed) and not variant:
         warnings.warn(
@@ -378,10 +370,12 @@ def _export_watched(
     tuple[AttributeChange, ...],
     tuple[AttributeRead, ...],
     tuple[AttributeRead, ...],
+    tuple[AttributeRead, ...],
 ]:
     """`export_program`, and the plain Python attributes the traced forward changed, those it read
-    (`python_state.py`), but for the `attributes` the program takes as inputs, and those it set to other
-    tensors (which the program returns after the output's results, `python_state.AssignedTensors`)."""
+    (`python_state.py`), but for the `attributes` the program takes as inputs, those it set to other
+    tensors (which the program returns after the output's results, `python_state.AssignedTensors`), and
+    those of the latter that a program should take as inputs (`Watched.tensors_to_take`) but does not."""
     state_values = StateValues.of(model)
     with watching_attributes(model) as watched:
         program = export_program(
@@ -390,13 +384,8 @@ def _export_watched(
     inputs = {(id(a.holder), a.name) for a in attributes}
     reads = tuple(r for r in watched.reads if (id(r.holder), r.name) not in inputs)
     reads += state_values.reads() if state_values.known else ()
-    return program, tuple(watched.changes), reads, tuple(watched.tensors_assigned)
-
-
-def _layout_only(tensor: torch.Tensor) -> torch.Tensor:
-    """A meta tensor of `tensor`'s shape and dtype: what a read of an attribute taken as an input keeps (the
-    attribute's tensor itself is not kept alive)."""
-    return tensor.detach().to("meta")
+    to_take = tuple(layouts_only(a) for a in watched.tensors_to_take if (id(a.holder), a.name) not in inputs)
+    return program, tuple(watched.changes), reads, tuple(watched.tensors_assigned), to_take
 
 
 def _assigns(

@@ -228,6 +228,8 @@ def test_state_created_by_the_first_call_is_carried_from_then_on():
     calls = [(torch.randn(2, 4),) for _ in range(4)]
     compiled, caught = _check_carried_state(LazyState(), (torch.randn(2, 4),), calls, "cpu")
     assert len(compiled._ways) == 2  # (traced with `hidden` None, then with it a tensor)
+    (way,) = [way for way in compiled._ways if way is not None]
+    assert [read.path for read in way._lifted] == ["hidden"]  # (`last_input` is assigned, never read)
     assert compiled.model.last_input is calls[-1][0]  # (the input itself, as eager keeps it)
     assert len([m for m in caught if "`hidden` (None)" in m]) == 1
 

@@ -36,9 +36,13 @@ dynamic rotary embedding's `self.max_seq_len_cached = seq_len`, a 0-d tensor of 
 out of the call: while the trace runs, a forward hook returns them after the output (`AssignedTensors`),
 so that the program computes them as results, and a compiled call sets the attributes from them as
 eager's forward does. torch.export would otherwise put back the attributes the module had, and later
-calls would read the old tensors. An attribute that held a tensor when the call began is an input of the
-program too (`attributes_as_inputs`, as a lifted number is): each call passes the tensor the attribute
-holds then, so that a program that replaces it every call reads the one the last call left.
+calls would read the old tensors. Lists, tuples and dicts of tensors count as tensors (`tensor_tree`: an
+LSTM's `(h, c)`, per-layer states changed in place, which the call changes in place too), and so do
+buffers registered again in forward. An attribute that held tensors when the call began is an input of
+the program too (`attributes_as_inputs`, as a lifted number is): each call passes the tensors the
+attribute holds then, so that a program that replaces them every call reads the ones the last call left.
+Tensors in containers that a program only reads are constants of it, read where they are held at each
+call (`HeldTensor`), as tensor attributes are.
 """
 
 from __future__ import annotations
@@ -221,8 +225,10 @@ class Watched:
     changes: list[AttributeChange] = field(default_factory=list)
     reads: list[AttributeRead] = field(default_factory=list)  # those it did not change
     # The plain attributes it set to other tensors (`tensor_tree`), each with the value it held when the
-    # call began.
+    # call began; and those of them that held tensors and that forward read, which a program takes as
+    # inputs (`attributes_as_inputs`, after `layouts_only`).
     tensors_assigned: list[AttributeRead] = field(default_factory=list)
+    tensors_to_take: list[AttributeRead] = field(default_factory=list)
 
 
 class AssignedTensors:
@@ -334,7 +340,12 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
             and tensor_tree(value)
             and (held.get(key, MISSING) is not value or leaves.get(key) != _leaf_ids(value))
         ]
-        watched.tensors_assigned[:] = [read for read, _ in assigned]
+        watched.tensors_assigned[:] = [a for a, _ in assigned]
+        watched.tensors_to_take[:] = [
+            a
+            for a, _ in assigned
+            if (id(a.holder), a.name) in read and tensor_tree(a.value) and not _is_buffer(a.holder, a.name)
+        ]
         changed = {change.path for change in watched.changes}
         unwatched = {  # (reads of their attributes were not recorded either: they all count)
             (ident, name)
@@ -525,7 +536,14 @@ def _attribute_values(holders: dict[int, tuple[str, Any]]) -> dict[tuple[str, st
     }
 
 
-def is_buffer(holder: Any, name: str) -> bool:
+def layouts_only(read: AttributeRead) -> AttributeRead:
+    """`read` with meta tensors of the shapes and dtypes of the tensors it found: what a program taking the
+    attribute as an input keeps of them (not the tensors themselves). Called outside the trace (inside,
+    the copies would be fake tensors)."""
+    return dataclasses.replace(read, value=pytree.tree_map(lambda t: t.detach().to("meta"), read.value))
+
+
+def _is_buffer(holder: Any, name: str) -> bool:
     """Whether `holder.name` is a buffer of a module (state the program binds, never an input of it)."""
     return isinstance(holder, torch.nn.Module) and name in holder._buffers
 
