@@ -4,6 +4,15 @@ from collections.abc import Iterator
 
 import pytest
 import torch
+from gpu_marks import GPU_REASON
+
+
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Every test that `needs_gpu` is a `gpu` test too, so that `pytest -m gpu` on the GPU machine runs it
+    (a test given the skip alone was left out of those runs)."""
+    for item in items:
+        if any(m.kwargs.get("reason") == GPU_REASON for m in item.iter_markers("skipif")):
+            item.add_marker(pytest.mark.gpu)
 
 
 @pytest.fixture

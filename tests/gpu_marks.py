@@ -1,8 +1,7 @@
-"""The skip condition every GPU test shares (the GPU tests also carry `@pytest.mark.gpu`)."""
+"""The skip condition every GPU test shares (conftest.py marks each such test `gpu` as well)."""
 
 import pytest
 import torch
 
-needs_gpu = pytest.mark.skipif(
-    not torch.cuda.is_available(), reason="needs a CUDA GPU (run on the GPU machine)"
-)
+GPU_REASON = "needs a CUDA GPU (run on the GPU machine)"
+needs_gpu = pytest.mark.skipif(not torch.cuda.is_available(), reason=GPU_REASON)
