@@ -13,6 +13,7 @@ from typing import Any
 import pytest
 import torch
 import torch.nn.functional as F
+import torch.utils._pytree as pytree
 from gpu_marks import needs_gpu
 from torch import nn
 from torch.nn.modules.module import register_module_forward_hook
@@ -170,6 +171,10 @@ def _check_carried_state(
     returns the compiled model and the warnings."""
     torch.manual_seed(0)
     model = model.to(device)
+    for module in model.modules():  # (`.to()` moves no plain attributes)
+        for key, value in list(vars(module).items()):
+            if tensor_tree(value) and any(t.device.type != device for t in pytree.tree_leaves(value)):
+                vars(module)[key] = pytree.tree_map(lambda t: t.to(device), value)
     eager = copy.deepcopy(model)
     target = "cuda" if device == "cuda" else "emulator"
     with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
@@ -239,6 +244,7 @@ def _check_stacked_cells(device: str) -> None:
     both inputs of the one program that serves every call."""
     calls = [(torch.randn(2, 4, device=device),) for _ in range(4)]
     model = StackedCells()
+    model.rest = [tuple(t.to(device) for t in model.rest[0])]
     rest = model.rest
     compiled, caught = _check_carried_state(model, (torch.randn(2, 4, device=device),), calls, device)
     assert model.rest is rest and type(model.first) is tuple

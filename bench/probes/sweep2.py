@@ -8855,6 +8855,49 @@ def _model_streaming() -> tuple[nn.Module, Inputs]:
     return StreamingConv(), lambda s: (randn(s, 2, 8, 8), randn(s + 1, 2, 8, 5))
 
 
+class StreamingGRU(nn.Module):
+    """A streaming recognizer's recurrence: a GRU cell whose hidden state lives in a plain attribute, None
+    until the first call creates it, then replaced by every call."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.cell, self.out = nn.GRUCell(8, 16), nn.Linear(16, 4)
+        self.hidden: torch.Tensor | None = None
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        self.hidden = self.cell(x, self.hidden)
+        return self.out(self.hidden).log_softmax(-1)
+
+
+@case("model/streaming_gru_attribute")
+def _model_streaming_gru() -> tuple[nn.Module, Inputs]:
+    return StreamingGRU(), lambda s: (randn(s, 2, 8),)
+
+
+class StackedLSTMState(nn.Module):
+    """Stacked LSTM cells stepping a sequence chunk by chunk, their (h, c) pairs kept in a list attribute
+    that each call changes in place."""
+
+    def __init__(self, layers: int = 2) -> None:
+        super().__init__()
+        self.cells = nn.ModuleList(nn.LSTMCell(8, 8) for _ in range(layers))
+        self.states = [(torch.zeros(2, 8), torch.zeros(2, 8)) for _ in range(layers)]
+
+    def forward(self, chunk: torch.Tensor) -> torch.Tensor:
+        outputs = []
+        for x in chunk.unbind(1):
+            for i, cell in enumerate(self.cells):
+                self.states[i] = cell(x, self.states[i])
+                x = self.states[i][0]
+            outputs.append(x)
+        return torch.stack(outputs, 1)
+
+
+@case("model/stacked_lstm_list_state")
+def _model_stacked_lstm() -> tuple[nn.Module, Inputs]:
+    return StackedLSTMState(), lambda s: (randn(s, 2, 3, 8),)
+
+
 class HashedEmbeddingBucketize(nn.Module):
     """Feature preprocessing in the model: the hashing trick on integer ids (multiply by primes, remainder),
     two hashed embedding tables summed, numeric features bucketized against quantile boundaries, a
@@ -8935,8 +8978,17 @@ def run_case(
 
 
 def _state(model: nn.Module) -> list[torch.Tensor]:
-    """The model's buffers and parameters, as forward may have left them."""
-    return [*model.buffers(), *model.parameters()]
+    """The model's buffers and parameters, and the tensors its modules hold in plain attributes (alone or in
+    lists, tuples and dicts), as forward may have left them."""
+    held = [
+        leaf
+        for module in model.modules()
+        for name, value in vars(module).items()
+        if not name.startswith("_")
+        for leaf in pytree.tree_leaves(value)
+        if isinstance(leaf, torch.Tensor)
+    ]
+    return [*model.buffers(), *model.parameters(), *held]
 
 
 def _cast(values: Any, dtype: torch.dtype, device: str) -> Any:
