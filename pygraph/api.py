@@ -586,8 +586,9 @@ class CompiledModel:
         self._lifted_structures: tuple[pytree.TreeSpec | None, ...] = ()  # (of lists, tuples, dicts)
         self._lifted_leaves: tuple[AttributeRead, ...] = ()  # the read of each input they are
         # The attributes forward set to other tensors, which the program returns after the output's results
-        # and each call sets (`_set_assigned`): (holder, name, whether the program takes it as an input).
-        self._assigns: tuple[tuple[Any, str, bool], ...] = ()
+        # and each call sets (`_set_assigned`): (holder, name, whether the program takes it as an input,
+        # whether forward changed the list or dict it holds in place); set by `_compile`.
+        self._assigns: tuple[tuple[Any, str, bool, bool], ...] = ()
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -1367,7 +1368,8 @@ class CompiledModel:
         judge the rest), else `_padded`'s or `_new_variant`'s. Calls pad only while the traced program
         holds for the model as it is (`_failure`): the proof that they may is that program's."""
         key = tuple(tuple(x.shape) if isinstance(x, torch.Tensor) else () for x in inputs)
-        pads = bool(self._padding) and self._failure() is None
+        # (a program that sets attributes to its results would set them to padded ones: such calls compile)
+        pads = bool(self._padding) and not self._assigns and self._failure() is None
         if self._padding and not pads and self._ways:  # (the model's Python state moved on since the trace)
             way = next((w for w in self._ways if w is not None and w._failure() is None), None)
             if way is not None:  # the way traced from the model as it is now pads by its own proof
@@ -1550,8 +1552,8 @@ class CompiledModel:
         return self._constants[name]
 
     def _held_now(self, name: str) -> Any:
-        """What holds the place of the constant `name` now: a module's attribute, or an item of a list,
-        tuple or dict in one."""
+        """What the model holds now where the program reads the constant `name`: a module's attribute, or
+        an item of a list, tuple or dict in one."""
         held = self._held_constants.get(name)
         return _tensor_at(self.model, name) if held is None else held.current()
 

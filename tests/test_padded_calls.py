@@ -68,6 +68,27 @@ def test_padding_off_compiles_each_size():
     assert "PYGRAPH_PADDING=off" in str(compiled.explain())
 
 
+class KeepsItsRows(Rows):
+    """Rows that no op mixes, also kept in a plain attribute (a cache of the last call's rows)."""
+
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        y, t = super().forward(x)
+        self.last_rows = y * 3
+        return y, t
+
+
+def test_a_model_setting_attributes_to_its_results_compiles_each_size():
+    """A padded program would leave its padded rows in the attribute: such calls compile their sizes."""
+    model = KeepsItsRows().eval()
+    eager = copy.deepcopy(model)
+    compiled = _compile(model, (torch.randn(4, 32),), {"x": {0: Dim("batch", min=1, max=48)}})
+    for rows in (5, 3):
+        x = torch.randn(rows, 32)
+        _check(compiled, eager, (x,))
+        torch.testing.assert_close(model.last_rows, eager.last_rows, rtol=1e-5, atol=1e-6)
+    assert sorted(compiled._variants) == [((3, 32),), ((5, 32),)] and not compiled._padded_calls
+
+
 class Pairs(nn.Module):
     """Inputs whose dims are a symbol and twice it, in a dict (a structured argument)."""
 
