@@ -203,6 +203,27 @@ def test_tensors_forward_assigns_to_attributes_are_carried_out_of_the_call():
     assert not [m for m in caught if "assign" in m]  # (neither pygraph's warning nor torch.export's)
 
 
+class RegistersAnAttribute(nn.Module):
+    """Older transformers' longrope: forward registers a plain tensor attribute as the buffer it reads (a
+    real tensor, not one the trace computed), the long or the short table by the data."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.register_buffer("table", torch.ones(4), persistent=False)
+        self.long, self.short = torch.arange(1.0, 5.0), torch.full((4,), 0.5)
+
+    def forward(self, x: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
+        self.register_buffer("table", self.long if positions.max() >= 8 else self.short, persistent=False)
+        return x * self.table
+
+
+def test_a_buffer_forward_registers_from_an_attribute_is_carried():
+    short, long = torch.tensor([[0, 1, 2, 3]]), torch.tensor([[0, 1, 2, 11]])
+    calls = [(torch.randn(2, 4), p) for p in (long, short, long)]
+    _, caught = _check_carried_state(RegistersAnAttribute(), (torch.randn(2, 4), short), calls, "cpu")
+    assert not [m for m in caught if "assign" in m or "FakeTensor" in m]
+
+
 def _check_recurrent(device: str) -> None:
     """State replaced every call: one program, which takes the attribute as an input, so that a call reads
     the state the last one left, or one the caller set; a state of another shape is traced again."""

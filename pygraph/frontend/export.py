@@ -16,7 +16,9 @@ import sympy
 import torch
 import torch._decomp.decompositions as torch_decompositions
 from torch._subclasses.fake_tensor import FakeTensor
+from torch._subclasses.functional_tensor import FunctionalTensor
 from torch.export.graph_signature import InputKind, TensorArgument
+from torch.fx.experimental.proxy_tensor import get_proxy_mode
 from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
 
 from ..knobs import knobs
@@ -314,6 +316,7 @@ def _exporting(
             attributes_as_inputs(model, attributes, names),
             _buffers_left_untracked(model),
             _no_buffer_hooks_left_behind(),
+            _real_buffers_registered_as_copies(model),
             _parameters_without_grad(model),
             _lstm_states_in_shape(),
             _vector_norm_meta_with_negative_dims(),
@@ -410,6 +413,28 @@ def _no_buffer_hooks_left_behind() -> Iterator[None]:
     finally:
         for key in set(hooks) - before:
             del hooks[key]
+
+
+@contextlib.contextmanager
+def _real_buffers_registered_as_copies(model: torch.nn.Module) -> Iterator[None]:
+    """A buffer that forward registers with a real tensor (older transformers' longrope registers a plain
+    tensor attribute, `register_buffer("inv_freq", self.long_inv_freq)`) is registered as a copy of it made
+    in the trace: torch 2.13's export accepts only tensors of its trace there (`AssertionError: expected
+    FakeTensor`), and the copy is one. The compiled call carries the buffer out as eager's leaves it (its
+    values; the attribute and the buffer are two tensors then, one in eager)."""
+
+    modules = {id(module) for module in model.modules()}
+
+    def copied(module: torch.nn.Module, name: str, tensor: Any) -> Any:
+        real = isinstance(tensor, torch.Tensor) and not isinstance(tensor, (FakeTensor, FunctionalTensor))
+        tracing = id(module) in modules and get_proxy_mode() is not None
+        return tensor.clone() if real and tracing else None
+
+    handle = torch.nn.modules.module.register_module_buffer_registration_hook(copied)
+    try:
+        yield
+    finally:
+        handle.remove()
 
 
 @contextlib.contextmanager
