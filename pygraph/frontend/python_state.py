@@ -263,15 +263,16 @@ def tensor_tree(value: Any) -> bool:
     return bool(leaves) and all(isinstance(leaf, torch.Tensor) for leaf in leaves)
 
 
-def containers(value: Any) -> list[tuple[Any, Any]]:
-    """Each list and dict in `value` (nested ones too), with a copy of its items (for `put_back`)."""
-    if type(value) is list:
-        return [(value, list(value)), *(c for v in value for c in containers(v))]
-    if type(value) is dict:
-        return [(value, dict(value)), *(c for v in value.values() for c in containers(v))]
-    if type(value) is tuple:
-        return [c for v in value for c in containers(v)]
-    return []
+def containers(value: Any, seen: set[int] | None = None) -> list[tuple[Any, Any]]:
+    """Each list and dict in `value` (nested ones too, each once), with a copy of its items (for
+    `put_back`)."""
+    seen = set() if seen is None else seen
+    if type(value) not in (list, dict, tuple) or id(value) in seen:
+        return []
+    seen.add(id(value))
+    items = value.values() if type(value) is dict else value
+    inner = [c for v in items for c in containers(v, seen)]
+    return inner if type(value) is tuple else [(value, copy.copy(value)), *inner]
 
 
 def put_back(contents: list[tuple[Any, Any]]) -> None:
