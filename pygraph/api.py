@@ -324,6 +324,8 @@ def _compile(
         )
         compiled._take_attributes(attributes)
         compiled._assigns = _assigns(imported.out_spec, assigned, attributes)
+        # (static outputs are the graphs' own buffers, which the next call overwrites: state gets copies)
+        compiled._copy_assigned = options["static_outputs"]
         compiled._variant_options, compiled._pipelines, compiled._outside = options, pipelines, dict(outside)
         compiled._warned_autograd = variant  # (a variant's or a way's calls come through a model that warned)
         if options["profile"]:
@@ -589,6 +591,7 @@ class CompiledModel:
         # and each call sets (`_set_assigned`): (holder, name, whether the program takes it as an input,
         # whether forward changed the list or dict it holds in place); set by `_compile`.
         self._assigns: tuple[tuple[Any, str, bool, bool], ...] = ()
+        self._copy_assigned = False
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -1058,7 +1061,8 @@ class CompiledModel:
         `_StateWatch.replaced`. Any other (it held None, a number or nothing before) is assigned as a caller
         would: programs that read it, as a number say, check it again."""
         current = self._replaced == _StateWatch.replaced
-        for (holder, name, taken, in_place), value in zip(self._assigns, out.values, strict=True):
+        values = pytree.tree_map(torch.clone, out.values) if self._copy_assigned else out.values
+        for (holder, name, taken, in_place), value in zip(self._assigns, values, strict=True):
             held = vars(holder).get(name)
             if in_place and type(held) is type(value):  # (a list or dict: the object eager's call keeps)
                 set_items(held, value)

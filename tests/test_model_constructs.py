@@ -164,7 +164,11 @@ class ReadsATuple(nn.Module):
 
 
 def _check_carried_state(
-    model: nn.Module, example: tuple[torch.Tensor, ...], calls: list[tuple[torch.Tensor, ...]], device: str
+    model: nn.Module,
+    example: tuple[torch.Tensor, ...],
+    calls: list[tuple[torch.Tensor, ...]],
+    device: str,
+    **options: Any,
 ) -> tuple[Any, list[str]]:
     """Compiles `model`, then runs each call on it and on an eager copy made first, comparing the outputs,
     the buffers and every tensor, or list, tuple or dict of tensors, held in an attribute after each call;
@@ -179,7 +183,7 @@ def _check_carried_state(
     target = "cuda" if device == "cuda" else "emulator"
     with torch.no_grad(), warnings.catch_warnings(record=True) as caught:
         warnings.simplefilter("always")
-        compiled = pygraph.export_and_compile(model, example, target=target)
+        compiled = pygraph.export_and_compile(model, example, target=target, **options)
         for args in calls:
             assert relative_error(compiled(*args), eager(*args)) <= 1e-6
             ours, theirs = dict(model.named_modules()), dict(eager.named_modules())
@@ -306,6 +310,15 @@ def test_gpu_tensors_forward_assigns_to_attributes(no_tf32):
     _check_carried_state(LazyState(), (torch.randn(2, 4, device="cuda"),), calls, "cuda")
     _check_stacked_cells("cuda")
     _check_tensors_in_containers_replaced("cuda")
+    # (static outputs are the graphs' own buffers, which the next call overwrites: the state is a copy)
+    x = torch.randn(2, 4, device="cuda")
+    _check_carried_state(
+        Recurrent(),
+        (x,),
+        [(torch.randn(2, 4, device="cuda"),) for _ in range(3)],
+        "cuda",
+        static_outputs=True,
+    )
 
 
 class RowTheDataPicks(nn.Module):
