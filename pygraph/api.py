@@ -37,6 +37,7 @@ from .frontend import (
     StateValues,
     UnsupportedError,
     argument_names,
+    bytes_and_layout,
     called_op,
     declared_dims,
     export_program,
@@ -204,9 +205,7 @@ def _tensor_at(model: torch.nn.Module, name: str) -> Any:
 def _same_tensor(value: Any, tensor: torch.Tensor) -> bool:
     """`value` is `tensor` or a view of the same bytes in the same layout (export detaches constants)."""
     return isinstance(value, torch.Tensor) and (
-        value is tensor
-        or (value.data_ptr(), value.shape, value.stride(), value.dtype)
-        == (tensor.data_ptr(), tensor.shape, tensor.stride(), tensor.dtype)
+        value is tensor or bytes_and_layout(value) == bytes_and_layout(tensor)
     )
 
 

@@ -442,9 +442,10 @@ def refuse_values_read(
     program: torch.export.ExportedProgram, reads: tuple[AttributeRead, ...], placeholders: list[torch.fx.Node]
 ) -> None:
     """Raises ValueError where the program reads the value of a number attribute passed as an input (its
-    placeholder among the last of `placeholders`, one per number or tensor of a read) back into Python, or checks it: forward used it as a number (a
-    condition, a size, a conversion), which a traced program holds for one value only. (A tensor
-    attribute's values are data, which conditions on data check as those of any input.)"""
+    placeholder among the last of `placeholders`, one per number or tensor of a read) back into Python,
+    or checks it: forward used it as a number (a condition, a size, a conversion), which a traced program
+    holds for one value only. (A tensor attribute's values are data, which conditions on data check as
+    those of any input.)"""
     per_leaf = [read for read in reads for _ in pytree.tree_leaves(read.value)]  # (a number is one leaf)
     placeholders = placeholders[len(placeholders) - len(per_leaf) :]
     derived = {p: r for p, r in zip(placeholders, per_leaf, strict=True) if not tensor_tree(r.value)}
@@ -485,21 +486,23 @@ def held_tensors(model: torch.nn.Module, constants: dict[str, torch.Tensor]) -> 
     """name -> where, for each of `constants` that a list, tuple or dict in a plain attribute of the
     model's modules, or of the objects they hold, holds (the same tensor, or a view of its bytes in its
     layout: export detaches constants)."""
-    wanted = {_bytes_and_layout(t): name for name, t in constants.items()}
+    wanted = {bytes_and_layout(t): name for name, t in constants.items()}
     found: dict[str, HeldTensor] = {}
     for path, holder in _holders(model).values():
         for name, value in vars(holder).items():
             if name in _STANDARD or type(value) not in (list, tuple, dict):
                 continue
             for keys, leaf in pytree.tree_flatten_with_path(value)[0]:
-                constant = wanted.get(_bytes_and_layout(leaf)) if isinstance(leaf, torch.Tensor) else None
+                constant = wanted.get(bytes_and_layout(leaf)) if isinstance(leaf, torch.Tensor) else None
                 if constant is not None and constant not in found:
                     where = _joined(path, name) + pytree.keystr(keys)
                     found[constant] = HeldTensor(holder, where, name, tuple(_key(k) for k in keys))
     return found
 
 
-def _bytes_and_layout(tensor: torch.Tensor) -> tuple[Any, ...]:
+def bytes_and_layout(tensor: torch.Tensor) -> tuple[Any, ...]:
+    """What two tensors share where one is the other, or a view of its bytes in its layout (export detaches
+    constants, so a program's constant is such a view of the model's tensor)."""
     return tensor.data_ptr(), tuple(tensor.shape), tensor.stride(), tensor.dtype, tensor.device
 
 
