@@ -6272,7 +6272,11 @@ for _bf in (True, False):
     construct(
         f"mha_bf{_bf}_self_causal",
         lambda m, q, kv, pad: m[0](
-            q, q, q, attn_mask=nn.Transformer.generate_square_subsequent_mask(5), need_weights=False
+            q,
+            q,
+            q,
+            attn_mask=nn.Transformer.generate_square_subsequent_mask(5, device=q.device),
+            need_weights=False,
         )[0],
         mha_inputs(_bf),
         nn.MultiheadAttention(16, 4, batch_first=_bf),
@@ -6614,7 +6618,7 @@ construct(
 )
 construct(
     "bucketize",
-    lambda m, x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 2.0])),
+    lambda m, x: torch.bucketize(x, torch.tensor([-1.0, 0.0, 0.5, 2.0], device=x.device)),
     lambda s: (randn(s, 4, 8),),
 )
 
@@ -6652,7 +6656,7 @@ construct(
 construct(
     "sdpa_bool_mask_fully_masked_row",
     lambda m, q, k, v, mask: F.scaled_dot_product_attention(
-        q, k, v, attn_mask=mask & (torch.arange(5)[:, None] > 0)
+        q, k, v, attn_mask=mask & (torch.arange(5, device=q.device)[:, None] > 0)
     ),
     lambda s: (
         randn(s, 2, 4, 5, 8),
@@ -6968,7 +6972,7 @@ construct(
         F.kl_div(F.log_softmax(x, 1), F.softmax(p, 1), reduction="batchmean"),
         F.huber_loss(x, p, delta=0.5),
         F.smooth_l1_loss(x, p, beta=0.3),
-        F.binary_cross_entropy_with_logits(x, p, pos_weight=torch.full((5,), 2.0)),
+        F.binary_cross_entropy_with_logits(x, p, pos_weight=torch.full((5,), 2.0, device=x.device)),
         F.margin_ranking_loss(x[:, 0], x[:, 1], y.sign()),
         F.multi_margin_loss(x, t.clamp(min=0)),
         F.cosine_embedding_loss(x, p, y.sign()),
@@ -7031,7 +7035,7 @@ construct(
 construct(
     "statistics",
     lambda m, x: (
-        torch.quantile(x, torch.tensor([0.1, 0.5, 0.9]), dim=1),
+        torch.quantile(x, torch.tensor([0.1, 0.5, 0.9], device=x.device), dim=1),
         torch.nanmedian(x.masked_fill(x > 1.5, float("nan")), dim=0).values,
         torch.aminmax(x, dim=1).min,
         torch.nanmean(x.masked_fill(x < -1.5, float("nan")), dim=1),
@@ -7058,11 +7062,11 @@ construct(
     "gathers_and_scatters",
     lambda m, x, i: (
         torch.take_along_dim(x, i % x.shape[1], dim=1),
-        torch.zeros(4, 3).scatter_reduce(1, i % 3, x, "mean", include_self=False),
-        torch.ones(4, 3).scatter_reduce(1, i % 3, x, "prod"),
-        torch.zeros(6, 5).index_reduce(0, i[:, 0] % 6, x, "amax", include_self=False),
-        x.masked_scatter(x > 0, torch.arange(20.0).view(4, 5)),
-        torch.isin(i, torch.tensor([1, 3, 7])),
+        torch.zeros(4, 3, device=x.device).scatter_reduce(1, i % 3, x, "mean", include_self=False),
+        torch.ones(4, 3, device=x.device).scatter_reduce(1, i % 3, x, "prod"),
+        torch.zeros(6, 5, device=x.device).index_reduce(0, i[:, 0] % 6, x, "amax", include_self=False),
+        x.masked_scatter(x > 0, torch.arange(20.0, device=x.device).view(4, 5)),
+        torch.isin(i, torch.tensor([1, 3, 7], device=i.device)),
     ),
     lambda s: (randn(s, 4, 5), torch.randint(0, 10, (4, 5), generator=gen(s))),
 )
@@ -7150,7 +7154,7 @@ construct(
         torch.addcdiv(x, x, y.abs() + 0.5, value=-2.0),
         torch.clamp(x, min=y - 1, max=y + 1),
         torch.copysign(x, y),
-        torch.ldexp(x, torch.tensor(3)),
+        torch.ldexp(x, torch.tensor(3, device=x.device)),
         torch.fmod(x, y.abs() + 0.5),
         torch.remainder(x, y.abs() + 0.5),
         torch.hypot(x, y),
@@ -7212,7 +7216,9 @@ construct(
 
 def _sinusoid(t: torch.Tensor, dim: int) -> torch.Tensor:
     """Sinusoidal features of (real-valued) positions or timesteps `t`: (..., dim)."""
-    freqs = torch.exp(-math.log(10000.0) * torch.arange(dim // 2, dtype=torch.float32) / (dim // 2))
+    freqs = torch.exp(
+        -math.log(10000.0) * torch.arange(dim // 2, dtype=torch.float32, device=t.device) / (dim // 2)
+    )
     angles = t[..., None].float() * freqs
     return torch.cat([angles.sin(), angles.cos()], -1)
 
@@ -7320,7 +7326,7 @@ class DDIMSampler(nn.Module):
         x0 = x
         for t, t_next in zip(self.steps[:-1], self.steps[1:], strict=True):
             a, a_next = self.alpha_bar[t], self.alpha_bar[t_next]
-            temb = self.tproj(_sinusoid(torch.tensor([float(t)]), 8))[0]
+            temb = self.tproj(_sinusoid(torch.tensor([float(t)], device=x.device), 8))[0]
             eps = self.eps(x + temb[None, :, None, None])
             x0 = (x - math.sqrt(1.0 - a) * eps) / math.sqrt(a)
             x0 = x0.clamp(-3.0, 3.0)
@@ -7351,12 +7357,15 @@ class GCNLayer(nn.Module):
     def forward(self, x: torch.Tensor, edges: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         src, dst = edges[0], edges[1]
         n = x.shape[0]
-        deg = torch.zeros(n).index_add_(0, dst, torch.ones(dst.shape[0])) + 1.0
+        deg = (
+            torch.zeros(n, device=x.device).index_add_(0, dst, torch.ones(dst.shape[0], device=x.device))
+            + 1.0
+        )
         norm = deg.index_select(0, src).rsqrt() * deg.index_select(0, dst).rsqrt()
         h = self.lin(x)
         gate = torch.sigmoid(self.edge_gate(torch.cat([x.index_select(0, src), x[dst]], -1)))
         msg = h.index_select(0, src) * (norm[:, None] * gate)
-        agg = torch.zeros(n, h.shape[1]).index_add_(0, dst, msg)
+        agg = torch.zeros(n, h.shape[1], device=x.device).index_add_(0, dst, msg)
         agg2 = torch.zeros_like(h).scatter_add(0, dst[:, None].expand_as(msg), msg)
         out = F.relu(agg + h / deg[:, None] + self.root(x))
         return out, agg2, deg
@@ -7380,16 +7389,20 @@ class GATLayer(nn.Module):
 
     def forward(self, x: torch.Tensor, edges: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
         n = x.shape[0]
-        loops = torch.arange(n)
+        loops = torch.arange(n, device=x.device)
         src, dst = torch.cat([edges[0], loops]), torch.cat([edges[1], loops])
         h = self.lin(x).view(n, self.heads, self.out)
         score = F.leaky_relu((h[src] * self.att_src).sum(-1) + (h[dst] * self.att_dst).sum(-1), 0.2)
         idx = dst[:, None].expand_as(score)
-        smax = torch.full((n, self.heads), -1e9).scatter_reduce(0, idx, score, "amax", include_self=False)
+        smax = torch.full((n, self.heads), -1e9, device=x.device).scatter_reduce(
+            0, idx, score, "amax", include_self=False
+        )
         e = torch.exp(score - smax[dst])
-        denom = torch.zeros(n, self.heads).index_add(0, dst, e)
+        denom = torch.zeros(n, self.heads, device=x.device).index_add(0, dst, e)
         alpha = e / denom[dst]
-        out = torch.zeros(n, self.heads, self.out).index_add(0, dst, alpha[..., None] * h[src])
+        out = torch.zeros(n, self.heads, self.out, device=x.device).index_add(
+            0, dst, alpha[..., None] * h[src]
+        )
         return F.elu(out.flatten(1)), alpha
 
 
@@ -7561,7 +7574,7 @@ class SelectiveScan(nn.Module):
         dt, B, C = self.x_proj(u).split([1, self.state, self.state], -1)
         dt = F.softplus(self.dt_proj(dt))
         A = -torch.exp(self.A_log)
-        h = torch.zeros(b, u.shape[-1], self.state)
+        h = torch.zeros(b, u.shape[-1], self.state, device=x.device)
         ys = []
         for i in range(length):
             dA = torch.exp(dt[:, i, :, None] * A)
@@ -7614,7 +7627,7 @@ class RealNVPFlow(nn.Module):
     def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor]:
         b, c, h, w = x.shape
         x = (x + self.loc) * torch.exp(self.log_scale)
-        logdet = self.log_scale.sum() * h * w + torch.zeros(b)
+        logdet = self.log_scale.sum() * h * w + torch.zeros(b, device=x.device)
         for coupling in self.couplings[:2]:
             x, ld = coupling(x)
             logdet = logdet + ld
@@ -7650,7 +7663,7 @@ class CapsuleRouting(nn.Module):
         u = self.primary(x).view(b, 8, 4, 8, 8).permute(0, 1, 3, 4, 2).reshape(b, -1, 4)
         u = self.squash(u)
         u_hat = torch.einsum("ijdk,bik->bijd", self.W, u)
-        logits = torch.zeros(b, u_hat.shape[1], 5)
+        logits = torch.zeros(b, u_hat.shape[1], 5, device=x.device)
         for i in range(self.iterations):
             c = logits.softmax(-1)
             v = self.squash((c[..., None] * u_hat).sum(1))
@@ -7747,11 +7760,13 @@ class RelPartialAttention(nn.Module):
         k_len = cat.shape[1]
         q, k, v = self.qkv(cat).view(b, k_len, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
         q = q[:, :, -q_len:]
-        pos = _sinusoid(torch.arange(k_len - 1, -1, -1.0), d)
+        pos = _sinusoid(torch.arange(k_len - 1, -1, -1.0, device=x.device), d)
         r = self.r(pos).view(k_len, self.heads, self.hd).transpose(0, 1)
         ac = (q + self.u[:, None]) @ k.transpose(-1, -2)
         bd = self.rel_shift((q + self.v[:, None]) @ r.transpose(-1, -2))
-        mask = torch.triu(torch.ones(q_len, k_len, dtype=torch.bool), diagonal=1 + k_len - q_len)
+        mask = torch.triu(
+            torch.ones(q_len, k_len, dtype=torch.bool, device=x.device), diagonal=1 + k_len - q_len
+        )
         att = ((ac + bd) / math.sqrt(self.hd)).masked_fill(mask, float("-inf")).softmax(-1)
         out = self.out((att @ v).transpose(1, 2).reshape(b, q_len, d))
         new_mem = cat[:, -mem.shape[1] :].detach()
@@ -8230,13 +8245,13 @@ class RotaryAlibiAttention(nn.Module):
     def forward(self, x: torch.Tensor) -> torch.Tensor:
         b, n, d = x.shape
         q, k, v = self.qkv(x).view(b, n, 3, self.heads, self.hd).permute(2, 0, 3, 1, 4)
-        pos = torch.arange(n, dtype=torch.float32)
+        pos = torch.arange(n, dtype=torch.float32, device=x.device)
         freqs = torch.outer(pos, self.inv_freq)
         emb = torch.cat([freqs, freqs], -1)
         cos, sin = emb.cos(), emb.sin()
         q = q * cos + self.rotate_half(q) * sin
         k = k * cos + self.rotate_half(k) * sin
-        i, j = torch.arange(n)[:, None], torch.arange(n)[None, :]
+        i, j = torch.arange(n, device=x.device)[:, None], torch.arange(n, device=x.device)[None, :]
         bias = self.slopes[:, None, None] * (j - i).float()
         scores = q @ k.transpose(-1, -2) / math.sqrt(self.hd) + bias
         scores = scores.masked_fill(j > i, torch.finfo(scores.dtype).min)
@@ -8344,18 +8359,18 @@ class DeformableSampling(nn.Module):
         off = self.offset(x)
         dy, dx, mod = off[:, :9], off[:, 9:18], torch.sigmoid(off[:, 18:])
         gy = (
-            torch.arange(h, dtype=torch.float32)[None, None, :, None]
+            torch.arange(h, dtype=torch.float32, device=x.device)[None, None, :, None]
             + self.kernel[0][None, :, None, None]
             + dy
         )
         gx = (
-            torch.arange(w, dtype=torch.float32)[None, None, None, :]
+            torch.arange(w, dtype=torch.float32, device=x.device)[None, None, None, :]
             + self.kernel[1][None, :, None, None]
             + dx
         )
         y0, x0 = gy.floor(), gx.floor()
         flat = x.flatten(2)
-        sampled = torch.zeros(b, c, 9, h, w)
+        sampled = torch.zeros(b, c, 9, h, w, device=x.device)
         for yy, xx in ((y0, x0), (y0, x0 + 1), (y0 + 1, x0), (y0 + 1, x0 + 1)):
             wy = 1 - (gy - yy).abs()
             wx = 1 - (gx - xx).abs()
@@ -8391,7 +8406,7 @@ class CLIPLoss(nn.Module):
         a = F.normalize(self.image(images), dim=-1)
         b = F.normalize(self.text(ids), dim=-1)
         logits = self.logit_scale.exp().clamp(max=100) * a @ b.t()
-        labels = torch.arange(a.shape[0])
+        labels = torch.arange(a.shape[0], device=images.device)
         loss = (F.cross_entropy(logits, labels) + F.cross_entropy(logits.t(), labels)) / 2
         return loss, logits, a, b
 
@@ -8417,7 +8432,7 @@ class SpectralConv2d(nn.Module):
         b, c, h, w = x.shape
         m = self.modes
         xf = torch.fft.rfft2(x)
-        out = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.complex64)
+        out = torch.zeros(b, c, h, w // 2 + 1, dtype=torch.complex64, device=x.device)
         out[:, :, :m, :m] = torch.einsum("bixy,ioxy->boxy", xf[:, :, :m, :m], torch.view_as_complex(self.w1))
         out[:, :, -m:, :m] = torch.einsum(
             "bixy,ioxy->boxy", xf[:, :, -m:, :m], torch.view_as_complex(self.w2)
@@ -8674,9 +8689,9 @@ class LSHAttention(nn.Module):
         qk, v = self.qk(x), self.v(x)
         proj = F.normalize(qk, dim=-1) @ self.rot
         buckets = torch.cat([proj, -proj], -1).argmax(-1)
-        key = buckets * n + torch.arange(n)
+        key = buckets * n + torch.arange(n, device=x.device)
         order = key.argsort(-1)
-        undo = torch.empty_like(order).scatter_(1, order, torch.arange(n).expand(b, n))
+        undo = torch.empty_like(order).scatter_(1, order, torch.arange(n, device=x.device).expand(b, n))
         sq = qk.gather(1, order[..., None].expand(b, n, d)).view(b, n // self.chunk, self.chunk, d)
         sv = v.gather(1, order[..., None].expand(b, n, d)).view(b, n // self.chunk, self.chunk, d)
         sk = F.normalize(sq, dim=-1)
@@ -8755,16 +8770,20 @@ class SinkhornMatcher(nn.Module):
         bins_r = self.dustbin.expand(b, 1, n + 1)
         z = torch.cat([torch.cat([scores, bins_c], 2), bins_r], 1)
         norm = -math.log(m + n)
-        log_mu = torch.cat([torch.full((m,), norm), torch.tensor([math.log(n) + norm])])
-        log_nu = torch.cat([torch.full((n,), norm), torch.tensor([math.log(m) + norm])])
-        u, v = torch.zeros(b, m + 1), torch.zeros(b, n + 1)
+        log_mu = torch.cat(
+            [torch.full((m,), norm, device=da.device), torch.tensor([math.log(n) + norm], device=da.device)]
+        )
+        log_nu = torch.cat(
+            [torch.full((n,), norm, device=da.device), torch.tensor([math.log(m) + norm], device=da.device)]
+        )
+        u, v = torch.zeros(b, m + 1, device=da.device), torch.zeros(b, n + 1, device=da.device)
         for _ in range(self.iterations):
             u = log_mu - torch.logsumexp(z + v[:, None], 2)
             v = log_nu - torch.logsumexp(z + u[:, :, None], 1)
         p = z + u[:, :, None] + v[:, None] - norm
         inner = p[:, :-1, :-1]
         max0, max1 = inner.max(2), inner.max(1)
-        mutual = torch.arange(m)[None] == max1.indices.gather(1, max0.indices)
+        mutual = torch.arange(m, device=da.device)[None] == max1.indices.gather(1, max0.indices)
         matches = torch.where(
             mutual & (max0.values.exp() > 0.05), max0.indices, torch.full_like(max0.indices, -1)
         )
