@@ -6,7 +6,6 @@ import contextlib
 import inspect
 import io
 import sys
-import types
 import warnings
 from collections.abc import Iterator
 from dataclasses import dataclass
@@ -34,7 +33,14 @@ from .fold_constants import fold_constants, fresh_constants
 from .freeze import fold_batch_norms
 from .numbers import lift_numbers, numbers_promoted_as_python, user_placeholders
 from .pooling import pooling_as_views
-from .python_state import AttributeRead, attributes_as_inputs, containers, put_back, refuse_values_read
+from .python_state import (
+    AttributeRead,
+    attribute_holders,
+    attributes_as_inputs,
+    containers,
+    put_back,
+    refuse_values_read,
+)
 from .rewrite import keep_output_layouts, output_layouts
 from .row_prefixes import Padding, paddable
 from .settings import pygraphs_own_ops
@@ -367,7 +373,7 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
     attributes held are the same objects afterwards, holding what they held (torch.export restores copies
     of them, and a hook holding the list a module appends to would append to one the module no longer
     reads)."""
-    before = [(holder, dict(vars(holder))) for holder in _holders(model)]
+    before = [(holder, dict(vars(holder))) for _, holder in attribute_holders(model).values()]
     contents = [c for _, held in before for value in held.values() for c in containers(value)]
     try:
         yield
@@ -382,22 +388,6 @@ def _attributes_kept(model: torch.nn.Module) -> Iterator[None]:
                 if type(value) in (list, tuple, dict) and type(attributes.get(name)) is type(value):
                     attributes[name] = value
         put_back(contents)  # (as they were: a trace may have changed them in place)
-
-
-def _holders(model: torch.nn.Module) -> list[Any]:
-    """The modules of `model` and the plain Python objects (instances of classes with a `__dict__`) that
-    their attributes hold, each once."""
-    holders: dict[int, Any] = {}
-    for module in model.modules():
-        holders[id(module)] = module
-        for value in vars(module).values():
-            plain = hasattr(value, "__dict__") and not isinstance(value, _NOT_PLAIN)
-            if plain and not callable(value):
-                holders.setdefault(id(value), value)
-    return list(holders.values())
-
-
-_NOT_PLAIN = (torch.nn.Module, torch.Tensor, type, types.ModuleType)
 
 
 @contextlib.contextmanager

@@ -304,7 +304,7 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
     while a call runs) and which it set to other tensors (returned after forward's output in an
     `AssignedTensors`, by the hook that compares)."""
     watched = Watched()
-    holders = _holders(model)
+    holders = attribute_holders(model)
     before: dict[tuple[str, str], Any] = {}
     read: set[tuple[int, str]] = set()
     running = [False]
@@ -323,7 +323,7 @@ def watching_attributes(model: torch.nn.Module) -> Iterator[Watched]:
 
     def compare(module: torch.nn.Module, args: Any, output: Any) -> AssignedTensors | None:
         running[0] = False
-        now = _holders(model)  # (forward may have added modules or holders)
+        now = attribute_holders(model)  # (forward may have added modules or holders)
         after = _plain_attributes(now)
         paths = {path: holder for path, holder in holders.values()}
         watched.changes.clear()
@@ -488,7 +488,7 @@ def held_tensors(model: torch.nn.Module, constants: dict[str, torch.Tensor]) -> 
     layout: export detaches constants)."""
     wanted = {bytes_and_layout(t): name for name, t in constants.items()}
     found: dict[str, HeldTensor] = {}
-    for path, holder in _holders(model).values():
+    for path, holder in attribute_holders(model).values():
         for name, value in vars(holder).items():
             if name in _STANDARD or type(value) not in (list, tuple, dict):
                 continue
@@ -515,7 +515,7 @@ def _joined(path: str, name: str) -> str:
     return f"{path}.{name}" if path else name
 
 
-def _holders(model: torch.nn.Module) -> dict[int, tuple[str, Any]]:
+def attribute_holders(model: torch.nn.Module) -> dict[int, tuple[str, Any]]:
     """id -> (path, object) for the modules of `model` and the objects their attributes hold that keep
     plain attributes of their own (a config, a dataclass of options)."""
     holders = {id(module): (path, module) for path, module in model.named_modules()}
