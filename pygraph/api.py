@@ -46,6 +46,7 @@ from .frontend import (
     import_program,
     keep_outside_graphs,
     layouts_only,
+    per_call_check,
     probing_counters,
     set_items,
     watching_attributes,
@@ -578,6 +579,7 @@ class CompiledModel:
         # every call those no assignment announces (`AttributeRead.per_call`).
         self._reads = tuple(read for read in reads if not isinstance(read, StateValueRead))
         self._reads_per_call = tuple(read for read in self._reads if read.per_call)
+        self._reads_per_call_hold = per_call_check(self._reads_per_call)  # (the native replay's check)
         # The values of small buffers the program holds (frontend/state_values.py): checked on every call
         # by their versions (the native replay hands a change to `_call`).
         self._state_reads = tuple(read for read in reads if isinstance(read, StateValueRead))
@@ -730,7 +732,6 @@ class CompiledModel:
         self._replayable = (
             not (self._mutated_inputs and len(self._inputs) > 1)
             and all(change.step is not None for change in self._attributes)
-            and not self._reads_per_call
             and not self._held_constants
         )
         self._bind_state(derive=False)
@@ -772,6 +773,7 @@ class CompiledModel:
                 and self._epoch == _StateWatch.epoch
                 and self._replaced == _StateWatch.replaced
                 and (self._assigned == _StateWatch.assigned or self._reads_hold())
+                and (self._reads_per_call_hold is None or self._reads_per_call_hold())
             ):
                 out = replay(flat)
                 if out is not None:

@@ -19,7 +19,7 @@ from torch import nn
 from torch.nn.modules.module import register_module_forward_hook
 
 import pygraph
-from pygraph.frontend import UnsupportedError, tensor_tree
+from pygraph.frontend import AttributeRead, UnsupportedError, per_call_check, tensor_tree
 from pygraph.ir.explain import source_location
 from pygraph.metrics import relative_error
 
@@ -1054,6 +1054,10 @@ def _check_changed_in_place(device: str) -> None:
     model, x = ReadsContainers().to(device), torch.randn(2, 4, device=device)
     compiled = pygraph.export_and_compile(model, (x,), target="cuda" if device == "cuda" else "emulator")
     assert {read.path for read in compiled._reads_per_call} == {"gains", "shifts", "options.scale"}
+    if device == "cuda":  # (reads checked every call keep the native replay: `python_state.per_call_check`)
+        with torch.no_grad():
+            compiled(x), compiled(x)
+        assert compiled._replay is compiled._backend.native is not None
     steps = [
         lambda: model.gains.append(3.0),
         lambda: model.shifts.update(shift=-1.0),
@@ -1070,6 +1074,37 @@ def _check_changed_in_place(device: str) -> None:
 
 def test_containers_changed_in_place_and_unwatchable_objects_are_checked_every_call():
     _check_changed_in_place("cpu")
+
+
+def test_the_per_call_check_reads_each_object_once_and_follows_reassignments():
+    """Layers reading one config's list check it once; an element or an attribute holding another object
+    is checked in full, so an equal value passes and one of another type does not; containers of
+    containers are compared whole."""
+    shared = [1.0, 2.0]
+    first, second = types.SimpleNamespace(kinds=shared), types.SimpleNamespace(kinds=shared)
+    reads = [
+        AttributeRead(holder, f"{name}.kinds", "kinds", list(shared), per_call=True)
+        for name, holder in (("first", first), ("second", second))
+    ]
+    check = per_call_check(reads)
+    assert check is not None and check()
+    shared.append(3.0)
+    assert not check()
+    shared.pop()
+    shared[0] = 1  # (an equal int where a float was: Python code may tell them apart)
+    assert not check()
+    shared[0] = 0.5 + 0.5  # (another float object of the same value)
+    assert check()
+    second.kinds = [1.0, 2.0]
+    assert check()
+    second.kinds = [1, 2.0]
+    assert not check()
+    nested = types.SimpleNamespace(sizes={"rows": [2, 3]})
+    check = per_call_check([AttributeRead(nested, "sizes", "sizes", {"rows": [2, 3]}, per_call=True)])
+    assert check is not None and check()
+    nested.sizes["rows"].append(4)
+    assert not check()
+    assert per_call_check([]) is None
 
 
 def _check_changed_modules_and_hooks(device: str) -> None:

@@ -20,7 +20,8 @@ began. A compiled model checks them after an assignment to such an attribute (`a
 those) and runs a call finding other values with a program traced from it. What no assignment announces is
 checked on every call instead (`AttributeRead.per_call`): lists, dicts and sets forward read, which may
 change in place (`self.sizes.append(3)`), and every plain attribute of an object whose class takes no
-watch (a built-in type such as SimpleNamespace); models reading such values run on the Python path.
+watch (a built-in type such as SimpleNamespace), by `per_call_check`, cheap enough that such programs
+keep the native replay (DeBERTa's layers each read the config's `pos_att_type` list).
 Objects held deeper (a config's sub-config) and objects without a `__dict__` (slots) are not seen.
 
 An int or float attribute read that a caller changes between calls (a temperature, a scale set per step)
@@ -52,9 +53,11 @@ import copy
 import dataclasses
 import enum
 import inspect
+import itertools
+import operator
 import re
 import types
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator, Sequence
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -216,6 +219,40 @@ class AttributeRead:
 
     def describe(self) -> str:
         return f"`{self.path}` ({self.value!r})"
+
+
+def per_call_check(reads: Sequence[AttributeRead]) -> Callable[[], bool] | None:
+    """Whether the reads no assignment announces (`AttributeRead.per_call`) hold, checked cheaply enough
+    for the native replay: each attribute must hold the object it holds now, and the lists and tuples of
+    atoms among them (the usual case: DeBERTa's layers each read a `pos_att_type` list) the element objects
+    they hold now, which a few calls in C compare whatever their number; other values are compared with
+    their traced ones. Where anything differs, the full check decides (an equal list assigned again
+    holds). None where there are no such reads."""
+    if not reads:
+        return None
+
+    def full() -> bool:
+        return all(read.holds() for read in reads)
+
+    places = [(vars(read.holder), read.name) for read in reads]
+    objects = [read.current() for read in reads]
+    if not full():
+        return full
+    distinct = list({id(obj): (obj, read.value) for obj, read in zip(objects, reads, strict=True)}.values())
+    flat = [obj for obj, _ in distinct if type(obj) in (list, tuple) and all(type(x) in _ATOMS for x in obj)]
+    others = [(obj, value) for obj, value in distinct if not any(obj is f for f in flat)]
+    lengths, elements = [len(obj) for obj in flat], list(itertools.chain.from_iterable(flat))
+
+    def check() -> bool:
+        if not all(map(operator.is_, [d.get(name, MISSING) for d, name in places], objects)):
+            return full()
+        if list(map(len, flat)) != lengths or not all(
+            map(operator.is_, itertools.chain.from_iterable(flat), elements)
+        ):
+            return full()
+        return all(_same(obj, value) for obj, value in others)
+
+    return check
 
 
 @dataclass
