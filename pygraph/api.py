@@ -5,6 +5,7 @@ from __future__ import annotations
 import contextlib
 import functools
 import gc
+import inspect
 import itertools
 import threading
 import warnings
@@ -217,6 +218,50 @@ def _described(value: Any) -> str:
     return f"a {str(value.dtype).removeprefix('torch.')}{list(value.shape)} tensor on {value.device}{strides}"
 
 
+def _by_position(model: torch.nn.Module, arity: int, args: tuple, kwargs: dict[str, Any]) -> tuple:
+    """A call's keyword arguments moved to the positions of the `arity` arguments the program was traced
+    with, as Python binds them to `forward` (`compiled(input_ids=ids, attention_mask=mask)`, as Hugging
+    Face models are called). The trace left forward's other parameters at their defaults: a keyword naming
+    one of them must pass that default, or the call raises naming it."""
+    name = type(model).__name__
+    parameters = list(inspect.signature(model.forward).parameters.values())
+    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    named = {p.name: p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
+    values = [*args, *[MISSING] * (min(arity, len(positional)) - len(args))]
+    for key, value in kwargs.items():
+        parameter = named.get(key)
+        index = positional.index(parameter) if parameter in positional else len(parameters)
+        if parameter is None and all(p.kind != p.VAR_KEYWORD for p in parameters):
+            raise TypeError(f"{name}.forward() got an unexpected keyword argument `{key}`")
+        if parameter is not None and parameter.kind == parameter.POSITIONAL_ONLY:
+            raise TypeError(f"{name}.forward() takes `{key}` by position only")
+        if index < len(args):
+            raise TypeError(f"{name}.forward() got multiple values for argument `{key}`")
+        if index < arity:
+            values[index] = value
+        elif parameter is None or not _is_default(value, parameter.default):
+            traced = "no other keyword arguments" if parameter is None else f"`{key}` at its default"
+            default = "" if parameter is None else f" ({parameter.default!r})"
+            raise TypeError(
+                f"the compiled {name} was traced with {traced}{default}; this call passes `{key}` as "
+                f"{_kind(value)}: compile with it among the example inputs, in its position, for a program "
+                "that takes it"
+            )
+    missing = [positional[i].name for i, value in enumerate(values) if value is MISSING]
+    if missing:
+        raise TypeError(
+            f"the compiled {name} was traced with {arity} arguments; this call gives none for "
+            f"{', '.join(f'`{m}`' for m in missing)}"
+        )
+    return tuple(values)
+
+
+def _is_default(value: Any, default: Any) -> bool:
+    """Whether a keyword argument passes its parameter's default (None, a flag or a number as written)."""
+    atoms = (bool, int, float, str)
+    return value is default or (type(value) is type(default) and type(value) in atoms and value == default)
+
+
 def _kind(value: Any) -> str:
     """What `value` is, without its values: "a float", "a float32[2, 4] tensor", "a tuple of 2 tensors"."""
     if isinstance(value, torch.Tensor):
@@ -322,6 +367,7 @@ def _compile(
         compiled = CompiledModel(
             model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
         )
+        compiled._arity = len(example_inputs)
         compiled._take_attributes(attributes)
         compiled._assigns = _assigns(imported.out_spec, assigned, attributes)
         # (static outputs are the graphs' own buffers, which the next call overwrites: state gets copies)
@@ -593,6 +639,9 @@ class CompiledModel:
         # whether forward changed the list or dict it holds in place); set by `_compile`.
         self._assigns: tuple[tuple[Any, str, bool, bool], ...] = ()
         self._copy_assigned = False
+        self._arity = (
+            0  # how many arguments the example passed: keywords of a call map onto them (`_compile`)
+        )
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -742,11 +791,7 @@ class CompiledModel:
         time per compiled model (threads share its buffers and parameter words); a thread's first call
         makes the device's context current on it, as torch's first CUDA call on a thread does."""
         if kwargs:
-            raise TypeError(
-                f"the compiled {type(self.model).__name__} takes its arguments by position, in the order of "
-                f"forward's parameters ({', '.join(self._input_names)}); got keyword arguments "
-                f"{', '.join(kwargs)}"
-            )
+            args = _by_position(self.model, self._arity, args, kwargs)
         with self._lock:
             if not self._thread.__dict__:
                 self._enter_thread()

@@ -184,12 +184,58 @@ def test_misuses_of_the_api_raise_saying_what_to_do(model_and_input):
     with pytest.raises(ValueError, match="profile=True measures on a GPU"):
         pygraph.export_and_compile(model, (x,), profile=True)  # (target auto: the CPU model's emulator)
     compiled = pygraph.export_and_compile(model, (x,))
-    with pytest.raises(TypeError, match=r"takes its arguments by position.*\(x\); got keyword arguments x"):
-        compiled(x=x)
     with pytest.raises(TypeError, match=r"copy the model \(copy.deepcopy\(model\)\) and compile the copy"):
         copy.deepcopy(compiled)
     with pytest.raises(TypeError, match="cannot be pickled"):
         pickle.dumps(compiled)
+
+
+class Masked(torch.nn.Module):
+    """forward as Hugging Face writes it: optional arguments, a keyword-only flag and `**kwargs`."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.linear = torch.nn.Linear(8, 8)
+
+    def forward(self, x, mask=None, scale: float = 1.0, *, flag: bool = False, **kwargs):
+        y = self.linear(x) * scale
+        return y.masked_fill(mask, 0.0) if mask is not None else y
+
+
+def test_keyword_arguments_bind_as_python_binds_them_to_forward():
+    """Keywords naming the arguments the example passed take their places; keywords the trace left at
+    their defaults pass only those defaults, and anything else raises naming the argument."""
+    torch.manual_seed(0)
+    model = Masked()
+    x, mask = torch.randn(4, 8), torch.randn(4, 8) > 0
+    compiled = pygraph.export_and_compile(model, (x, mask))
+    with torch.no_grad():
+        want = model(x, mask)
+        for got in (
+            compiled(x=x, mask=mask),
+            compiled(x, mask=mask),
+            compiled(mask=mask, x=x, scale=1.0, flag=False),
+        ):
+            torch.testing.assert_close(got, want, rtol=1e-4, atol=1e-5 * want.abs().max())
+        with pytest.raises(
+            TypeError,
+            match=r"traced with `scale` at its default \(1.0\); this call passes `scale` as a float",
+        ):
+            compiled(x, mask, scale=2.0)
+        with pytest.raises(TypeError, match=r"traced with `flag` at its default \(False\)"):
+            compiled(x, mask, flag=True)
+        with pytest.raises(
+            TypeError, match=r"traced with no other keyword arguments; this call passes `cache` as a float32"
+        ):
+            compiled(x, mask, cache=x)
+        with pytest.raises(TypeError, match=r"Masked.forward\(\) got multiple values for argument `x`"):
+            compiled(x, x=x)
+        with pytest.raises(TypeError, match=r"traced with 2 arguments; this call gives none for `x`"):
+            compiled(mask=mask)
+        plain = pygraph.export_and_compile(torch.nn.Linear(8, 8), (x,))
+        with pytest.raises(TypeError, match=r"Linear.forward\(\) got an unexpected keyword argument `bias`"):
+            plain(x, bias=x)
+        torch.testing.assert_close(plain(input=x), plain(x))
 
 
 def test_a_read_only_input_is_taken_at_any_strides_and_left_alone():
