@@ -778,10 +778,8 @@ class CompiledModel:
         # The backend's native replay (CUDA: `CudaRuntime._native_replay`) takes calls of tensors and Python
         # numbers, unless an input the model writes may alias another (`_refuse_aliased_inputs`).
         self._replay: Any = None
-        self._replayable = (
-            not (self._mutated_inputs and len(self._inputs) > 1)
-            and all(change.step is not None for change in self._attributes)
-            and not self._held_constants
+        self._replayable = not (self._mutated_inputs and len(self._inputs) > 1) and all(
+            change.step is not None for change in self._attributes
         )
         self._bind_state(derive=False)
 
@@ -819,6 +817,7 @@ class CompiledModel:
                 and self._replaced == _StateWatch.replaced
                 and (self._assigned == _StateWatch.assigned or self._reads_hold())
                 and (self._reads_per_call_hold is None or self._reads_per_call_hold())
+                and not (self._held_constants and self._held_constants_moved())
             ):
                 out = replay(flat)
                 if out is not None:
@@ -1339,6 +1338,12 @@ class CompiledModel:
 
     def _attribute_constants_moved(self) -> bool:
         return any(self._held_now(name) is not t for name, t in self._bound_attributes.items())
+
+    def _held_constants_moved(self) -> bool:
+        """Whether a list, tuple or dict in an attribute holds another tensor than the one bound where the
+        program reads a constant (no assignment says so: the replay asks every call)."""
+        bound = self._bound_attributes
+        return any(held.current() is not bound[name] for name, held in self._held_constants.items())
 
     def _derived_sources(self) -> list[torch.Tensor]:
         """The tensors derived state reads, parameters as the model holds them (not detached: their identity
