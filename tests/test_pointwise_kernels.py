@@ -676,6 +676,10 @@ CASES: dict[str, Case] = {
     "tiled.from_nhwc": Case(
         lambda x, b, s: torch.relu(x + b) * s, lambda: (channels_last(nz, 3, 20, 5, 7), nz(20, 1, 1), nz())
     ),
+    # (an operand that varies along neither tiled dim is one address per program, loaded unmasked)
+    "tiled.per_program_operand": Case(
+        lambda x, h: x * h, lambda: (channels_last(nz, 2, 9, 12, 12), nz(12, 1))
+    ),
     "tiled.int64": Case(lambda a, b: a * 3 - b, lambda: (transposed(ints, 40, 50), ints(40, 50))),
     "offset.output": Case(lambda a, b: (a + b, a > b), lambda: (nz(3, 7), nz(7)), output=offset_output),
     "broadcast.middle": Case(lambda a, b: a * b, lambda: (nz(4, 6, 9), nz(4, 1, 9))),
@@ -688,6 +692,14 @@ CASES: dict[str, Case] = {
     "size.0-dim": Case(lambda a, b: a * b, lambda: (nz(), nz())),
     "size.0": Case(lambda a, b: a * b, lambda: (nz(0, 4), nz(4))),  # one program, every lane masked
 }
+
+
+def test_a_tile_operand_indexed_by_the_programs_dims_alone_is_one_unmasked_load():
+    """Triton's GPU compiler refuses a block mask on a single pointer, where the interpreter takes it:
+    an operand that varies along neither tiled dim is loaded once per program and broadcast."""
+    plan = check(CASES["tiled.per_program_operand"])
+    (kernel,) = triton_kernels(plan).values()
+    assert "tl.broadcast_to(tl.load(in1 + d2), [16, 16])" in kernel.source, kernel.source
 
 
 @pytest.mark.parametrize("name", list(CASES))

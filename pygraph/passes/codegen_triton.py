@@ -775,7 +775,8 @@ class TileWriter(Writer):
 
         for line in self.lines:
             if isinstance(line, _Load):
-                lines += load_lines(line, offset, mask, self._block_shape(), self.wide)
+                lanes = any(self.tile.strides[line.arg][k] for k in (dim, inner))
+                lines += load_lines(line, offset, mask, self._block_shape(), self.wide, lanes=lanes)
             else:
                 lines.append(line)
         return self._stored(lines, stores, offset, mask)
@@ -792,20 +793,29 @@ def spans_overflow(layouts: list[Layout]) -> bool:
 
 
 def load_lines(
-    item: _Load | _Strided | _Gather, offset: Any, mask: str, block: str, wide: bool, index_mask: str = ""
+    item: _Load | _Strided | _Gather,
+    offset: Any,
+    mask: str,
+    block: str,
+    wide: bool,
+    index_mask: str = "",
+    lanes: bool = True,
 ) -> list[str]:
     """The lines loading `item` at `offset(key)` under `mask` (source, "" for none) in blocks of `block`
-    (source of a shape); an input read at one element for all lanes is loaded once and broadcast (the
-    interpreter mishandles 0-d tensors). A gather checks its index (gathers.py) under `index_mask`, the
-    mask of the index's lanes: negatives counted from the end where they may be, lanes out of range stop
-    the kernel and load nothing."""
+    (source of a shape); an input read at one element for all lanes (at offset 0, or where `lanes` says
+    the offset varies along no lane: a tile's operand indexed by the program's dims alone) is loaded once,
+    unmasked (its address is in range whatever the lanes; Triton refuses a block mask on one pointer), and
+    broadcast (the interpreter mishandles 0-d tensors). A gather checks its index (gathers.py) under
+    `index_mask`, the mask of the index's lanes: negatives counted from the end where they may be, lanes
+    out of range stop the kernel and load nothing."""
     if isinstance(item, _Load):
         name, off = f"x{item.arg}", offset(item.arg)
     else:
         name, off = item.name, offset(item.name)
     if not isinstance(item, _Gather):
-        if off == "0":
-            return [f"{name} = tl.broadcast_to(tl.load(in{item.arg}), [{block}])"]
+        if off == "0" or not lanes:
+            address = f"in{item.arg}" if off == "0" else f"in{item.arg} + {off}"
+            return [f"{name} = tl.broadcast_to(tl.load({address}), [{block}])"]
         return [f"{name} = tl.load(in{item.arg} + {off}{f', mask={mask}' if mask else ''})"]
     n = name[1:]
     lines = checked_index(n, item.index, item.index_dtype, item.bound, item.wrap, wide, index_mask)
