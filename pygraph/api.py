@@ -639,9 +639,8 @@ class CompiledModel:
         # whether forward changed the list or dict it holds in place); set by `_compile`.
         self._assigns: tuple[tuple[Any, str, bool, bool], ...] = ()
         self._copy_assigned = False
-        self._arity = (
-            0  # how many arguments the example passed: keywords of a call map onto them (`_compile`)
-        )
+        # How many arguments the example passed: a call's keywords map onto them (set by `_compile`).
+        self._arity = 0
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
