@@ -29,6 +29,7 @@ def measure(name: str, label: str) -> None:
             compiled(*x)
         runtime = compiled._backend
         graph = runtime._graphs[0]
+        python = count_python_calls()
         host = idle_host_us(lambda i: compiled(*inputs[i % 8]))
         same = idle_host_us(lambda i: compiled(*inputs[0]))
         queued = queued_us(lambda i: compiled(*inputs[i % 8]))
@@ -37,9 +38,22 @@ def measure(name: str, label: str) -> None:
         del held
     print(
         f"{label} {name}: host_us {host:.2f} (same input {same:.2f}), launch_us {launch:.2f}, "
-        f"queued_us {queued:.2f}, graph nodes {runtime.stats().get('graph_nodes')}",
+        f"queued_us {queued:.2f}, calls on the Python path after warm-up {python[0]}, "
+        f"graph nodes {runtime.stats().get('graph_nodes')}",
         flush=True,
     )
+
+
+def count_python_calls() -> list[int]:
+    """A counter of the calls that miss the native replay from now on (`CompiledModel._call`)."""
+    count, original = [0], pygraph.CompiledModel._call
+
+    def counted(self: pygraph.CompiledModel, *args: object) -> object:
+        count[0] += 1
+        return original(self, *args)
+
+    pygraph.CompiledModel._call = counted
+    return count
 
 
 def main() -> None:
