@@ -11,6 +11,7 @@ import threading
 import warnings
 import weakref
 from collections.abc import Sequence
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, ClassVar
 
@@ -218,42 +219,64 @@ def _described(value: Any) -> str:
     return f"a {str(value.dtype).removeprefix('torch.')}{list(value.shape)} tensor on {value.device}{strides}"
 
 
-def _by_position(model: torch.nn.Module, arity: int, args: tuple, kwargs: dict[str, Any]) -> tuple:
-    """A call's keyword arguments moved to the positions of the `arity` arguments the program was traced
-    with, as Python binds them to `forward` (`compiled(input_ids=ids, attention_mask=mask)`, as Hugging
-    Face models are called). The trace left forward's other parameters at their defaults: a keyword naming
-    one of them must pass that default, or the call raises naming it."""
-    name = type(model).__name__
-    parameters = list(inspect.signature(model.forward).parameters.values())
-    positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    named = {p.name: p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)}
-    values = [*args, *[MISSING] * (min(arity, len(positional)) - len(args))]
-    for key, value in kwargs.items():
-        parameter = named.get(key)
-        index = positional.index(parameter) if parameter in positional else len(parameters)
-        if parameter is None and all(p.kind != p.VAR_KEYWORD for p in parameters):
-            raise TypeError(f"{name}.forward() got an unexpected keyword argument `{key}`")
-        if parameter is not None and parameter.kind == parameter.POSITIONAL_ONLY:
-            raise TypeError(f"{name}.forward() takes `{key}` by position only")
-        if index < len(args):
-            raise TypeError(f"{name}.forward() got multiple values for argument `{key}`")
-        if index < arity:
-            values[index] = value
-        elif parameter is None or not _is_default(value, parameter.default):
-            traced = "no other keyword arguments" if parameter is None else f"`{key}` at its default"
-            default = "" if parameter is None else f" ({parameter.default!r})"
-            raise TypeError(
-                f"the compiled {name} was traced with {traced}{default}; this call passes `{key}` as "
-                f"{_kind(value)}: compile with it among the example inputs, in its position, for a program "
-                "that takes it"
-            )
-    missing = [positional[i].name for i, value in enumerate(values) if value is MISSING]
-    if missing:
-        raise TypeError(
-            f"the compiled {name} was traced with {arity} arguments; this call gives none for "
-            f"{', '.join(f'`{m}`' for m in missing)}"
+@dataclass(frozen=True)
+class _Parameters:
+    """forward's parameters as keywords bind to them, read once from its signature (`inspect.signature`
+    costs tens of microseconds, which a model called with keywords would pay on every call)."""
+
+    model: str
+    positional: tuple[str, ...]  # the positional parameters' names, in order
+    positional_only: frozenset[str]
+    defaults: dict[str, Any]  # name -> default, for every named parameter that has one
+    named: frozenset[str]  # every parameter a keyword may name
+    any_keyword: bool  # forward takes `**kwargs`
+
+    @staticmethod
+    def of(model: torch.nn.Module) -> _Parameters:
+        parameters = list(inspect.signature(model.forward).parameters.values())
+        positional = [p for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        named = [p for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+        return _Parameters(
+            type(model).__name__,
+            tuple(p.name for p in positional),
+            frozenset(p.name for p in positional if p.kind == p.POSITIONAL_ONLY),
+            {p.name: p.default for p in named if p.default is not p.empty},
+            frozenset(p.name for p in named),
+            any(p.kind == p.VAR_KEYWORD for p in parameters),
         )
-    return tuple(values)
+
+    def by_position(self, arity: int, args: tuple, kwargs: dict[str, Any]) -> tuple:
+        """A call's keyword arguments moved to the positions of the `arity` arguments the program was
+        traced with, as Python binds them to `forward` (`compiled(input_ids=ids, attention_mask=mask)`, as
+        Hugging Face models are called). The trace left forward's other parameters at their defaults: a
+        keyword naming one of them must pass that default, or the call raises naming it."""
+        name, positional = self.model, self.positional
+        values = [*args, *[MISSING] * (min(arity, len(positional)) - len(args))]
+        for key, value in kwargs.items():
+            if key not in self.named and not self.any_keyword:
+                raise TypeError(f"{name}.forward() got an unexpected keyword argument `{key}`")
+            if key in self.positional_only:
+                raise TypeError(f"{name}.forward() takes `{key}` by position only")
+            index = positional.index(key) if key in positional else len(positional) + arity
+            if index < len(args):
+                raise TypeError(f"{name}.forward() got multiple values for argument `{key}`")
+            if index < arity:
+                values[index] = value
+            elif key not in self.named or not _is_default(value, self.defaults.get(key, MISSING)):
+                traced = "no other keyword arguments" if key not in self.named else f"`{key}` at its default"
+                default = f" ({self.defaults[key]!r})" if key in self.defaults else ""
+                raise TypeError(
+                    f"the compiled {name} was traced with {traced}{default}; this call passes `{key}` as "
+                    f"{_kind(value)}: compile with it among the example inputs, in its position, for a "
+                    "program that takes it"
+                )
+        missing = [positional[i] for i, value in enumerate(values) if value is MISSING]
+        if missing:
+            raise TypeError(
+                f"the compiled {name} was traced with {arity} arguments; this call gives none for "
+                f"{', '.join(f'`{m}`' for m in missing)}"
+            )
+        return tuple(values)
 
 
 def _is_default(value: Any, default: Any) -> bool:
@@ -639,8 +662,10 @@ class CompiledModel:
         # whether forward changed the list or dict it holds in place); set by `_compile`.
         self._assigns: tuple[tuple[Any, str, bool, bool], ...] = ()
         self._copy_assigned = False
-        # How many arguments the example passed: a call's keywords map onto them (set by `_compile`).
+        # How many arguments the example passed (set by `_compile`), and forward's parameters (read at the
+        # first call passing keywords): a call's keywords map onto them.
         self._arity = 0
+        self._parameters: _Parameters | None = None
         self._modes = _modes(model)  # each module's `training` flag, as traced (checked after `.train()`)
         self._tied = _tied(model)  # names sharing one tensor, as traced: the program reads it once
         self._tree = ModuleTree.of(model)  # its modules and forward hooks, as traced (checked after events)
@@ -788,7 +813,9 @@ class CompiledModel:
         time per compiled model (threads share its buffers and parameter words); a thread's first call
         makes the device's context current on it, as torch's first CUDA call on a thread does."""
         if kwargs:
-            args = _by_position(self.model, self._arity, args, kwargs)
+            if self._parameters is None:
+                self._parameters = _Parameters.of(self.model)
+            args = self._parameters.by_position(self._arity, args, kwargs)
         with self._lock:
             if not self._thread.__dict__:
                 self._enter_thread()

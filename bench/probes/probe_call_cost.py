@@ -39,7 +39,7 @@ def measure(name: str, label: str) -> None:
     print(
         f"{label} {name}: host_us {host:.2f} (same input {same:.2f}), launch_us {launch:.2f}, "
         f"queued_us {queued:.2f}, calls on the Python path after warm-up {python[0]}, "
-        f"graph nodes {runtime.stats().get('graph_nodes')}",
+        f"graph nodes {compiled.stats()['nodes']}",
         flush=True,
     )
 
