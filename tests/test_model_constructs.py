@@ -1080,6 +1080,52 @@ def test_containers_changed_in_place_and_unwatchable_objects_are_checked_every_c
     _check_changed_in_place("cpu")
 
 
+class _StandInReplay:
+    """Stands in for the CUDA backend's native replay: records the calls that reach it, returns `result`."""
+
+    def __init__(self, result: torch.Tensor) -> None:
+        self.result, self.taken = result, []
+
+    def __call__(self, flat: tuple[torch.Tensor, ...]) -> torch.Tensor:
+        self.taken.append(flat)
+        return self.result
+
+    def set_watch(self, watched: tuple[Any, ...]) -> None:
+        pass
+
+
+def _replays_taken(compiled: Any, x: torch.Tensor) -> list[Any]:
+    """The calls that reach a stand-in for the native replay, from now on."""
+    with torch.no_grad():
+        replay = _StandInReplay(compiled(x))
+    compiled._backend.native = compiled._replay = replay
+    return replay.taken
+
+
+def test_the_replay_is_asked_only_while_what_no_assignment_announces_holds():
+    """Lists read every call and tensors held in containers keep calls on the replay while they hold;
+    a list changed in place or a tensor replaced in a list sends the call to the Python path, which
+    compiles or rebinds, and the call matches eager."""
+    torch.manual_seed(0)
+    model, x = ReadsContainers(), torch.randn(2, 4)
+    compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+    taken = _replays_taken(compiled, x)
+    with torch.no_grad(), warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        compiled(x)
+        assert len(taken) == 1
+        model.gains.append(3.0)
+        assert relative_error(compiled(x), model(x)) <= 1e-6 and len(taken) == 1
+    model, x = ReadsATuple(), torch.randn(3)
+    compiled = pygraph.export_and_compile(model, (x,), target="emulator")
+    taken = _replays_taken(compiled, x)
+    with torch.no_grad():
+        compiled(x)
+        assert len(taken) == 1
+        model.tables[0] = torch.randn(3)
+        assert relative_error(compiled(x), model(x)) <= 1e-6 and len(taken) == 1
+
+
 def test_the_per_call_check_reads_each_object_once_and_follows_reassignments():
     """Layers reading one config's list check it once; an element or an attribute holding another object
     is checked in full, so an equal value passes and one of another type does not; containers of
