@@ -257,6 +257,7 @@ class _Parameters:
                 raise TypeError(f"{name}.forward() got an unexpected keyword argument `{key}`")
             if key in self.positional_only:
                 raise TypeError(f"{name}.forward() takes `{key}` by position only")
+            # (a keyword-only parameter or one `**kwargs` takes: past every position)
             index = positional.index(key) if key in positional else len(positional) + arity
             if index < len(args):
                 raise TypeError(f"{name}.forward() got multiple values for argument `{key}`")

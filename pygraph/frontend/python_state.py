@@ -238,9 +238,13 @@ def per_call_check(reads: Sequence[AttributeRead]) -> Callable[[], bool] | None:
     objects = [read.current() for read in reads]
     if not full():
         return full
-    distinct = list({id(obj): (obj, read.value) for obj, read in zip(objects, reads, strict=True)}.values())
-    flat = [obj for obj, _ in distinct if type(obj) in (list, tuple) and all(type(x) in _ATOMS for x in obj)]
-    others = [(obj, value) for obj, value in distinct if not any(obj is f for f in flat)]
+    flat: list[Any] = []  # lists and tuples of atoms, compared by their elements' identities
+    others: list[tuple[Any, Any]] = []  # the rest, compared with their traced values
+    for obj, value in {id(obj): (obj, read.value) for obj, read in zip(objects, reads, strict=True)}.values():
+        if type(obj) in (list, tuple) and all(type(x) in _ATOMS for x in obj):
+            flat.append(obj)
+        else:
+            others.append((obj, value))
     lengths, elements = [len(obj) for obj in flat], list(itertools.chain.from_iterable(flat))
 
     def check() -> bool:
