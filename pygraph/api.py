@@ -21,6 +21,7 @@ from torch.autograd.graph import increment_version
 from torch.utils.hooks import RemovableHandle
 
 from .backend import AssumptionFailed, UnrecordableCall
+from .backend.cuda.arena import Arenas
 from .backend.random import draws_random_numbers, generator_states, restore_generators
 from .frontend import (
     MISSING,
@@ -323,7 +324,9 @@ def export_and_compile(
     dynamic, padding = (
         ({}, {}) if dynamic_shapes is None else declared_dims(model, example_inputs, dynamic_shapes)
     )
+    # (every program of the compiled model is built with these: shape variants, ways, settings)
     options = {"target": target, "freeze": freeze, "static_outputs": static_outputs, "profile": profile}
+    options["arenas"] = Arenas()  # the programs' one arena per device (`backend/cuda/arena.py`)
     compiled = _compile(model, example_inputs, options, {})
     compiled._dynamic, compiled._padding, compiled._dynamic_shapes = dynamic, padding, dynamic_shapes
     return compiled
@@ -389,7 +392,17 @@ def _compile(
         module = _lower(name, imported.module, context, pipelines, stages)
         structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
         compiled = CompiledModel(
-            model, imported, read_plan(module), stages, target, traced, derived, changed, reads, structure
+            model,
+            imported,
+            read_plan(module),
+            stages,
+            target,
+            traced,
+            derived,
+            changed,
+            reads,
+            structure,
+            options["arenas"],
         )
         compiled._arity = len(example_inputs)
         compiled._take_attributes(attributes)
@@ -629,8 +642,10 @@ class CompiledModel:
         attributes: tuple[AttributeChange, ...] = (),
         reads: tuple[AttributeRead | StateValueRead, ...] = (),
         structure: InputStructure | None = None,
+        arenas: Arenas | None = None,
     ) -> None:
         self.model, self.target, self._stages = model, target, stages
+        self._arenas = arenas or Arenas()  # shared with the other programs of the model's compiled model
         self._lock = threading.RLock()  # one call at a time (`__call__`)
         self._thread = threading.local()  # marked on each thread that has called (`_enter_thread`)
         # The settings the trace baked in (`frontend/settings.py`), and the part of them every call compares
@@ -756,7 +771,7 @@ class CompiledModel:
         if self.target == "cuda":
             from .backend.cuda.runtime import CudaRuntime
 
-            self._backend = CudaRuntime(plan, self._device)
+            self._backend = CudaRuntime(plan, self._device, self._arenas)
         else:
             from .backend.emulator import Emulator
 
@@ -1673,7 +1688,7 @@ class CompiledModel:
         # runners are closures over it) keeps the build's peak memory at one runtime's, not two or three.
         self._backend = None
         gc.collect()
-        segments, io = profile_segments(self._stages["plan"], state, inputs, device)
+        segments, io = profile_segments(self._stages["plan"], state, inputs, device, self._arenas)
         costs.record_segments(cost_key, segments)
         module = parse(self._stages["plan"])
         run_pipeline(module, parse_pipeline(f"select-graphs{{costs={cost_key}}}"))

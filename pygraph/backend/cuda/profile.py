@@ -22,6 +22,7 @@ from ...ir._mlir import ir
 from ...ir.context import parse
 from ...ir.plan import read_plan
 from ...passes.base import main_function
+from .arena import Arenas
 from .runtime import CudaRuntime
 
 CALLS = 20
@@ -51,14 +52,19 @@ def _variant(text: str, eager: int | None) -> ir.Module:
 
 
 def profile_segments(
-    plan_text: str, state: Sequence[torch.Tensor], inputs: Sequence[torch.Tensor], device: torch.device
+    plan_text: str,
+    state: Sequence[torch.Tensor],
+    inputs: Sequence[torch.Tensor],
+    device: torch.device,
+    arenas: Arenas,
 ) -> tuple[dict[str, dict[str, Any]], tuple[list[dict[str, float]], list[dict[str, float]]]]:
     """{fingerprint: {"measured_graph_us", "measured_eager_us"}} for every segment of the plan, and the
-    measured cost of each input's and output's mechanism."""
+    measured cost of each input's and output's mechanism; the measuring runtimes run on `arenas`, the
+    compiled model's (one program at a time)."""
     io: list[tuple[list[dict[str, float]], list[dict[str, float]]]] = []
 
     def measure(eager: int | None) -> float:
-        runtime = CudaRuntime(read_plan(_variant(plan_text, eager)), device)
+        runtime = CudaRuntime(read_plan(_variant(plan_text, eager)), device, arenas)
         runtime.bind_state(state)
         try:
             time_us = _time_per_call_us(runtime, inputs)
@@ -66,8 +72,8 @@ def profile_segments(
                 io.append(runtime.measure_io(inputs))
             return time_us
         finally:
-            # The runtime's runners are closures over it: only the collector frees its arena and pool,
-            # and it must, before the next variant allocates its own. A variant's eager library calls
+            # The runtime's runners are closures over it: only the collector frees its pool, and it must,
+            # before the next variant allocates its own. A variant's eager library calls
             # made cuBLAS allocate workspaces for their streams (32 MiB each on Hopper), which would stay
             # allocated beside the ones the compiled runtime makes: dropped too (cuBLAS makes them again
             # when next needed, as after any graph capture).

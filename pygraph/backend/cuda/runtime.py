@@ -1,9 +1,9 @@
 """Executes a `Plan` on a CUDA device: graph segments as explicitly built CUDA graphs, the rest eagerly.
 
-Construction compiles and loads the kernels and allocates what the runtime owns: the arena, the per-call
-table, a staging buffer per input the plan stages, the constants, and a fixed home for each result of an
-eager ATen call that a graph reaches without the table (a graph bakes addresses in; an eager call
-returns fresh storage each time).
+Construction compiles and loads the kernels, joins the arena its compiled model's programs share
+(`arena.py`) and allocates what the runtime owns: the per-call table, a staging buffer per input the
+plan stages, the constants, and a fixed home for each result of an eager ATen call that a graph reaches
+without the table (a graph bakes addresses in; an eager call returns fresh storage each time).
 
 `bind_state(tensors)` binds parameters, buffers and constants (used where the model keeps them). The
 first call after it runs the whole plan node by node: that is the warm-up (the library calls of graph
@@ -58,6 +58,7 @@ from ..random import seed_and_offset
 from ..stats import plan_stats
 from ..tensors import empty, layout_of, scalar_bits, torch_dtype, view_of
 from . import driver, native
+from .arena import Arenas
 from .compile import Cubin, KernelParams, compile_kernel, compile_kernels, load
 from .driver import CudaError, cu
 from .graph import (
@@ -99,7 +100,9 @@ class SegmentGraph:
 class CudaRuntime:
     """Runs a `Plan` on one CUDA device; `bind_state(tensors)`, then `runtime(inputs)` per call."""
 
-    def __init__(self, plan: Plan, device: torch.device | str) -> None:
+    def __init__(self, plan: Plan, device: torch.device | str, arenas: Arenas | None = None) -> None:
+        """`arenas`: those of the compiled model this plan is a program of, shared with its other programs
+        (`arena.py`); by default an arena of its own."""
         device = torch.device(device)
         if device.type != "cuda":
             raise ValueError(f"CudaRuntime runs on a CUDA device, not {device}")
@@ -125,7 +128,6 @@ class CudaRuntime:
         arch = 10 * major + minor
         cubins = compile_kernels(plan.kernels, arch)
         with torch.cuda.device(self.device):
-            self.arena = torch.empty(plan.arena_bytes, dtype=torch.uint8, device=self.device)
             self.table = torch.zeros(max(plan.table_slots, 1), dtype=torch.int64, device=self.device)
             self.context = driver.current_context(index)
             self.functions = {name: load(cubin, self.context) for name, cubin in cubins.items()}
@@ -153,7 +155,7 @@ class CudaRuntime:
             self._freed_after.setdefault(position, []).extend(roots)
         self._index = index
         self._stream = cu.CUstream(0)  # the caller's current stream, set at each call
-        self._raw: int | None = None  # the raw stream of the last call (`_follow`)
+        self._raw: int | None = None  # the raw stream of the last call of any program on the arena
         self._streams: dict[int, cu.CUstream] = {}  # raw stream -> its handle, made once
         # Outputs a vendor call writes ("patch" on a call's result): until a graph's inlined recording
         # writes the fresh tensor, the call's own result is returned (eager runs), or a copy of what its
@@ -175,6 +177,9 @@ class CudaRuntime:
         self._built = False
         self._state_key: list[Any] | None = None
         self.native: Any = None  # the call in C, once built, where every step is a graph (`_native_replay`)
+        # Last, once the runtime can leave the arena again (another program may grow it later).
+        self._arena = (arenas or Arenas()).on(self.device)
+        self.enter_arena(self._arena.join(self, plan.arena_bytes))
 
     # ----------------------------------------------------------------------------------------- calls
 
@@ -208,7 +213,7 @@ class CudaRuntime:
         # The caller's current stream, read without making a torch Stream object.
         raw = torch._C._cuda_getCurrentRawStream(self._index)
         if raw != self._raw:
-            self._follow(raw)
+            self._arena.follow(raw)
         stream = self._streams.get(raw)
         if stream is None:
             stream = self._streams[raw] = cu.CUstream(raw)
@@ -243,17 +248,26 @@ class CudaRuntime:
         self._drop_call()
         return results
 
-    def _follow(self, raw: int) -> None:
-        """A call on another stream than the last call's: its work waits for the last call's (both use the
-        arena), as eager's allocator keeps one stream's memory from another's; the native replay takes the
-        calls on the new stream from now on."""
-        if self._raw is not None:
-            done = torch.cuda.Event()
-            done.record(torch.cuda.ExternalStream(self._raw, device=self.device))
-            torch.cuda.ExternalStream(raw, device=self.device).wait_event(done)
+    def on_stream(self, raw: int) -> None:
+        """Calls on stream `raw` are ordered after the last call on the arena (`Arena.follow`): the native
+        replay takes them from now on, and leaves calls on any other stream to Python, which orders them."""
         self._raw = raw
         if self.native is not None:
             self.native.stream = raw
+
+    def leave_arena(self) -> None:
+        """Another program grows the shared arena: the graphs go (they hold its old addresses), and every view
+        of its bytes."""
+        self._release()
+        for buf in self.plan.buffers:
+            if buf.kind == "alloc":
+                for b in self.family[buf.id]:
+                    self.tensors[b] = None
+        self.arena = None
+
+    def enter_arena(self, storage: torch.Tensor) -> None:
+        self.arena = storage
+        self._place_arena()
 
     def _warm_up(self) -> None:
         """The first call: each runner list is a placer, then one runner per node; results freed after
@@ -542,9 +556,7 @@ class CudaRuntime:
         """Places what the runtime owns and precomputes what each call binds."""
         plan = self.plan
         for buf in plan.buffers:
-            if buf.kind == "alloc":
-                self._place(buf.id, self.arena, buf.arena_offset)
-            elif buf.kind == "constant":
+            if buf.kind == "constant":
                 value = (
                     torch.from_numpy(buf.value.copy()).to(torch_dtype(buf.layout)).reshape(buf.layout.shape)
                 )
@@ -613,6 +625,11 @@ class CudaRuntime:
         self._extra_copied_bytes = sum(t.numel() * t.element_size() for _, t in self._written) + sum(
             plan.buffers[r].layout.nbytes() for r in self._homes
         )
+
+    def _place_arena(self) -> None:
+        for buf in self.plan.buffers:
+            if buf.kind == "alloc":
+                self._place(buf.id, self.arena, buf.arena_offset)
 
     def _fresh_outputs(self) -> None:
         """What each call allocates for its outputs, as they are returned now: a fresh tensor for each one a
