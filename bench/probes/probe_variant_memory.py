@@ -5,9 +5,10 @@ A BERT-sized encoder layer (768 wide, 12 heads, MLP 3072) at batch 8 is called a
 128, 256 and 512, smallest first (each new size larger than all before; `--largest-first` reverses
 that), then every size again, with TF32 on as the benchmark times (pygraph's calibration done
 beforehand). Per system: the memory allocated beside the model's weights once every size ran (what
-stays), the peak over the whole run, and the time per call at each size; for pygraph also the sum of
-its programs' arenas (what one arena per program would hold) and the arena it holds; `--trace` prints
-the blocks live at the peak. Run it for two checkouts to compare code versions (output:
+stays), the peak over the whole run, what the allocator reserves after emptying its cache (graphs'
+pools included: memory no one else can use), and the time per call at each size; for pygraph also the
+sum of its programs' arenas (what one arena per program would hold) and the arena it holds; `--trace`
+prints the blocks live at the peak. Run it for two checkouts to compare code versions (output:
 bench/results/probe-variant-memory-*.log):
 
     PYTHONPATH=old:$SITE python3 bench/probes/probe_variant_memory.py --label old   (old: `git archive REV pygraph`)
@@ -86,9 +87,10 @@ def measure(system: str, label: str, trace: bool, order: tuple[int, ...]) -> Non
     inputs = {n: [torch.randn(8, n, 768, device="cuda") for _ in range(4)] for n in LENGTHS}
     gc.collect()
     torch.cuda.synchronize()
+    torch._C._cuda_clearCublasWorkspaces()  # (as the benchmark: a capture drops them, which would count)
     torch.cuda.empty_cache()
     torch.cuda.reset_peak_memory_stats()
-    base = torch.cuda.memory_allocated()
+    base, reserved_base = torch.cuda.memory_allocated(), torch.cuda.memory_reserved()
     if trace:
         torch.cuda.memory._record_memory_history(max_entries=1_000_000, stacks="python")
     with torch.no_grad():
@@ -102,12 +104,15 @@ def measure(system: str, label: str, trace: bool, order: tuple[int, ...]) -> Non
         torch.cuda.memory._record_memory_history(enabled=None)
     held = (torch.cuda.memory_allocated() - base) / MB
     peak = (torch.cuda.max_memory_allocated() - base) / MB
+    gc.collect()
+    torch.cuda.empty_cache()  # what the allocator still reserves then is held: pools, live blocks
+    reserved = (torch.cuda.memory_reserved() - reserved_base) / MB
     with torch.no_grad():
         times = {n: queued_us(lambda i, n=n: fn(inputs[n][i % 4]), 200) for n in LENGTHS}
         worst = max(
             (fn(x) - model(x)).norm().item() / model(x).norm().item() for n in LENGTHS for x in inputs[n][:1]
         )
-    line = f"{label} {system}: held {held:.2f} MB, peak {peak:.2f} MB"
+    line = f"{label} {system}: held {held:.2f} MB, peak {peak:.2f} MB, reserved {reserved:.2f} MB"
     if system == "pygraph":
         programs = [fn, *fn._variants.values()]
         arenas = sum(p.plan.arena_bytes for p in programs) / MB
