@@ -44,6 +44,35 @@ def test_growing_the_arena_synchronises_then_moves_every_user_to_the_new_bytes(m
     assert log == [("enter", smaller)] and smaller.storage is arena.storage
 
 
+def test_a_call_on_another_stream_waits_for_the_last_call_of_any_user(monkeypatch):
+    log: list[tuple[str, object]] = []
+
+    class Event:
+        def record(self, stream: "Stream") -> None:
+            log.append(("record on", stream.raw))
+
+    class Stream:
+        def __init__(self, raw: int, device: torch.device) -> None:
+            self.raw = raw
+
+        def wait_event(self, event: Event) -> None:
+            log.append(("wait on", self.raw))
+
+    monkeypatch.setattr(torch.cuda, "Event", Event)
+    monkeypatch.setattr(torch.cuda, "ExternalStream", Stream)
+    monkeypatch.setattr(torch.cuda, "synchronize", lambda device=None: None)
+    arena = Arena(torch.device("cpu"))
+    first, second = User(log), User(log)
+    for user in (first, second):
+        user.enter_arena(arena.join(user, 100))
+    log.clear()
+    arena.follow(7)  # the first call: nothing to wait for
+    assert log == [("stream", 7), ("stream", 7)]
+    log.clear()
+    arena.follow(9)  # another stream, whichever program calls: it waits for stream 7's work
+    assert log == [("record on", 7), ("wait on", 9), ("stream", 9), ("stream", 9)]
+
+
 class Block(torch.nn.Module):
     def __init__(self) -> None:
         super().__init__()
