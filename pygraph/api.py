@@ -310,7 +310,20 @@ def export_and_compile(
     static_outputs: bool = False,
     profile: bool = False,
 ) -> CompiledModel:
-    """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes."""
+    """Compiles `model` for calls shaped like `example_inputs`; the result computes what `model` computes.
+
+    `example_inputs`: a tuple of forward's positional arguments (tensors, numbers, and lists, tuples and
+    dicts of them). `dynamic_shapes`: torch.export's specification; the dims it declares may take other
+    sizes within their ranges (a call of a new size runs a padded program or compiles one for its size,
+    at most `PYGRAPH_MAX_VARIANTS`; all of them share one arena). `target`: "cuda" (CUDA graphs on the
+    model's GPU), "emulator" (the CPU emulator executing the same plan) or "auto" (CUDA where the model or
+    the inputs are on a GPU). `freeze=True` folds eval batch norms into the convolutions before them at
+    compile time: faster, but the compiled model no longer follows later changes of those parameters.
+    `static_outputs=True` returns the graphs' own buffers, which the next call overwrites (no allocation
+    per call, reduce-overhead's contract); by default every call returns fresh tensors that stay valid.
+    `profile=True` measures each segment as a graph and as eager launches on the GPU and keeps the
+    faster (stored per device and versions, so a later compilation reuses the figures without measuring).
+    """
     if not isinstance(model, torch.nn.Module):
         raise TypeError(f"model must be a torch.nn.Module, got {type(model).__name__}")
     if not isinstance(example_inputs, (tuple, list)):
