@@ -507,7 +507,9 @@ def test_stages_and_stats_keys(model_and_input):
         "copied_bytes_per_call",
         "memcpy_bytes_per_call",
         "captures",
+        "arena_bytes",
     }
+    assert stats["arena_bytes"] == compiled.plan.arena_bytes > 0
     assert set(stats["nodes"]) == {"kernel", "library", "memcpy", "memset", "child", "host"}
     # The input feeds a vendor matmul: a copy kernel moves it into the graph; the last kernel (ReLU)
     # writes the fresh output tensor through the table, whose head node writes 8 bytes per slot.

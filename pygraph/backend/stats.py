@@ -64,4 +64,5 @@ def plan_stats(plan: Plan, captures: int, nodes: dict[str, int] | None = None) -
         "copied_bytes_per_call": copied_bytes_per_call(plan),
         "memcpy_bytes_per_call": memcpy_bytes_per_call(plan),
         "captures": captures,
+        "arena_bytes": plan.arena_bytes,  # (on a GPU the compiled model's programs share the largest's)
     }
