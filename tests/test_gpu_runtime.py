@@ -7,6 +7,7 @@ import weakref
 
 import pytest
 import torch
+from gpu_calls import on_two_streams
 from gpu_marks import needs_gpu
 
 import pygraph
@@ -72,17 +73,7 @@ def test_calls_from_threads_and_streams_compute_their_own_results():
         results = list(pool.map(call, inputs))
     for got, want in zip(results, expected, strict=True):
         assert relative_error(got, want) <= 1e-4
-    streams = [torch.cuda.Stream() for _ in range(2)]
-    for stream in streams:
-        stream.wait_stream(torch.cuda.current_stream())
-    results = []
-    with torch.no_grad():
-        for i, x in enumerate(inputs):
-            with torch.cuda.stream(streams[i % 2]):
-                results.append(compiled(x))
-    for stream in streams:
-        torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
+    results = on_two_streams(compiled, inputs)
     for got, want in zip(results, expected, strict=True):
         assert relative_error(got, want) <= 1e-4
 

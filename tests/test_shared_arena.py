@@ -2,6 +2,7 @@
 
 import pytest
 import torch
+from gpu_calls import on_two_streams
 from gpu_marks import needs_gpu
 
 import pygraph
@@ -73,19 +74,21 @@ def test_a_call_on_another_stream_waits_for_the_last_call_of_any_user(monkeypatc
     assert log == [("record on", 7), ("wait on", 9), ("stream", 9), ("stream", 9)]
 
 
-class Block(torch.nn.Module):
+class Mixer(torch.nn.Module):
+    """Rows mixed over their features by a softmax between two products, with a residual and a norm."""
+
     def __init__(self) -> None:
         super().__init__()
-        self.fc1, self.fc2 = torch.nn.Linear(256, 512), torch.nn.Linear(512, 256)
+        self.up, self.down = torch.nn.Linear(256, 512), torch.nn.Linear(512, 256)
         self.norm = torch.nn.LayerNorm(256)
 
     def forward(self, x: torch.Tensor) -> torch.Tensor:
-        return self.norm(x + self.fc2(torch.nn.functional.gelu(self.fc1(x))))
+        return self.norm(x + self.down(torch.softmax(self.up(x), dim=-1)))
 
 
 def _compiled_for_sizes(sizes: tuple[int, ...]) -> tuple[torch.nn.Module, pygraph.CompiledModel]:
     torch.manual_seed(0)
-    model = Block().cuda().eval()
+    model = Mixer().cuda().eval()
     batch = torch.export.Dim("batch", min=1, max=8192)
     with torch.no_grad():
         compiled = pygraph.export_and_compile(
@@ -125,16 +128,6 @@ def test_programs_called_on_two_streams_wait_for_each_other():
     inputs = [torch.randn(sizes[i % 2], 256, device="cuda") for i in range(16)]
     with torch.no_grad():
         expected = [model(x) for x in inputs]
-    streams = [torch.cuda.Stream() for _ in range(2)]
-    for stream in streams:
-        stream.wait_stream(torch.cuda.current_stream())
-    results = []
-    with torch.no_grad():
-        for i, x in enumerate(inputs):
-            with torch.cuda.stream(streams[i % 2]):
-                results.append(compiled(x))
-    for stream in streams:
-        torch.cuda.current_stream().wait_stream(stream)
-    torch.cuda.synchronize()
+    results = on_two_streams(compiled, inputs)
     for got, want in zip(results, expected, strict=True):
         assert relative_error(got, want) <= 1e-4

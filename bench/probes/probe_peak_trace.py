@@ -29,6 +29,22 @@ def where(frames: list[dict]) -> str:
     return " < ".join(ours[:4] or theirs[:4]) or "?"
 
 
+def blocks_at_peak(trace: list[dict]) -> tuple[int, list[tuple[int, list]]]:
+    """The allocator history's peak of live bytes, and the blocks live then (size, frames)."""
+    live: dict[int, tuple[int, list]] = {}
+    total = peak = 0
+    at_peak: dict[int, tuple[int, list]] = {}
+    for event in trace:
+        if event["action"] == "alloc":
+            live[event["addr"]] = (event["size"], event.get("frames", []))
+            total += event["size"]
+            if total > peak:
+                peak, at_peak = total, dict(live)
+        elif event["action"] == "free_requested" and event["addr"] in live:
+            total -= live.pop(event["addr"])[0]
+    return peak, list(at_peak.values())
+
+
 def build(system: str, model: torch.nn.Module, x: tuple) -> object:
     if system == "ro":
         return torch.compile(model, mode="reduce-overhead")
@@ -63,21 +79,11 @@ def main(names: list[str], smallest_mb: float = 1.0, system: str = "pygraph") ->
         torch.cuda.synchronize()
         trace = torch.cuda.memory._snapshot()["device_traces"][device.index or 0]
         torch.cuda.memory._record_memory_history(enabled=None)
-        live: dict[int, tuple[int, list]] = {}
-        total = peak = 0
-        at_peak: dict[int, tuple[int, list]] = {}
-        for event in trace:
-            if event["action"] == "alloc":
-                live[event["addr"]] = (event["size"], event.get("frames", []))
-                total += event["size"]
-                if total > peak:
-                    peak, at_peak = total, dict(live)
-            elif event["action"] == "free_requested" and event["addr"] in live:
-                total -= live.pop(event["addr"])[0]
+        peak, at_peak = blocks_at_peak(trace)
         print(
             f"{name} ({system}): peak {peak / MB:.1f} MB above {base / MB:.1f} MB; blocks of {smallest_mb} MB or more live then:"
         )
-        for size, frames in sorted(at_peak.values(), key=lambda v: -v[0]):
+        for size, frames in sorted(at_peak, key=lambda v: -v[0]):
             if size >= smallest_mb * MB:
                 print(f"  {size / MB:8.2f} MB  {where(frames)}")
         print(f"  held after the calls: {(torch.cuda.memory_allocated() - base) / MB:.1f} MB", flush=True)

@@ -19,6 +19,7 @@ import argparse
 import gc
 
 import torch
+from probe_peak_trace import blocks_at_peak, where
 from timing import queued_us
 
 import pygraph
@@ -51,32 +52,13 @@ def build(system: str, model: torch.nn.Module, x: torch.Tensor) -> object:
     return pygraph.export_and_compile(model, (x,), dynamic_shapes={"x": {1: length}})
 
 
-def where(frames: list[dict]) -> str:
-    ours = [
-        f"{f['filename'].rsplit('/', 1)[-1]}:{f['line']} {f['name']}"
-        for f in frames
-        if "pygraph" in f["filename"]
-    ]
-    return " < ".join(ours[:5]) or "?"
-
-
 def print_peak(trace: list[dict], smallest: int = 4 * MB) -> None:
     """The blocks of `smallest` bytes or more live at the peak of the allocator's history `trace`."""
-    live: dict[int, tuple[int, list]] = {}
-    total = peak = 0
-    at_peak: dict[int, tuple[int, list]] = {}
-    for event in trace:
-        if event["action"] == "alloc":
-            live[event["addr"]] = (event["size"], event.get("frames", []))
-            total += event["size"]
-            if total > peak:
-                peak, at_peak = total, dict(live)
-        elif event["action"] == "free_requested" and event["addr"] in live:
-            total -= live.pop(event["addr"])[0]
+    peak, at_peak = blocks_at_peak(trace)
     print(
         f"  peak of the traced blocks {peak / MB:.1f} MB; blocks of {smallest / MB:.0f} MB or more live then:"
     )
-    for size, frames in sorted(at_peak.values(), key=lambda v: -v[0]):
+    for size, frames in sorted(at_peak, key=lambda v: -v[0]):
         if size >= smallest:
             print(f"  {size / MB:8.2f} MB  {where(frames)}")
 
