@@ -376,6 +376,31 @@ def test_dims_torch_export_cannot_trace_symbolic_compile_per_size(symbolic_trace
         compiled(torch.randn(11), torch.randn(5))
 
 
+class LevelsThird(torch.nn.Module):
+    """A Python loop over the data's `unique()` values (traced the way the example takes, with checks) and
+    the third row along a dim declared dynamic by `unbind`, whose count of pieces is the dim's size."""
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        levels = sum((x.round() == u).to(x.dtype) * u for u in x.round().clamp(-2, 2).unique())
+        return torch.cos(x) + levels + x.unbind(1)[2].unsqueeze(1)
+
+
+def test_dims_the_trace_fixed_without_a_refusal_compile_per_size() -> None:
+    """Traced so, the dim came out as the example's size without torch.export's refusal, and calls of other
+    sizes were refused as not that size (fuzz seed 67567): each size compiles a program of its own."""
+    torch.manual_seed(0)
+    model, n = LevelsThird(), torch.export.Dim("n", min=3, max=64)
+    with pytest.warns(
+        UserWarning, match=r"dims n: the trace fixed them .* each size compiles a program of its own"
+    ):
+        compiled = pygraph.export_and_compile(model, (torch.randn(2, 7, 3),), dynamic_shapes=({1: n},))
+    for size in (7, 14, 5):
+        x = torch.randn(2, size, 3)
+        assert relative_error(compiled(x), model(x)) <= 1e-6
+    with pytest.raises(ValueError, match=r"dimension 1 of input 'x' is 65, outside the range \[3, 64\]"):
+        compiled(torch.randn(2, 65, 3))
+
+
 def test_rebind_follows_replaced_data_in_every_variant():
     """`param.data = other` is the one change no hook sees: `rebind()` makes every shape variant read it."""
     torch.manual_seed(0)

@@ -7,7 +7,7 @@ import inspect
 import io
 import sys
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from typing import Any
 
@@ -226,15 +226,49 @@ def declared_dims(
             warnings.warn(f"{type(model).__name__}: dims {', '.join(symbols)}: {why}", stacklevel=3)
             return dims, {s: Padding(s, (), why) for s in symbols}
         dims = dynamic_dims(program)
+        fixed = _fixed_dims(model, inputs, dynamic_shapes, dims)
+        dims |= fixed
         symbols = sorted({spec.symbol for spec in dims.values() if spec.formula is None})
+        unpadded = _each_size_compiles(model, fixed.values())
+        symbols = [s for s in symbols if s not in unpadded]
         if knobs.padding == "off" or not symbols:
-            return dims, {}
+            return dims, unpadded
         try:
             program = program.run_decompositions(TABLE)
         except Exception as exc:  # (a decomposition that needs sizes known): each size compiles
             why = f"the program traced with symbolic sizes does not decompose ({type(exc).__name__}: {exc})"
-            return dims, {s: Padding(s, (), why) for s in symbols}
-    return dims, paddable(program, symbols)
+            return dims, {s: Padding(s, (), why) for s in symbols} | unpadded
+    return dims, paddable(program, symbols) | unpadded
+
+
+def _fixed_dims(
+    model: torch.nn.Module,
+    inputs: tuple,
+    dynamic_shapes: Any,
+    traced: dict[tuple[int, int], DynamicDim],
+) -> dict[tuple[int, int], DynamicDim]:
+    """Declared dims the trace made a number without torch.export's own refusal (an `unbind` along one in
+    a model traced the way its decisions on the data take, `branches.py`: fuzz seed 67567), as the
+    declaration states them: calls of other sizes compile programs of their own, not refused as sizes
+    other than the traced one."""
+    fixed = [k for k, spec in traced.items() if spec.formula is not None and not spec.formula.free_symbols]
+    if not fixed:
+        return {}
+    declared = _dims_as_declared(model, inputs, dynamic_shapes)
+    return {k: declared.get(k, DynamicDim(f"input{k[0]}_dim{k[1]}", 0, None)) for k in fixed}
+
+
+def _each_size_compiles(model: torch.nn.Module, specs: Iterable[DynamicDim]) -> dict[str, Padding]:
+    """No padding for these dims' symbols, with a warning that each size compiles a program of its own."""
+    symbols = sorted({s for spec in specs for s in spec.symbols()})
+    if not symbols:
+        return {}
+    why = "the trace fixed them to the example's sizes (an op along them, `unbind`, needs their size known)"
+    warnings.warn(
+        f"{type(model).__name__}: dims {', '.join(symbols)}: {why}: each size compiles a program of its own",
+        stacklevel=4,
+    )
+    return {s: Padding(s, (), why) for s in symbols}
 
 
 def _export(
