@@ -219,17 +219,17 @@ def declared_dims(
             dims = _dims_as_declared(model, inputs, dynamic_shapes)
             why = (
                 "torch.export cannot trace the model with them symbolic, as its sizes meet values of its "
-                f"data there ({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]}): each size "
-                "compiles a program of its own"
+                f"data there ({type(exc).__name__}: {str(exc).strip().splitlines()[0][:200]})"
             )
-            symbols = sorted({s for spec in dims.values() for s in spec.symbols()})
-            warnings.warn(f"{type(model).__name__}: dims {', '.join(symbols)}: {why}", stacklevel=3)
-            return dims, {s: Padding(s, (), why) for s in symbols}
+            return dims, _each_size_compiles(model, dims.values(), why)
         dims = dynamic_dims(program)
         fixed = _fixed_dims(model, inputs, dynamic_shapes, dims)
         dims |= fixed
         symbols = sorted({spec.symbol for spec in dims.values() if spec.formula is None})
-        unpadded = _each_size_compiles(model, fixed.values())
+        why = (
+            "the trace fixed them to the example's sizes (an op along them, `unbind`, needs their size known)"
+        )
+        unpadded = _each_size_compiles(model, fixed.values(), why)
         symbols = [s for s in symbols if s not in unpadded]
         if knobs.padding == "off" or not symbols:
             return dims, unpadded
@@ -258,12 +258,12 @@ def _fixed_dims(
     return {k: declared.get(k, DynamicDim(f"input{k[0]}_dim{k[1]}", 0, None)) for k in fixed}
 
 
-def _each_size_compiles(model: torch.nn.Module, specs: Iterable[DynamicDim]) -> dict[str, Padding]:
-    """No padding for these dims' symbols, with a warning that each size compiles a program of its own."""
+def _each_size_compiles(model: torch.nn.Module, specs: Iterable[DynamicDim], why: str) -> dict[str, Padding]:
+    """No padding for these dims' symbols, for `why`, with a warning that each size compiles a program of
+    its own."""
     symbols = sorted({s for spec in specs for s in spec.symbols()})
     if not symbols:
         return {}
-    why = "the trace fixed them to the example's sizes (an op along them, `unbind`, needs their size known)"
     warnings.warn(
         f"{type(model).__name__}: dims {', '.join(symbols)}: {why}: each size compiles a program of its own",
         stacklevel=4,
