@@ -9,8 +9,10 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 import math
 import warnings
+import weakref
 from pathlib import Path
 
 import pytest
@@ -830,6 +832,24 @@ def test_gpu_a_model_branching_on_its_data(no_tf32):
     assert len(_ways_compiled(caught)) == 3 and len(compiled._ways) == 4
     _check_counting("cuda")
     _check_caching("cuda")
+
+
+@pytest.mark.gpu
+@needs_gpu
+def test_gpu_a_call_taking_another_way_leaves_no_reference_behind(no_tf32):
+    """The program whose check fails mid-call drops that call's inputs and outputs (the call then runs
+    another way): a caller's tensors are freed when the caller drops them, whichever way the call took."""
+    torch.manual_seed(5)
+    model = Branchy().cuda()
+    compiled = _compile(model, _taken(device="cuda"), target="cuda")
+    for _ in range(2):  # the other way compiled on the first pass, replayed on the second
+        x, mode, mask = _other_ways(4, "cuda")["GATE"]
+        y = compiled(x, mode, mask)
+        _assert_close(y, model(x, mode, mask))
+        held = [weakref.ref(t) for t in (x, mask, y)]
+        del x, mask, y
+        gc.collect()
+        assert all(ref() is None for ref in held)
 
 
 class ClampsByANumber(nn.Module):

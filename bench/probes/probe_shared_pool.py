@@ -9,7 +9,13 @@ here, in a process of its own, records a call that synchronises with `graph.reco
 - private: a fresh pool per recording (what pygraph does now);
 - shared: one pool kept by a keeper graph, `_abandon` as it is;
 - shared-no-release: the same, with `_abandon`'s `_cuda_releasePool` skipped (the guess: torch released the
-  failed capture's use of the pool already, and a second release frees a pool that graphs still use).
+  failed capture's use of the pool already, and a second release frees a pool that graphs still use);
+- shared-no-failure: the shared pool with a plain call recorded where the synchronising one was.
+
+The fifty-sixth session's run (`probe-shared-pool-s56-h200.log`) refuted the guess: both shared scenarios
+failed the next capture with "beginAllocateToPool: already recording to mempool_id". After the failed
+capture each scenario now also ends allocation to the pool once more and prints what that says (a pool
+still open to allocations would end quietly), and the failure's chain of exceptions.
 
 On the GPU machine: `python3 bench/probes/probe_shared_pool.py` (one line per scenario; output:
 bench/results/probe-shared-pool-*.log).
@@ -20,7 +26,7 @@ import sys
 
 import torch
 
-SCENARIOS = ("private", "shared", "shared-no-release")
+SCENARIOS = ("private", "shared", "shared-no-release", "shared-no-failure")
 
 
 def scenario(name: str) -> None:
@@ -44,12 +50,23 @@ def scenario(name: str) -> None:
         torch._C._cuda_releasePool = lambda device, pool: None
     with torch.cuda.stream(stream):
         x.sum().item()  # (warm-up on the stream, as the runtime does before recording)
+    first = (lambda: [x * 2]) if name == "shared-no-failure" else (lambda: [x * x.sum().item()])
     try:
-        graph.record(lambda: [x * x.sum().item()], stream, pool())
-        steps.append("the synchronising capture succeeded (unexpected)")
+        graph.record(first, stream, pool())
+        steps.append("the first capture succeeded")
     except Exception as exc:
-        steps.append(f"the synchronising capture raised {type(exc).__name__}")
+        chain = []
+        while exc is not None:
+            chain.append(f"{type(exc).__name__}: {str(exc).splitlines()[0] if str(exc) else ''}")
+            exc = exc.__cause__ or exc.__context__
+        steps.append(f"the first capture raised {' <- '.join(chain)}")
     torch._C._cuda_releasePool = release
+    if name != "private":
+        try:
+            torch._C._cuda_endAllocateToPool(device.index or 0, shared)
+            steps.append("ending allocation to the pool again: ok (it was still open)")
+        except Exception as exc:
+            steps.append(f"ending allocation to the pool again: {str(exc).splitlines()[0]}")
     try:
         graph.record(lambda: [x * 2], stream, pool())
         steps.append("a capture after it: ok")

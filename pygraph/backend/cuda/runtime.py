@@ -218,35 +218,36 @@ class CudaRuntime:
         if stream is None:
             stream = self._streams[raw] = cu.CUstream(raw)
         self._stream = stream
-        given = self._bind_inputs(inputs)
-        outputs = self._outputs_now = self._bind_outputs()
-        if self._built:
-            for run in self._program:
-                run()
-        else:
-            self._warm_up()
-        for i, staging in self._written:
-            inputs[i].copy_(staging)
-        if given is not inputs:  # inputs copied into the plan's layout: the model's writes go back
-            for i, x in enumerate(inputs):
-                if given[i] is not x and self._writes_input[i]:
-                    x.copy_(given[i])
-        results = outputs if self._all_fresh else self._results(outputs)
-        if not self._built:  # after taking the results: recording points library results at new storage
-            try:
-                self._build()
-            except UnrecordableCall as exc:  # the results stand: computed node by node
-                self._release()
-                self._drop_call()
-                exc.results = results
-                raise
-            self._built = True
-            self._fresh_outputs()
-            self.native = self._native_replay()
-            if self.native is not None:
-                self.native.stream = raw
-        self._drop_call()
-        return results
+        try:  # the call's references dropped also where a step raises (a host check sending the call another way)
+            given = self._bind_inputs(inputs)
+            outputs = self._outputs_now = self._bind_outputs()
+            if self._built:
+                for run in self._program:
+                    run()
+            else:
+                self._warm_up()
+            for i, staging in self._written:
+                inputs[i].copy_(staging)
+            if given is not inputs:  # inputs copied into the plan's layout: the model's writes go back
+                for i, x in enumerate(inputs):
+                    if given[i] is not x and self._writes_input[i]:
+                        x.copy_(given[i])
+            results = outputs if self._all_fresh else self._results(outputs)
+            if not self._built:  # after taking the results: recording points library results at new storage
+                try:
+                    self._build()
+                except UnrecordableCall as exc:  # the results stand: computed node by node
+                    self._release()
+                    exc.results = results
+                    raise
+                self._built = True
+                self._fresh_outputs()
+                self.native = self._native_replay()
+                if self.native is not None:
+                    self.native.stream = raw
+            return results
+        finally:
+            self._drop_call()
 
     def on_stream(self, raw: int) -> None:
         """Calls on stream `raw` are ordered after the last call on the arena (`Arena.follow`): the native
