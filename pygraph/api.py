@@ -400,7 +400,7 @@ def _compile(
             )
         keep_outside_graphs(imported.module, outside)
         cost_key = _cost_key(target, model)
-        pipelines = (_tensor_pipeline(), _plan_pipeline(cost_key, options["static_outputs"]))
+        pipelines = (_tensor_pipeline(cost_key), _plan_pipeline(cost_key, options["static_outputs"]))
         stages: dict[str, str] = {}
         module = _lower(name, imported.module, context, pipelines, stages)
         structure = InputStructure.of(argument_names(model, len(example_inputs)), example_inputs)
@@ -519,8 +519,8 @@ def _cost_key(target: str, model: torch.nn.Module) -> str:
     return costs_for(_device(model, target))
 
 
-def _tensor_pipeline() -> str:
-    """The tensor pipeline with its options: products of one row generated or left to the vendor
+def _tensor_pipeline(cost_key: str) -> str:
+    """The tensor pipeline with its options: cost figures, products of one row generated or left to the vendor
     (PYGRAPH_MATVEC), which products of more rows are generated with their epilogue (PYGRAPH_MATMUL) and in
     which precision (torch's TF32 setting for matmuls, read now)."""
     if knobs.matvec not in ("auto", "vendor"):
@@ -532,9 +532,10 @@ def _tensor_pipeline() -> str:
         *([f"matmul={knobs.matmul}"] if knobs.matmul != "auto" else []),
         *(["matmul-precision=tf32"] if torch.backends.cuda.matmul.allow_tf32 else []),
     ]
+    pipeline = TENSOR_PIPELINE.replace("pad-selections", f"pad-selections{{costs={cost_key}}}")
     if not options:
-        return TENSOR_PIPELINE
-    return TENSOR_PIPELINE.replace("classify-ops", f"classify-ops{{{' '.join(options)}}}")
+        return pipeline
+    return pipeline.replace("classify-ops", f"classify-ops{{{' '.join(options)}}}")
 
 
 def _plan_pipeline(cost_key: str, static_outputs: bool) -> str:

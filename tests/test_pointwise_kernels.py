@@ -48,10 +48,10 @@ pytestmark = [
 # ------------------------------------------------------------------------------------------- inputs
 
 
-def nz(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
+def nz(*shape: int, dtype: torch.dtype = torch.float32, device: str = "cpu") -> torch.Tensor:
     """Random values with magnitude in [0.1, 2] and either sign: never zero."""
     magnitude = torch.rand(shape) * 1.9 + 0.1
-    return torch.where(torch.rand(shape) < 0.5, -magnitude, magnitude).to(dtype)
+    return torch.where(torch.rand(shape) < 0.5, -magnitude, magnitude).to(device, dtype)
 
 
 def pos(*shape: int, dtype: torch.dtype = torch.float32) -> torch.Tensor:
@@ -732,6 +732,28 @@ def test_division_by_a_power_of_two_is_a_multiplication() -> None:
     reciprocal = pointwise._power_of_two_reciprocal
     assert reciprocal("512.0") == "0.001953125" and reciprocal("-0.25") == "-4.0"
     assert [reciprocal(b) for b in ("3.0", "0.0", 'float("inf")', "x1", "1e-39", "True")] == [None] * 6
+
+
+class NegativeZeros(torch.nn.Module):
+    def forward(self, x: torch.Tensor) -> tuple[torch.Tensor, ...]:
+        return (
+            torch.full_like(x, -0.0),
+            torch.where(x > 0, x, -0.0),
+            torch.full_like(x, -0.0, dtype=torch.float16),
+            torch.where(x > 0, x.double(), -0.0),
+        )
+
+
+@pytest.mark.parametrize("device", ["cpu", pytest.param("cuda", marks=[pytest.mark.gpu, needs_gpu])])
+def test_negative_zero_constants_keep_their_sign(device: str) -> None:
+    """Triton makes every constant equal to 0 its type's null value, +0.0; a kernel's -0.0 is built from its
+    bits (a padded scatter adds -0.0 so that the negative zeros it meets stay negative, pad-selections)."""
+    x = nz(4, 8, device=device)
+    compiled = pygraph.export_and_compile(
+        NegativeZeros(), (x,), target="emulator" if device == "cpu" else "cuda"
+    )
+    for got, expected in zip(compiled(x), NegativeZeros()(x), strict=True):
+        assert torch.equal(got, expected) and torch.equal(got.signbit(), expected.signbit())
 
 
 @pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16], ids=["float16", "bfloat16"])

@@ -22,6 +22,7 @@ _REGISTRY: dict[str, str] = {
     "lower-to-plan": "pygraph.passes.lower_to_plan:LowerToPlan",
     "move-scales": "pygraph.passes.move_scales:MoveScales",
     "out-form": "pygraph.passes.out_form:OutForm",
+    "pad-selections": "pygraph.passes.pad_selections:PadSelections",
     "parameter-indirection": "pygraph.passes.parameter_indirection:ParameterIndirection",
     "place-constants": "pygraph.passes.place_constants:PlaceConstants",
     "plan-memory": "pygraph.passes.plan_memory:PlanMemory",

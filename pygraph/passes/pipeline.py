@@ -23,7 +23,7 @@ from .base import Pass, PassError
 
 # Torch dialect (as imported) -> tensor-level pygraph IR (`.pygraph.mlir`).
 TENSOR_PIPELINE = (
-    "place-constants,hoist-host-copies,classify-ops,isolate-data-dependent,split-bias,prepare-attention-masks,"
+    "place-constants,hoist-host-copies,pad-selections,classify-ops,isolate-data-dependent,split-bias,prepare-attention-masks,"
     "move-scales,elide-clones,fuse-pointwise"
 )
 # Tensor-level pygraph IR -> the plan the backend executes (`.plan.mlir`).

@@ -98,6 +98,10 @@ def literal(value: bool | int | float, dtype: DType) -> str:
         return 'float("nan")'
     if math.isinf(value):
         return INF if value > 0 else f"-{INF}"
+    if value == 0 and math.copysign(1.0, value) < 0:
+        # Triton makes every constant equal to 0 its type's null value, +0.0: -0.0 is built from its bits
+        bits = dtype.itemsize * 8
+        return f"tl.full([], {1 << (bits - 1)}, tl.uint{bits}).to({tl_type(dtype)}, bitcast=True)"
     return repr(value)
 
 
