@@ -620,7 +620,9 @@ def test_mask_indexing_in_a_branching_model():
         for shift in (0.5, -0.5, -3.0, 0.0):
             x = torch.randn(6, 9) + shift
             for got, want in zip(compiled(x), model(x), strict=True):
-                torch.testing.assert_close(got, want, rtol=0, atol=0)
+                # the selection is a kernel's (pad-selections): its sqrt is IEEE's, which CPU eager's
+                # vectorized sqrt (half an ulp and a little more) misses by an ulp at times
+                torch.testing.assert_close(got, want, rtol=2.4e-7, atol=0)
 
 
 class SignedProduct(nn.Module):

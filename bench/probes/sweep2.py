@@ -8225,6 +8225,55 @@ def _model_moe() -> tuple[nn.Module, Inputs]:
     return Top2MoE(), lambda s: (randn(s, 2, 8, 16),)
 
 
+class RoutedExperts(nn.Module):
+    """A sparse mixture as models wrote it before grouped products: each expert's tokens picked by the
+    data and computed alone. `where`: Mixtral's `torch.where(one_hot(top2).permute(2, 1, 0)[e])` and
+    `index_add_`; `mask`: Switch Transformers' top-1 `out[take] = expert(h[take])`."""
+
+    def __init__(self, style: str, dim: int = 16, hidden: int = 32, experts: int = 4) -> None:
+        super().__init__()
+        self.style = style
+        self.router = nn.Linear(dim, experts, bias=False)
+        self.up = nn.ModuleList(nn.Linear(dim, 2 * hidden, bias=False) for _ in range(experts))
+        self.down = nn.ModuleList(nn.Linear(hidden, dim, bias=False) for _ in range(experts))
+
+    def expert(self, e: int, rows: torch.Tensor) -> torch.Tensor:
+        gate, up = self.up[e](rows).chunk(2, -1)
+        return self.down[e](F.silu(gate) * up)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        tokens = x.reshape(-1, x.shape[-1])
+        probs = self.router(tokens).softmax(-1)
+        if self.style == "mask":
+            take = F.one_hot(probs.argmax(-1), len(self.up)).bool()
+            out = tokens.clone()
+            for e in range(len(self.up)):
+                out[take[:, e]] = self.expert(e, tokens[take[:, e]])
+            return out.view_as(x)
+        weights, chosen = probs.topk(2, -1)
+        weights = weights / weights.sum(-1, keepdim=True)
+        expert_mask = F.one_hot(chosen, len(self.up)).permute(2, 1, 0)
+        out = torch.zeros_like(tokens)
+        for e in range(len(self.up)):
+            slot, token = torch.where(expert_mask[e])
+            out.index_add_(
+                0,
+                token,
+                self.expert(e, tokens[None, token].reshape(-1, x.shape[-1])) * weights[token, slot, None],
+            )
+        return out.view_as(x)
+
+
+@case("model/moe_top2_where")
+def _model_moe_where() -> tuple[nn.Module, Inputs]:
+    return RoutedExperts("where"), lambda s: (randn(s, 2, 8, 16),)
+
+
+@case("model/moe_switch_mask")
+def _model_moe_mask() -> tuple[nn.Module, Inputs]:
+    return RoutedExperts("mask"), lambda s: (randn(s, 2, 8, 16),)
+
+
 class RotaryAlibiAttention(nn.Module):
     """Causal self-attention with rotary embeddings (cos/sin of arange positions, rotate-half) on half the
     heads' queries and keys, ALiBi slopes as a buffer biasing by distance, and a causal mask from arange."""

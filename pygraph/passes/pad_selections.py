@@ -142,8 +142,8 @@ class _Selection:
     @staticmethod
     def of(mask: ir.Value, sources: list[Any]) -> _Selection:
         shape = _shape(mask)
-        if shape is None or -1 in shape or math.prod(shape) == 0:
-            raise _Refused("the mask's shape is not static")
+        if shape is None or -1 in shape or math.prod(shape) == 0 or not shape:
+            raise _Refused("the mask's shape is not static, or it has no elements or no dims")
         selection = _Selection(mask, sources, math.prod(shape), {}, [], [], [], [], {}, [])
         for op in _ops_from(sources[0]):
             if op in sources:

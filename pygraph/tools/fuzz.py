@@ -236,6 +236,9 @@ INDEX = [
     "torch.zeros_like({a}).scatter_add({d}, {i}, {g})",
     "{a}.index_add({d}, {i1}, {g1})",
     "F.one_hot({a}.argmax(-1), {a}.shape[-1]).to({a}.dtype) * {a}",
+    # rows the data pick, computed and added back (a mixture of experts' routing; pad-selections)
+    "torch.zeros_like({a}).index_add(0, ({a}.flatten(1).sum(-1) > 0).nonzero().squeeze(1), torch.tanh({a}[{a}.flatten(1).sum(-1) > 0]).softmax(-1) * 2)",
+    "{a}.clone().index_put_(({a} > 0.5,), {a}[{a} > 0.5].exp(), accumulate=True)",
 ]
 IMAGE = [  # {a} of rank 4 read as [N, C, H, W]
     "F.conv2d({a}, {cw}, {cb}, padding={pad}, stride={stride}, groups={groups})",
