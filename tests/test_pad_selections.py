@@ -135,6 +135,26 @@ def test_padded_rows_whose_values_are_nan_add_nothing():
         assert torch.equal(torch.signbit(got), torch.signbit(expected))  # untouched rows keep -0.0
 
 
+class MaskAndRows(nn.Module):
+    """One mask read three ways: its nonzero's rows gathered, added back by the mask itself, then its
+    `x[keep]` added back by the rows (the coordinates every use reads are made before the first)."""
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+        rows = keep.nonzero().squeeze(1)
+        out = torch.zeros_like(x).index_put((keep,), torch.tanh(x[rows]), accumulate=True)
+        return out.index_add(0, rows, x[keep] * 2)
+
+
+def test_a_mask_read_as_rows_and_as_itself_pads_once():
+    torch.manual_seed(7)
+    model = MaskAndRows()
+    keep = torch.rand(8) < 0.5
+    compiled = pygraph.export_and_compile(model, (torch.randn(8, 4), keep), target="emulator")
+    assert len(_padded(compiled)) == 1 and compiled.stats()["host_ops"] == 0
+    for _ in range(3):
+        _check(compiled, model, (torch.randn(8, 4), torch.rand(8) < 0.5))
+
+
 class SwitchExperts(nn.Module):
     """Switch Transformers' routing: each token's one expert by a boolean mask over [batch, tokens], its
     rows `h[take]` computed and assigned back, `out[take] = expert(h[take])`."""

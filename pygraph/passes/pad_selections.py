@@ -427,21 +427,19 @@ class _Selection:
             valid = _create(
                 "torch.aten.ge.Scalar", [self._coordinate(padded, 0), _int(0)], [_bool_type([self.rows])]
             )
+            by_mask = [op for op in [*self.sources, *self.sinks] if self._by_mask(op)]
+            coordinates = [
+                _where(valid, self._coordinate(padded, j), 0)
+                for j in range(_rank(self.mask) if by_mask else 0)
+            ]
         for value in self.dims:
             value.set_type(self._padded_type(value))
-        by_mask = [op for op in [*self.sources, *self.sinks] if self._by_mask(op)]
         indexed = [self._indexed(sink) for sink in self.sinks]  # (before their indices change)
         for source in self.sources:
             if source.name == _NONZERO:
                 source.results[0].replace_all_uses_with(padded)
                 source.erase()
-        coordinates: list[ir.Value] = []
         for op in by_mask:
-            if not coordinates:  # (the first such op is the first source or follows it)
-                with ir.InsertionPoint(op), op.location:
-                    coordinates = [
-                        _where(valid, self._coordinate(padded, j), 0) for j in range(_rank(self.mask))
-                    ]
             with ir.InsertionPoint(op), op.location:  # x[mask] as x[i, j, ...] at the mask's coordinates
                 old = op.operands[1].owner
                 nones = list(old.operands)[: _leading_nones(op)]
