@@ -7,6 +7,8 @@ End to end on a GPU (tests marked `gpu`)."""
 
 from __future__ import annotations
 
+from collections.abc import Callable
+
 import pytest
 import torch
 import torch.nn.functional as F
@@ -153,6 +155,62 @@ def test_a_mask_read_as_rows_and_as_itself_pads_once():
     assert len(_padded(compiled)) == 1 and compiled.stats()["host_ops"] == 0
     for _ in range(3):
         _check(compiled, model, (torch.randn(8, 4), torch.rand(8) < 0.5))
+
+
+class Fn(nn.Module):
+    def __init__(self, fn: Callable[..., torch.Tensor]) -> None:
+        super().__init__()
+        self.fn = fn
+
+    def forward(self, *inputs: torch.Tensor) -> torch.Tensor:
+        return self.fn(*inputs)
+
+
+def _halves_gated(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """Rows split along a static dim (JetMoE's `x[mask].chunk(2, -1)`)."""
+    a, b = x[keep].chunk(2, -1)
+    return torch.zeros_like(x[:, : x.shape[-1] // 2]).index_put((keep,), a * b.sigmoid(), accumulate=True)
+
+
+def _added_in_place(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """`out[mask] += f(x[mask])`: a gather of `out` by the mask, and an assignment by it."""
+    out = x.clone() * 2
+    out[keep] += torch.tanh(x[keep]) * 3
+    return out
+
+
+def _after_a_leading_dim(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """`out[:, mask] = layer_norm(x[:, mask]).softmax(-1)`: the rows at dim 1."""
+    out = torch.zeros_like(x)
+    out[:, keep] = F.layer_norm(x[:, keep], (x.shape[-1],)).softmax(-1)
+    return out
+
+
+def _by_both_coordinates(x: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
+    """`torch.where` of a [slots, tokens] mask: the tokens' rows gathered through `[None, token]` and a
+    reshape, scaled by their slot (`.to(dtype)`, whose metadata check reads the rows)."""
+    slot, token = torch.where(chosen)
+    rows = x[None, token].reshape(-1, x.shape[1]) * (slot[:, None] + 1).to(x.dtype)
+    return torch.zeros_like(x).index_add(0, token, rows)
+
+
+ROUTINGS = {
+    "halves": (_halves_gated, lambda: (torch.randn(6, 8), torch.rand(6) < 0.5)),
+    "added-in-place": (_added_in_place, lambda: (torch.randn(6, 8), torch.rand(6) < 0.5)),
+    "after-a-leading-dim": (_after_a_leading_dim, lambda: (torch.randn(3, 5, 8), torch.rand(5) < 0.5)),
+    "both-coordinates": (_by_both_coordinates, lambda: (torch.randn(6, 8), torch.rand(2, 6) < 0.5)),
+}
+
+
+@pytest.mark.parametrize("name", ROUTINGS)
+def test_routings_run_in_one_graph(name):
+    torch.manual_seed(8)
+    fn, make = ROUTINGS[name]
+    model = Fn(fn)
+    compiled = pygraph.export_and_compile(model, make(), target="emulator")
+    assert len(_padded(compiled)) == 1 and compiled.stats()["host_ops"] == 0
+    for _ in range(3):
+        _check(compiled, model, make())
 
 
 class SwitchExperts(nn.Module):

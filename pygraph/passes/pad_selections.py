@@ -180,6 +180,10 @@ class _Selection:
         if aname == "aten.index_put.default":
             self._sink(op)
             return
+        if aname == "aten._assert_tensor_metadata.default" and all(
+            constant_value(v) is None for v in op.operands[1:3]
+        ):
+            return  # (`.to(dtype)`'s check of the dtype and device, not of the sizes or strides)
         dims = self._result_dims(op, aname, padded[0] if padded else None)
         for result, dim in zip(op.results, dims, strict=True):
             self._enter(result, dim)
