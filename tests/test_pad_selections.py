@@ -255,14 +255,16 @@ class AssignedElsewhere(nn.Module):
         return out
 
 
-class MeanOfRows(nn.Module):
-    """The selected rows' mean mixes rows."""
+class MaximumOfRows(nn.Module):
+    """The selected rows' maximum (which eager refuses for no rows) mixes them."""
 
     def forward(self, x: torch.Tensor, order: torch.Tensor) -> torch.Tensor:
-        return x[x.sum(1) > 0].mean(0) + x[order]
+        return x[x.sum(1) > 0].amax(0) + x[order]
 
 
-@pytest.mark.parametrize("model", [AssignedElsewhere(), MeanOfRows()], ids=["assigned-elsewhere", "mean"])
+@pytest.mark.parametrize(
+    "model", [AssignedElsewhere(), MaximumOfRows()], ids=["assigned-elsewhere", "maximum"]
+)
 def test_selections_whose_rows_are_mixed_or_assigned_elsewhere_keep_their_size(model):
     torch.manual_seed(5)
     order = torch.randperm(8)
@@ -270,6 +272,28 @@ def test_selections_whose_rows_are_mixed_or_assigned_elsewhere_keep_their_size(m
     assert not _padded(compiled) and compiled.stats()["host_ops"] > 0
     for _ in range(2):
         _check(compiled, model, (torch.randn(8, 16), order))
+
+
+class PooledRows(nn.Module):
+    """The selected rows' mean over tokens (pooling the valid ones) and their sum of squares over every
+    dim: sums of -0.0 in the padded rows, the mean divided by the selected count."""
+
+    def forward(self, x: torch.Tensor, keep: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+        rows = torch.tanh(x[keep]) * 2
+        return rows.mean(0), (rows**2).sum()
+
+
+def test_sums_and_means_over_the_selected_rows_run_in_one_graph():
+    torch.manual_seed(9)
+    model = PooledRows()
+    compiled = pygraph.export_and_compile(model, (torch.randn(8, 4), torch.rand(8) < 0.5), target="emulator")
+    assert len(_padded(compiled)) == 1 and compiled.stats()["host_ops"] == 0
+    for count in (5, 1, 0):  # no row: eager's mean is NaN (0 / 0) and its sum 0
+        keep = torch.zeros(8, dtype=torch.bool)
+        keep[torch.randperm(8)[:count]] = True
+        inputs = (torch.randn(8, 4), keep)
+        for got, expected in zip(compiled(*inputs), model(*inputs), strict=True):
+            torch.testing.assert_close(got, expected, rtol=1e-5, atol=1e-6, equal_nan=True)
 
 
 @pytest.mark.gpu

@@ -6,14 +6,15 @@ synchronisation (a top-1 mixture of experts routing by `nonzero(choice == e)`, `
 had 20% of its ops in graphs). Where every op reading the rows computes each row from that row alone
 (gathers by the rows, products with weights, pointwise ops, softmax, norms and reductions along other
 dims, views that keep the rows) and the rows end in scatters that add them (`index_add`, `index_put` with
-accumulate) or assign them where the mask took them (`out[mask] = f(x[mask])`, `out[rows] = ...` with
-`rows` nonzero's own coordinates), the selection may as well compute all N rows of its bound, the mask's
-elements. The selections by one mask (its nonzeros and `x[mask]`s) become one `nonzero_static(mask, N,
+accumulate), assign them where the mask took them (`out[mask] = f(x[mask])`, `out[rows] = ...` with
+`rows` nonzero's own coordinates), or in sums and means over them, the selection may as well compute all
+N rows of its bound, the mask's elements. The selections by one mask (its nonzeros and `x[mask]`s) become one `nonzero_static(mask, N,
 -1)`: nonzero's rows in nonzero's order, then rows of -1. Each index a padded row carries is read as 0
 (every gather and scatter in bounds), and each padded row scatters -0.0, which adds nothing (x + -0.0 is
 x for every x, -0.0 and NaN included); an assignment becomes a sum into negative zeros, kept where the
 mask is true (`where(mask, zeros.index_put(rows, v, accumulate=True), out)`: each place the mask took is
-written by one row). No shape is left to the data and no value is read back: the whole selection stays
+written by one row); a sum over the rows sums -0.0 in the padded ones, and a mean (float32 and float64,
+where dividing the sum rounds as eager's mean does) divides that sum by the count of selected rows. No shape is left to the data and no value is read back: the whole selection stays
 in the graphs.
 
 Padding computes N rows where eager computes the selected ones, so it is taken where the cost model says
@@ -21,7 +22,8 @@ the padded ops' GPU work at N rows (bytes moved and products, weights included) 
 padding saves (an eager launch per op and one for each selection, and a graph split): decoding sizes,
 small experts. A selection of a few rows of a prefill's thousands from large experts keeps the data's
 size. Left to isolate-data-dependent as well: a selection whose rows reach any other op, the program's
-results or an assignment elsewhere (`out[perm[rows]] = v`, whose padded rows would write), whose row count
+results, a maximum over them (which eager refuses for no rows) or an assignment elsewhere (`out[perm[rows]]
+= v`, whose padded rows would write), whose row count
 is used other than as a view's size or in export's range checks, or whose mask's shape is not static.
 Each padding is recorded.
 """
@@ -72,6 +74,13 @@ _ALONG_DIMS: dict[str, tuple[int, int | None]] = {
     "aten.log_softmax.int": (1, None),
     "aten._log_softmax.default": (1, None),
     "aten.cumsum.default": (1, None),
+}
+# sums and means that may reduce over the rows: the operand position of their dims (None: every dim)
+_SUMS: dict[str, int | None] = {
+    "aten.sum.dim_IntList": 1,
+    "aten.mean.dim": 1,
+    "aten.sum.default": None,
+    "aten.mean.default": None,
 }
 _NORMS = frozenset({"aten.layer_norm.default", "aten.native_layer_norm.default", "aten.rms_norm.default"})
 _PRODUCTS = frozenset({"aten.linear.default", "aten.mm.default", "aten.matmul.default"})
@@ -131,20 +140,21 @@ class _Selection:
     mask: ir.Value
     sources: list[Any]  # the nonzero and `x[mask]` ops, in program order
     rows: int  # the bound: the mask's elements
-    dims: dict[ir.Value, int]  # padded tensor values -> the dim holding their rows
-    ops: list[Any]  # the ops computing padded values, in program order
-    lists: list[Any]  # index lists holding padded indices (their gathers' and scatters' operands)
-    sinks: list[Any]  # the index_put ops that end the rows
-    assigned: list[Any]  # those of them that assign (at the mask's coordinates)
-    columns: dict[ir.Value, int]  # the mask's coordinates taken from a nonzero, by column
-    counts: list[Any]  # `size.int` ops reading the row count
+    dims: dict[ir.Value, int] = dataclasses.field(default_factory=dict)  # padded values -> their rows' dim
+    ops: list[Any] = dataclasses.field(default_factory=list)  # the ops computing padded values, in order
+    lists: list[Any] = dataclasses.field(default_factory=list)  # index lists of padded indices
+    sinks: list[Any] = dataclasses.field(default_factory=list)  # the index_put ops that end the rows
+    assigned: list[Any] = dataclasses.field(default_factory=list)  # those that assign (where the mask took)
+    sums: list[Any] = dataclasses.field(default_factory=list)  # sums and means over the rows that end them
+    columns: dict[ir.Value, int] = dataclasses.field(default_factory=dict)  # nonzero's columns, unchanged
+    counts: list[Any] = dataclasses.field(default_factory=list)  # `size.int` ops reading the row count
 
     @staticmethod
     def of(mask: ir.Value, sources: list[Any]) -> _Selection:
         shape = _shape(mask)
         if shape is None or -1 in shape or math.prod(shape) == 0 or not shape:
             raise _Refused("the mask's shape is not static, or it has no elements or no dims")
-        selection = _Selection(mask, sources, math.prod(shape), {}, [], [], [], [], {}, [])
+        selection = _Selection(mask, sources, math.prod(shape))
         for op in _ops_from(sources[0]):
             if op in sources:
                 if op.operands[0] in selection.dims or -1 in _shape(op.operands[0]):
@@ -180,6 +190,9 @@ class _Selection:
         if aname == "aten.index_put.default":
             self._sink(op)
             return
+        if aname in _SUMS and self._sums_rows(op, padded):
+            self.sums.append(op)
+            return
         if aname == "aten._assert_tensor_metadata.default" and all(
             constant_value(v) is None for v in op.operands[1:3]
         ):
@@ -191,6 +204,20 @@ class _Selection:
         column = self._column(op, aname)
         if column is not None:
             self.columns[op.results[0]] = column
+
+    def _sums_rows(self, op: Any, padded: list[ir.Value]) -> bool:
+        """Whether `op` sums or averages over the rows (and maybe other dims) of its one padded operand; a
+        mean only in float32 or float64, where dividing the sum by the count rounds as eager's mean does."""
+        value = op.operands[0]
+        if padded != [value]:
+            return False
+        dims_at = _SUMS[aten.aten_name(op)]
+        along = None if dims_at is None else constant_value(op.operands[dims_at])
+        if NO_VALUE is along or (isinstance(along, list) and NO_VALUE in along):
+            return False
+        if self.dims[value] not in self._averaged(op):
+            return False
+        return "mean" not in aten.aten_name(op) or _dtype(value).name in ("float32", "float64")
 
     def _column(self, op: Any, name: str) -> int | None:
         """Which of the mask's coordinates `op` takes, unchanged, from a nonzero's result: a select of
@@ -391,7 +418,7 @@ class _Selection:
         """GPU time of the padded ops at `rows` rows: each value read or written once, products' arithmetic,
         a graph node each."""
         total = 0.0
-        for op in [*self.sources, *self.ops, *self.sinks]:
+        for op in [*self.sources, *self.ops, *self.sinks, *self.sums]:
             values = [self._padded_layout(v) for v in [*op.operands, *op.results] if is_tensor(v.type)]
             total += sum(v.nbytes() for v in values) / (model.bandwidth_gb_s * 1e3) + model.kernel_node_us
             name = aten.aten_name(op)
@@ -407,7 +434,7 @@ class _Selection:
         """Host time of the selection run between graphs: an eager launch per op and for the selection
         (which synchronises), and the graph launch its split adds."""
         return (
-            len(self.sources) + len(self.ops) + len(self.sinks)
+            len(self.sources) + len(self.ops) + len(self.sinks) + len(self.sums)
         ) * model.eager_launch_us + model.graph_launch_us
 
     def _padded_layout(self, value: ir.Value) -> Layout:
@@ -467,6 +494,8 @@ class _Selection:
                 sink.operands[2] = self._scattered(sink, valid, leading, len(shape) - count + 1)
         for sink in self.assigned:
             self._assign_by_mask(sink)
+        for op in self.sums:
+            self._sum_selected(op, valid)
         for count in self.counts:
             with ir.InsertionPoint(count), count.location:
                 bound = _int(self.rows)
@@ -499,6 +528,43 @@ class _Selection:
             )
             kept = _create("torch.aten.where.self", [selected, sink.results[0], base], [base.type])
         sink.results[0].replace_all_uses_except(kept, kept.owner.operation)
+
+    def _sum_selected(self, op: Any, valid: ir.Value) -> None:
+        """A sum over the rows of their values with -0.0 in the padded rows (which adds nothing); a mean
+        that sum divided by the selected rows' count (times the other dims it averages over)."""
+        value = op.operands[0]
+        with ir.InsertionPoint(op), op.location:
+            view = [1] * _rank(value)
+            view[self.dims[value]] = self.rows
+            rows = _create(
+                "torch.aten.view",
+                [valid, _create(_LIST, [_int(n) for n in view], [ir.Type.parse("!torch.list<int>")])],
+                [_bool_type(view)],
+            )
+            op.operands[0] = _where(rows, value, _fill(value))
+        if "mean" not in op.name:
+            return
+        with ir.InsertionPoint(op), op.location:
+            summed = _create(
+                op.name.replace("mean", "sum").replace(".dim", ".dim_IntList"),
+                list(op.operands),
+                [op.results[0].type],
+            )
+            none = _create("torch.constant.none", [], [ir.Type.parse("!torch.none")])
+            count = _create("torch.aten.sum", [valid, none], [vtensor_type([], dtypes.BY_NAME["int64"])])
+            along = self._averaged(op)
+            others = math.prod(_shape(value)[a] for a in along if a != self.dims[value])
+            if others != 1:
+                count = _create("torch.aten.mul.Scalar", [count, _int(others)], [count.type])
+            mean = _create("torch.aten.div.Tensor", [summed, count], [op.results[0].type])
+        op.results[0].replace_all_uses_with(mean)
+        op.erase()
+
+    def _averaged(self, op: Any) -> list[int]:
+        value = op.operands[0]
+        dims_at = _SUMS[aten.aten_name(op)]
+        along = None if dims_at is None else constant_value(op.operands[dims_at])
+        return [_dim(a, _rank(value)) for a in along] if along else list(range(_rank(value)))
 
     def _coordinate(self, padded: ir.Value, j: int) -> ir.Value:
         """Column `j` of nonzero_static's result: the selected elements' index along the mask's dim `j`."""

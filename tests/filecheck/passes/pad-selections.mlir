@@ -78,7 +78,8 @@ func.func @masked_rows(%arg0: !torch.vtensor<[6,4],f32> {pygraph.device = "cuda"
 // -----
 
 // Refused, and left to isolate-data-dependent: rows assigned elsewhere than where the mask took them
-// (`out[perm[rows]] = v`: padded rows would write), rows summed over (a reduction mixing them), and a selection whose padded work at its bound
+// (`out[perm[rows]] = v`: padded rows would write), the rows' maximum (which eager refuses for no rows),
+// and a selection whose padded work at its bound
 // (4096 rows through a 4096 x 4096 product) costs more than the host time it would save.
 // CHECK-NOT:   pygraph.transforms
 // CHECK-LABEL: func.func @refused
@@ -104,7 +105,7 @@ func.func @refused(%arg0: !torch.vtensor<[8,16],f32> {pygraph.device = "cuda", p
   %9 = torch.prim.ListConstruct %8 : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
   %10 = torch.aten.index.Tensor %arg0, %9 : !torch.vtensor<[8,16],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,16],f32>
   %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
-  %11 = torch.aten.sum.dim_IntList %10, %dims, %false, %none : !torch.vtensor<[?,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[16],f32>
+  %11 = torch.aten.amax %10, %dims, %false : !torch.vtensor<[?,16],f32>, !torch.list<int>, !torch.bool -> !torch.vtensor<[16],f32>
   %12 = torch.aten.nonzero %arg4 : !torch.vtensor<[4096],i1> -> !torch.vtensor<[?,1],si64>
   %13 = torch.aten.squeeze.dim %12, %int1 : !torch.vtensor<[?,1],si64>, !torch.int -> !torch.vtensor<[?],si64>
   %14 = torch.prim.ListConstruct %13 : (!torch.vtensor<[?],si64>) -> !torch.list<optional<vtensor>>
@@ -142,4 +143,29 @@ func.func @assigned_by_mask(%arg0: !torch.vtensor<[2,3,4],f32> {pygraph.device =
   %3 = torch.prim.ListConstruct %arg1 : (!torch.vtensor<[2,3],i1>) -> !torch.list<optional<vtensor>>
   %4 = torch.aten.index_put %arg0, %3, %2, %false : !torch.vtensor<[2,3,4],f32>, !torch.list<optional<vtensor>>, !torch.vtensor<[?,4],f32>, !torch.bool -> !torch.vtensor<[2,3,4],f32>
   return %4 : !torch.vtensor<[2,3,4],f32>
+}
+
+// -----
+
+// The selected rows' mean over them: a sum of their values with -0.0 in the padded rows, divided by the
+// count of selected rows (the mask's nonzero_static rows that are not -1).
+// CHECK-LABEL: func.func @pooled
+// CHECK:         %[[PADDED:.*]] = torch.aten.nonzero_static %arg1
+// CHECK:         %[[VALID:.*]] = torch.aten.ge.Scalar
+// CHECK:         %[[ROWS:.*]] = torch.aten.index.Tensor %arg0, {{.*}} -> !torch.vtensor<[8,16],f32>
+// CHECK:         %[[VIEW:.*]] = torch.aten.view %[[VALID]], {{.*}} -> !torch.vtensor<[8,1],i1>
+// CHECK:         %[[ZEROED:.*]] = torch.aten.where.ScalarOther %[[VIEW]], %[[ROWS]], %{{.*}} : {{.*}} -> !torch.vtensor<[8,16],f32>
+// CHECK:         %[[SUM:.*]] = torch.aten.sum.dim_IntList %[[ZEROED]], {{.*}} -> !torch.vtensor<[16],f32>
+// CHECK:         %[[COUNT:.*]] = torch.aten.sum %[[VALID]], {{.*}} -> !torch.vtensor<[],si64>
+// CHECK:         %[[MEAN:.*]] = torch.aten.div.Tensor %[[SUM]], %[[COUNT]] : {{.*}} -> !torch.vtensor<[16],f32>
+// CHECK:         return %[[MEAN]]
+func.func @pooled(%arg0: !torch.vtensor<[8,16],f32> {pygraph.device = "cuda", pygraph.role = "input"}, %arg1: !torch.vtensor<[8],i1> {pygraph.device = "cuda", pygraph.role = "input"}) -> !torch.vtensor<[16],f32> {
+  %int0 = torch.constant.int 0
+  %false = torch.constant.bool false
+  %none = torch.constant.none
+  %0 = torch.prim.ListConstruct %arg1 : (!torch.vtensor<[8],i1>) -> !torch.list<optional<vtensor>>
+  %1 = torch.aten.index.Tensor %arg0, %0 : !torch.vtensor<[8,16],f32>, !torch.list<optional<vtensor>> -> !torch.vtensor<[?,16],f32>
+  %dims = torch.prim.ListConstruct %int0 : (!torch.int) -> !torch.list<int>
+  %2 = torch.aten.mean.dim %1, %dims, %false, %none : !torch.vtensor<[?,16],f32>, !torch.list<int>, !torch.bool, !torch.none -> !torch.vtensor<[16],f32>
+  return %2 : !torch.vtensor<[16],f32>
 }
