@@ -126,7 +126,7 @@ class PadSelections(Pass):
                     module,
                     self.name,
                     f"a selection of up to {selection.rows} rows by the data padded to {selection.rows}: its "
-                    f"{len(selection.ops)} ops stay in graphs (estimated {padded_us:.1f} us of GPU work at "
+                    f"{selection.op_count()} ops stay in graphs (estimated {padded_us:.1f} us of GPU work at "
                     f"{selection.rows} rows against {saved_us:.1f} us of host work saved)",
                     location,
                 )
@@ -430,12 +430,14 @@ class _Selection:
             total += 4 * nbytes / (model.bandwidth_gb_s * 1e3) + 2 * model.kernel_node_us
         return total
 
+    def op_count(self) -> int:
+        """The selections and the ops reading their rows."""
+        return len(self.sources) + len(self.ops) + len(self.sinks) + len(self.sums)
+
     def saved_us(self, model: costs.Costs) -> float:
         """Host time of the selection run between graphs: an eager launch per op and for the selection
         (which synchronises), and the graph launch its split adds."""
-        return (
-            len(self.sources) + len(self.ops) + len(self.sinks) + len(self.sums)
-        ) * model.eager_launch_us + model.graph_launch_us
+        return self.op_count() * model.eager_launch_us + model.graph_launch_us
 
     def _padded_layout(self, value: ir.Value) -> Layout:
         shape, dtype = tensor_info(value.type)

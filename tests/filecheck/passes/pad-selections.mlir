@@ -5,7 +5,7 @@
 // index_put). The selection becomes nonzero_static of the mask's 8 elements (rows of -1 past the
 // selected ones); every padded index is read as 0 and every padded row scatters -0.0; the range check of
 // the row count goes, and every value of the rows has 8 of them.
-// CHECK:       module attributes {pygraph.transforms = [{location = "moe.py:5 (node nonzero)", pass = "pad-selections", what = "a selection of up to 8 rows by the data padded to 8: its 4 ops stay in graphs (estimated
+// CHECK:       module attributes {pygraph.transforms = [{location = "moe.py:5 (node nonzero)", pass = "pad-selections", what = "a selection of up to 8 rows by the data padded to 8: its 6 ops stay in graphs (estimated
 // CHECK-LABEL: func.func @main
 // CHECK:         %[[MASK:.*]] = torch.aten.eq.Scalar %arg1
 // CHECK:         %[[PADDED:.*]] = torch.aten.nonzero_static %[[MASK]], %{{.*}}, %{{.*}} : !torch.vtensor<[8],i1>, !torch.int, !torch.int -> !torch.vtensor<[8,1],si64>
