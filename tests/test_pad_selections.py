@@ -194,7 +194,16 @@ def _by_both_coordinates(x: torch.Tensor, chosen: torch.Tensor) -> torch.Tensor:
     return torch.zeros_like(x).index_add(0, token, rows)
 
 
+def _assigned_into_a_transposed_copy(x: torch.Tensor, keep: torch.Tensor) -> torch.Tensor:
+    """The assignment's result keeps its base's strides (a transposed clone's), which a view of it reads
+    (fuzz seed 70333)."""
+    out = x.t().clone()
+    out[keep] = torch.tanh(out[keep]) * 2
+    return out.unsqueeze(0)
+
+
 ROUTINGS = {
+    "transposed-copy": (_assigned_into_a_transposed_copy, lambda: (torch.randn(4, 6), torch.rand(6) < 0.5)),
     "halves": (_halves_gated, lambda: (torch.randn(6, 8), torch.rand(6) < 0.5)),
     "added-in-place": (_added_in_place, lambda: (torch.randn(6, 8), torch.rand(6) < 0.5)),
     "after-a-leading-dim": (_after_a_leading_dim, lambda: (torch.randn(3, 5, 8), torch.rand(5) < 0.5)),

@@ -41,6 +41,7 @@ from ..ir.layout import Layout
 from ..ir.torch_types import is_tensor, tensor_info, vtensor_type
 from .base import Pass, main_function, record_transform
 from .estimates import flops
+from .layouts import eager_layout, set_layouts
 from .pointwise import NO_VALUE, POINTWISE, constant_value
 
 _NONZERO = "torch.aten.nonzero"
@@ -529,6 +530,10 @@ class _Selection:
                 [_bool_type(shape)],
             )
             kept = _create("torch.aten.where.self", [selected, sink.results[0], base], [base.type])
+        _same_layouts(sink, kept.owner)  # (the views of the result are annotated with eager's layout)
+        layout = eager_layout(base)
+        if layout is not None:  # full_like keeps its operand's strides
+            set_layouts(zeros.owner, [layout])
         sink.results[0].replace_all_uses_except(kept, kept.owner.operation)
 
     def _sum_selected(self, op: Any, valid: ir.Value) -> None:
@@ -559,6 +564,8 @@ class _Selection:
             if others != 1:
                 count = _create("torch.aten.mul.Scalar", [count, _int(others)], [count.type])
             mean = _create("torch.aten.div.Tensor", [summed, count], [op.results[0].type])
+        _same_layouts(op, summed.owner)
+        _same_layouts(op, mean.owner)
         op.results[0].replace_all_uses_with(mean)
         op.erase()
 
@@ -681,6 +688,12 @@ def _int(n: int) -> ir.Value:
 
 def _bool_type(shape: list[int]) -> ir.Type:
     return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],i1>")
+
+
+def _same_layouts(source: Any, target: Any) -> None:
+    """`target` computes what `source` did: it gets the eager layouts the frontend annotated on it."""
+    if d.LAYOUTS in source.attributes:
+        target.attributes[d.LAYOUTS] = source.attributes[d.LAYOUTS]
 
 
 def _bool(value: bool) -> ir.Value:
