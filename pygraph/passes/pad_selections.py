@@ -500,12 +500,12 @@ class _Selection:
         for op in self.sums:
             self._sum_selected(op, valid)
         for count in self.counts:
-            with ir.InsertionPoint(count), count.location:
-                bound = _int(self.rows)
             for use in list(count.results[0].uses):
                 if use.owner.name != _LIST:
                     _erase_check(use.owner)
-            count.results[0].replace_all_uses_with(bound)
+            if list(count.results[0].uses):  # views' sizes
+                with ir.InsertionPoint(count), count.location:
+                    count.results[0].replace_all_uses_with(_int(self.rows))
             count.erase()
 
     def _assign_by_mask(self, sink: Any) -> None:
