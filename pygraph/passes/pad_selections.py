@@ -97,11 +97,11 @@ class _Refused(Exception):
 
 @dataclasses.dataclass
 class PadSelections(Pass):
-    """Pads selections by the data (`nonzero`) to their bound where every op reading the rows computes
-    row by row into accumulating scatters and the cost model says the padded work is cheaper."""
+    """Pads selections by the data (`nonzero`, `x[mask]`) to their bound where every op reading the rows
+    computes row by row into scatters back or sums, and the cost model says the padded work is cheaper."""
 
     name = "pad-selections"
-    summary = "pad a selection by the data to its bound where its rows only feed row-wise ops and sums"
+    summary = "pad a selection by the data to its bound where row-wise ops take its rows to scatters or sums"
     costs: str = "default"  # the cost cache key (device and versions) to read
 
     def run(self, module: ir.Module) -> None:
