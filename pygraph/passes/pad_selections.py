@@ -34,11 +34,12 @@ import dataclasses
 import math
 from typing import Any
 
-from ..ir import aten, attrs, costs, dtypes
+from ..ir import aten, costs, dtypes
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.layout import Layout
 from ..ir.torch_types import is_tensor, tensor_info, vtensor_type
+from . import builders
 from .base import Pass, main_function, record_transform
 from .estimates import flops
 from .layouts import eager_layout, set_layouts
@@ -453,13 +454,15 @@ class _Selection:
         gather by its coordinates."""
         first = self.sources[0]
         with ir.InsertionPoint(first), first.location:
-            padded = _create(
+            padded = builders.value(
                 "torch.aten.nonzero_static",
-                [self.mask, _int(self.rows), _int(-1)],
-                [vtensor_type([self.rows, _rank(self.mask)], dtypes.BY_NAME["int64"])],
+                [self.mask, builders.constant(self.rows), builders.constant(-1)],
+                vtensor_type([self.rows, _rank(self.mask)], dtypes.BY_NAME["int64"]),
             )
-            valid = _create(
-                "torch.aten.ge.Scalar", [self._coordinate(padded, 0), _int(0)], [_bool_type([self.rows])]
+            valid = builders.value(
+                "torch.aten.ge.Scalar",
+                [self._coordinate(padded, 0), builders.constant(0)],
+                _bool_type([self.rows]),
             )
             by_mask = [op for op in [*self.sources, *self.sinks] if self._by_mask(op)]
             coordinates = [
@@ -477,7 +480,7 @@ class _Selection:
             with ir.InsertionPoint(op), op.location:  # x[mask] as x[i, j, ...] at the mask's coordinates
                 old = op.operands[1].owner
                 nones = list(old.operands)[: _leading_nones(op)]
-                op.operands[1] = _create(_LIST, [*nones, *coordinates], [old.results[0].type])
+                op.operands[1] = builders.value(_LIST, [*nones, *coordinates], old.results[0].type)
             if not list(old.results[0].uses):
                 old.erase()
         for op in self.ops:
@@ -505,7 +508,7 @@ class _Selection:
                     _erase_check(use.owner)
             if list(count.results[0].uses):  # views' sizes
                 with ir.InsertionPoint(count), count.location:
-                    count.results[0].replace_all_uses_with(_int(self.rows))
+                    count.results[0].replace_all_uses_with(builders.constant(self.rows))
             count.erase()
 
     def _assign_by_mask(self, sink: Any) -> None:
@@ -514,22 +517,22 @@ class _Selection:
         where nothing was selected."""
         base, leading = sink.operands[0], _leading_nones(sink)
         with ir.InsertionPoint(sink), sink.location:
-            none, false = _create("torch.constant.none", [], [ir.Type.parse("!torch.none")]), _bool(False)
-            fill = _scalar(_fill(base))
-            zeros = _create("torch.aten.full_like", [base, fill, none, none, none, false, none], [base.type])
+            none, false = builders.constant(None), builders.constant(False)
+            fill = builders.constant(_fill(base))
+            zeros = builders.value(
+                "torch.aten.full_like", [base, fill, none, none, none, false, none], base.type
+            )
             sink.operands[0] = zeros
-            sink.operands[3] = _bool(True)
+            sink.operands[3] = builders.constant(True)
         with ir.InsertionPoint.after(sink), sink.location:
             mask = self.mask
             if _dtype(mask).name != "bool":
-                mask = _create("torch.aten.ne.Scalar", [mask, _int(0)], [_bool_type(_shape(mask))])
+                mask = builders.value(
+                    "torch.aten.ne.Scalar", [mask, builders.constant(0)], _bool_type(_shape(mask))
+                )
             shape = [1] * leading + _shape(mask) + [1] * (_rank(base) - leading - _rank(mask))
-            selected = _create(
-                "torch.aten.view",
-                [mask, _create(_LIST, [_int(n) for n in shape], [ir.Type.parse("!torch.list<int>")])],
-                [_bool_type(shape)],
-            )
-            kept = _create("torch.aten.where.self", [selected, sink.results[0], base], [base.type])
+            selected = builders.view(mask, shape)
+            kept = builders.value("torch.aten.where.self", [selected, sink.results[0], base], base.type)
         _same_layouts(sink, kept.owner)  # (the views of the result are annotated with eager's layout)
         layout = eager_layout(base)
         if layout is not None:  # full_like keeps its operand's strides
@@ -541,29 +544,27 @@ class _Selection:
         that sum divided by the selected rows' count (times the other dims it averages over)."""
         value = op.operands[0]
         with ir.InsertionPoint(op), op.location:
-            view = [1] * _rank(value)
-            view[self.dims[value]] = self.rows
-            rows = _create(
-                "torch.aten.view",
-                [valid, _create(_LIST, [_int(n) for n in view], [ir.Type.parse("!torch.list<int>")])],
-                [_bool_type(view)],
-            )
-            op.operands[0] = _where(rows, value, _fill(value))
+            shape = [1] * _rank(value)
+            shape[self.dims[value]] = self.rows
+            op.operands[0] = _where(builders.view(valid, shape), value, _fill(value))
         if "mean" not in op.name:
             return
         with ir.InsertionPoint(op), op.location:
-            summed = _create(
+            summed = builders.value(
                 op.name.replace("mean", "sum").replace(".dim", ".dim_IntList"),
                 list(op.operands),
-                [op.results[0].type],
+                op.results[0].type,
             )
-            none = _create("torch.constant.none", [], [ir.Type.parse("!torch.none")])
-            count = _create("torch.aten.sum", [valid, none], [vtensor_type([], dtypes.BY_NAME["int64"])])
+            count = builders.value(
+                "torch.aten.sum", [valid, builders.constant(None)], vtensor_type([], dtypes.BY_NAME["int64"])
+            )
             along = self._averaged(op)
             others = math.prod(_shape(value)[a] for a in along if a != self.dims[value])
             if others != 1:
-                count = _create("torch.aten.mul.Scalar", [count, _int(others)], [count.type])
-            mean = _create("torch.aten.div.Tensor", [summed, count], [op.results[0].type])
+                count = builders.value(
+                    "torch.aten.mul.Scalar", [count, builders.constant(others)], count.type
+                )
+            mean = builders.value("torch.aten.div.Tensor", [summed, count], op.results[0].type)
         _same_layouts(op, summed.owner)
         _same_layouts(op, mean.owner)
         op.results[0].replace_all_uses_with(mean)
@@ -577,25 +578,23 @@ class _Selection:
 
     def _coordinate(self, padded: ir.Value, j: int) -> ir.Value:
         """Column `j` of nonzero_static's result: the selected elements' index along the mask's dim `j`."""
-        return _create(
-            "torch.aten.select.int", [padded, _int(1), _int(j)], [vtensor_type([self.rows], _dtype(padded))]
+        return builders.value(
+            "torch.aten.select.int",
+            [padded, builders.constant(1), builders.constant(j)],
+            vtensor_type([self.rows], _dtype(padded)),
         )
 
     def _scattered(self, sink: Any, valid: ir.Value, leading: int, rank: int) -> ir.Value:
         """The sink's values with -0.0 (0 for integers) in the padded rows, placed as its indices place them
         (`base[indices]` has rank `rank`, its rows at `leading`)."""
-        view = [1] * rank
-        view[leading] = self.rows
-        rows = _create(
-            "torch.aten.view",
-            [valid, _create(_LIST, [_int(n) for n in view], [ir.Type.parse("!torch.list<int>")])],
-            [_bool_type(view)],
-        )
+        placed = [1] * rank
+        placed[leading] = self.rows
+        rows = builders.view(valid, placed)
         values = sink.operands[2]
         shape = self._padded_type_shape(values)
         width = max(len(shape), rank)
         padded = [1] * (width - len(shape)) + shape
-        aligned = [1] * (width - rank) + view
+        aligned = [1] * (width - rank) + placed
         result = [max(a, b) for a, b in zip(padded, aligned, strict=True)]
         return _where(rows, values, _fill(values), result)
 
@@ -682,10 +681,6 @@ def _fill(value: ir.Value) -> float | int | None:
     return None if dtype.name == "bool" else 0
 
 
-def _int(n: int) -> ir.Value:
-    return _create("torch.constant.int", [], [ir.Type.parse("!torch.int")], value=attrs.i64(n))
-
-
 def _bool_type(shape: list[int]) -> ir.Type:
     return ir.Type.parse(f"!torch.vtensor<[{','.join(map(str, shape))}],i1>")
 
@@ -696,23 +691,11 @@ def _same_layouts(source: Any, target: Any) -> None:
         target.attributes[d.LAYOUTS] = source.attributes[d.LAYOUTS]
 
 
-def _bool(value: bool) -> ir.Value:
-    return _create("torch.constant.bool", [], [ir.Type.parse("!torch.bool")], value=ir.BoolAttr.get(value))
-
-
-def _scalar(value: float | int) -> ir.Value:
-    if isinstance(value, float):
-        return _create("torch.constant.float", [], [ir.Type.parse("!torch.float")], value=attrs.f64(value))
-    return _int(value)
-
-
 def _where(
     condition: ir.Value, value: ir.Value, other: float | int, shape: list[int] | None = None
 ) -> ir.Value:
     """`where(condition, value, other)` of a padded value (its own shape unless `shape` says otherwise)."""
     result = vtensor_type(shape if shape is not None else _shape(value), _dtype(value))
-    return _create("torch.aten.where.ScalarOther", [condition, value, _scalar(other)], [result])
-
-
-def _create(name: str, operands: list[ir.Value], results: list[ir.Type], **attributes: Any) -> ir.Value:
-    return ir.Operation.create(name, results=results, operands=operands, attributes=attributes).results[0]
+    return builders.value(
+        "torch.aten.where.ScalarOther", [condition, value, builders.constant(other)], result
+    )

@@ -27,11 +27,12 @@ from __future__ import annotations
 import dataclasses
 from typing import Any
 
-from ..ir import aten, attrs
+from ..ir import aten
 from ..ir import dialect as d
 from ..ir._mlir import ir
 from ..ir.layout import Layout, view_layouts
 from ..ir.torch_types import tensor_info, vtensor_type
+from . import builders
 from .base import Pass, PassError, main_function
 from .pointwise import NO_VALUE, constant_value
 
@@ -132,31 +133,20 @@ def _dense(value: ir.Value) -> bool:
 def _prepare(mask: ir.Value, shape: tuple[int, ...], dtype: Any) -> ir.Value:
     """The ops computing the dense additive mask, inserted at the current insertion point."""
     mask_dtype = tensor_info(mask.type)[1]
-    sizes = [_constant("torch.constant.int", "!torch.int", attrs.i64(n)) for n in shape]
-    size_list = _op("torch.prim.ListConstruct", sizes, ir.Type.parse("!torch.list<int>"), "scalar")
-    implicit = _constant("torch.constant.bool", "!torch.bool", ir.BoolAttr.get(False))
-    expanded = _op("torch.aten.expand", [mask, size_list, implicit], vtensor_type(shape, mask_dtype), "view")
+    size_list = builders.int_list(shape, classified=True)
+    implicit = builders.constant(False, classified=True)
+    expanded = builders.value(
+        "torch.aten.expand", [mask, size_list, implicit], vtensor_type(shape, mask_dtype), "view"
+    )
     if mask_dtype.name == "bool":
-        zero = _constant("torch.constant.float", "!torch.float", attrs.f64(0.0))
-        minus_inf = _constant("torch.constant.float", "!torch.float", attrs.f64(float("-inf")))
+        zero = builders.constant(0.0, classified=True)
+        minus_inf = builders.constant(float("-inf"), classified=True)
         operands, name = [expanded, zero, minus_inf], "torch.aten.where.Scalar"
     else:
         operands, name = (
-            [expanded, _op("torch.constant.none", [], ir.Type.parse("!torch.none"), "scalar")],
+            [expanded, builders.constant(None, classified=True)],
             "torch.aten.clone",
         )
-    dense = _op(name, operands, vtensor_type(shape, dtype), "pointwise")
+    dense = builders.value(name, operands, vtensor_type(shape, dtype), "pointwise")
     dense.owner.attributes[d.LAYOUTS] = ir.ArrayAttr.get([Layout.contiguous(shape, dtype).to_attr()])
     return dense
-
-
-def _constant(name: str, type_: str, value: ir.Attribute) -> ir.Value:
-    op = ir.Operation.create(name, results=[ir.Type.parse(type_)], attributes={"value": value})
-    op.attributes[d.CLASS] = attrs.string("scalar")
-    return op.results[0]
-
-
-def _op(name: str, operands: list[ir.Value], result: ir.Type, cls: str) -> ir.Value:
-    op = ir.Operation.create(name, results=[result], operands=operands)
-    op.attributes[d.CLASS] = attrs.string(cls)
-    return op.results[0]

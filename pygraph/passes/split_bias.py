@@ -31,10 +31,11 @@ import dataclasses
 import math
 from typing import Any
 
-from ..ir import aten, attrs
+from ..ir import aten
 from ..ir import dialect as d
 from ..ir._mlir import ir
-from ..ir.torch_types import tensor_info, vtensor_type
+from ..ir.torch_types import tensor_info
+from . import builders
 from .base import Pass, PassError, main_function
 from .fuse_pointwise import concat_space
 from .pointwise import constant_value
@@ -151,7 +152,9 @@ def _split(op: Any, name: str, bias: ir.Value, end: ir.Value, dim: int) -> None:
     loc = op.location
     if name == "aten.addmm.default":
         with ir.InsertionPoint(op), loc:
-            product = _create("torch.aten.mm", list(op.operands[1:3]), [op.results[0].type], _class(op))
+            product = builders.create(
+                "torch.aten.mm", list(op.operands[1:3]), [op.results[0].type], _class(op)
+            )
         _copy_layouts(op, product)
         if d.MATMUL_KERNEL in op.attributes:  # (a generated matmul's precision)
             product.attributes[d.MATMUL_KERNEL] = op.attributes[d.MATMUL_KERNEL]
@@ -160,38 +163,23 @@ def _split(op: Any, name: str, bias: ir.Value, end: ir.Value, dim: int) -> None:
         op.operation.erase()
     else:
         with ir.InsertionPoint(op), loc:
-            none = _create("torch.constant.none", [], [ir.Type.parse("!torch.none")], "scalar")
-        op.operands[2] = none.results[0]
+            none = builders.constant(None, classified=True)
+        op.operands[2] = none
     owner = end.owner
     with ir.InsertionPoint.after(owner), loc:
         trailing = len(tensor_info(end.type)[0]) - 1 - dim
         if trailing:  # the bias runs along `dim`: view it as [C, 1, ...]
-            bias = _view(bias, tensor_info(bias.type)[0] + [1] * trailing)
-        one = _create("torch.constant.int", [], [ir.Type.parse("!torch.int")], "scalar", value=attrs.i64(1))
-        add = _create("torch.aten.add.Tensor", [end, bias, one.results[0]], [end.type], "pointwise")
+            bias = builders.view(bias, tensor_info(bias.type)[0] + [1] * trailing, classified=True)
+        add = builders.create(
+            "torch.aten.add.Tensor",
+            [end, bias, builders.constant(1, classified=True)],
+            [end.type],
+            "pointwise",
+        )
     _copy_layouts(owner, add, end.result_number)
     for use in list(end.uses):
         if use.owner.operation != add:
             use.owner.operands[use.operand_number] = add.results[0]
-
-
-def _view(value: ir.Value, shape: list[int]) -> ir.Value:
-    """`aten.view(value, shape)`, with the constants it needs."""
-    int_type = ir.Type.parse("!torch.int")
-    sizes = [
-        _create("torch.constant.int", [], [int_type], "scalar", value=attrs.i64(n)).results[0] for n in shape
-    ]
-    listed = _create("torch.prim.ListConstruct", sizes, [ir.Type.parse("!torch.list<int>")], "scalar")
-    _, dtype = tensor_info(value.type)
-    return _create(
-        "torch.aten.view", [value, listed.results[0]], [vtensor_type(shape, dtype)], "view"
-    ).results[0]
-
-
-def _create(name: str, operands: list[ir.Value], results: list[ir.Type], cls: str, **attributes: Any) -> Any:
-    op = ir.Operation.create(name, results=results, operands=operands, attributes=attributes)
-    op.attributes[d.CLASS] = attrs.string(cls)
-    return op
 
 
 def _copy_layouts(source: Any, target: Any, index: int = 0) -> None:
