@@ -87,9 +87,6 @@ _SUMS: dict[str, int | None] = {
 _NORMS = frozenset({"aten.layer_norm.default", "aten.native_layer_norm.default", "aten.rms_norm.default"})
 _PRODUCTS = frozenset({"aten.linear.default", "aten.mm.default", "aten.matmul.default"})
 _VIEWS = aten.RESHAPES
-_CHECK_CHAIN = frozenset(
-    {"torch.aten.le.int", "torch.aten.ge.int", "torch.aten.Int.bool", "torch.constant.str"}
-)
 
 
 class _Refused(Exception):
@@ -164,6 +161,12 @@ class _Selection:
                 selection._enter(op.results[0], _leading_nones(op))
             else:
                 selection._follow(op)
+        for count in selection.counts:  # a view of another tensor sized by the count would get the bound
+            for listed in count.results[0].uses:
+                if listed.owner.name == _LIST and any(
+                    u.owner.operands[0] not in selection.dims for u in listed.owner.results[0].uses
+                ):
+                    raise _Refused("the row count sizes a view of a tensor that is not the rows")
         return selection
 
     def _enter(self, value: ir.Value, dim: int) -> None:
@@ -239,11 +242,8 @@ class _Selection:
     def _check_counts_use(self, count: Any) -> None:
         for use in count.results[0].uses:
             user = use.owner
-            if user.name == _LIST and all(
-                u.owner.name in ("torch.aten.view", "torch.aten.reshape", "torch.aten._unsafe_view")
-                for u in user.results[0].uses
-            ):
-                continue
+            if user.name == _LIST and all(aten.aten_name(u.owner) in _VIEWS for u in user.results[0].uses):
+                continue  # (`of` checks that each such view reshapes the rows)
             if user.name in ("torch.aten.le.int", "torch.aten.ge.int") and self._range_checked(user):
                 continue
             raise _Refused(f"the row count is read by {user.name}")
@@ -648,7 +648,7 @@ def _erase_check(compare: Any) -> None:
         for check in list(converted.results[0].uses):
             message = check.owner.operands[1]
             check.owner.erase()
-            if not list(message.uses) and message.owner.name in _CHECK_CHAIN:
+            if not list(message.uses) and message.owner.name == "torch.constant.str":
                 message.owner.erase()
         converted.erase()
     compare.erase()
